@@ -1,0 +1,157 @@
+/**
+ * The node's configuration as the rest of the daemon reads it: internal names with the unit in the
+ * name (`coldStartMs`, `budgetMicroUsdPerDay`), every default applied, every path absolute, every URL
+ * checked and normalised. Nothing here holds a secret: credentials are references into the OS
+ * credential store. Values are deeply frozen.
+ * Must not know: YAML, file names, how values were validated.
+ */
+
+/** A `host:port` pair. IPv6 hosts are kept without brackets (`::1`). */
+export interface HostPort {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** Where a secret lives in the OS credential store (`os-credential-store:SERVICE/ACCOUNT`). */
+export interface CredentialRef {
+  readonly service: string;
+  readonly account: string;
+}
+
+export interface ApiKeyConfig {
+  /** Recorded as the requester of the workloads made with this key. */
+  readonly id: string;
+  readonly keyCredential: CredentialRef;
+}
+
+export interface HistoryRetention {
+  /** Workload history keeps at most this many rows. */
+  readonly maxRows: number;
+  /** … and drops rows older than this. */
+  readonly maxAgeMs: number;
+}
+
+export interface NodeSettings {
+  /** Shown to peers; `x-pair-served-by` for local engines. */
+  readonly name: string;
+  /** Absolute. SQLite, node identity, admin token — never a secret. */
+  readonly dataDir: string;
+  /** Client API (OpenAI + Ollama + admin). Non-loopback only with `apiKeys`. */
+  readonly listen: HostPort;
+  /** Peer API, mTLS only. */
+  readonly clusterListen: HostPort;
+  readonly discovery: { readonly mdns: boolean };
+  /** Static peer cluster addresses (pairing still required). */
+  readonly peers: readonly HostPort[];
+  readonly apiKeys: readonly ApiKeyConfig[];
+  readonly history: HistoryRetention;
+}
+
+export const ENGINE_APIS = ["ollama", "openai"] as const;
+export type EngineApi = (typeof ENGINE_APIS)[number];
+
+export interface EngineConfig {
+  readonly name: string;
+  readonly api: EngineApi;
+  /** Normalised, no trailing slash. `ollama`: the host; `openai`: ends in `/v1`. */
+  readonly baseUrl: string;
+  readonly maxConcurrent: number;
+  readonly probeIntervalMs: number;
+  /** A request with no first byte by then fails over (before the first byte only). */
+  readonly firstByteTimeoutMs: number;
+}
+
+export const RENTED_PROVIDERS = [
+  "huggingface-endpoint",
+  "huggingface-job",
+  "huggingface-providers",
+  "runpod",
+  "openai-compatible",
+] as const;
+export type RentedProvider = (typeof RENTED_PROVIDERS)[number];
+
+/** Providers whose lifecycle PAIR can drive (wake, pause, budget pause, pause on exit). */
+export const MANAGEABLE_PROVIDERS: readonly RentedProvider[] = ["huggingface-endpoint", "runpod"];
+
+export const ROUTING_USES = ["when-no-local-node", "overflow", "prefer", "never"] as const;
+export type RoutingUse = (typeof ROUTING_USES)[number];
+
+export interface RentedLifecycle {
+  /** Adopt and manage (wake, idle pause, budget pause, pause on exit); false: only route to it. */
+  readonly managed: boolean;
+  readonly wakeOnRequest: boolean;
+  readonly idlePauseMs: number;
+  readonly pauseOnSponsorExit: boolean;
+  /** How long `pair serve` waits at exit for the provider to confirm the pause. */
+  readonly exitTimeoutMs: number;
+}
+
+/** Caps counted in the sponsor's time zone. An absent cap is no cap (the ledger's `Budget` shape). */
+export interface RentedBudget {
+  readonly budgetMicroUsdPerDay?: number;
+  readonly budgetMicroUsdPerMonth?: number;
+}
+
+interface RentedNodeCommon {
+  readonly name: string;
+  /** Absent only where the provider may answer without one (`openai-compatible`). */
+  readonly credential?: CredentialRef;
+  readonly shareWithCluster: boolean;
+  /** Allowlist; empty means no restriction. */
+  readonly models: readonly string[];
+  readonly routing: { readonly use: RoutingUse };
+  readonly timeouts: {
+    /** First-byte timeout and, for Hugging Face, `X-Scale-Up-Timeout`. */
+    readonly coldStartMs: number;
+  };
+  readonly lifecycle: RentedLifecycle;
+  readonly budget: RentedBudget;
+}
+
+/** A Hugging Face Inference Endpoint: its URL and state are looked up through the Endpoints API. */
+export interface HuggingFaceEndpointNode extends RentedNodeCommon {
+  readonly provider: "huggingface-endpoint";
+  readonly endpoint: { readonly namespace: string; readonly name: string };
+}
+
+/** A Runpod pod, by id; `baseUrl` defaults to its proxy URL on port 8000 (`…proxy.runpod.net/v1`). */
+export interface RunpodNode extends RentedNodeCommon {
+  readonly provider: "runpod";
+  readonly podId: string;
+  readonly baseUrl: string;
+}
+
+/** Anything reached by an OpenAI-compatible base URL. */
+export interface BaseUrlNode extends RentedNodeCommon {
+  readonly provider: "openai-compatible" | "huggingface-job" | "huggingface-providers";
+  readonly baseUrl: string;
+}
+
+export type RentedNodeConfig = HuggingFaceEndpointNode | RunpodNode | BaseUrlNode;
+
+/** Provider API base URLs without version (PAIR appends it); overridable so emulators can stand in. */
+export interface ProviderApis {
+  readonly huggingface: { readonly endpointsApi: string; readonly hubApi: string };
+  readonly runpod: { readonly api: string };
+}
+
+export interface TlsSettings {
+  /** One more CA trusted for outbound HTTPS (absolute path); verification stays on. */
+  readonly extraCaFile: string | null;
+}
+
+export interface PairConfig {
+  readonly node: NodeSettings;
+  readonly engines: readonly EngineConfig[];
+  readonly rentedNodes: readonly RentedNodeConfig[];
+  readonly providers: ProviderApis;
+  readonly tls: TlsSettings;
+}
+
+/** What the configuration's defaults depend on: passed in, never read here. */
+export interface ConfigHost {
+  /** Expands `~` (data_dir, extra_ca_file, the default config file). */
+  readonly homeDir: string;
+  /** Default `node.name`. */
+  readonly hostName: string;
+}

@@ -1,0 +1,76 @@
+/**
+ * Every default of the configuration, in the units interface.md writes them (seconds, minutes, the
+ * YAML spelling), and the limits each value is checked against. One place, so a test can compare
+ * them with interface.md's example.
+ * Must not know: YAML, how values are read or converted.
+ */
+
+export const MS_PER_SECOND = 1_000;
+export const MS_PER_MINUTE = 60_000;
+export const MS_PER_DAY = 86_400_000;
+export const MICRO_USD_PER_USD = 1_000_000;
+
+/** The file read when neither `--config` nor `$PAIR_CONFIG` names one (relative to the home dir). */
+export const DEFAULT_CONFIG_FILE = "~/.config/pair/pair.yaml";
+/** Longest config file read. */
+export const MAX_CONFIG_FILE_BYTES = 1_048_576;
+
+export const NODE_DEFAULTS = {
+  data_dir: "~/.local/share/pair",
+  listen: "127.0.0.1:11434",
+  cluster_listen: "0.0.0.0:14323",
+  mdns: true,
+  history_max_rows: 100_000,
+  history_max_days: 30,
+} as const;
+
+/** With no `engines` key, the node adopts a local Ollama moved off the client port. */
+export const DEFAULT_ENGINE = {
+  name: "ollama",
+  api: "ollama",
+  base_url: "http://127.0.0.1:11435",
+} as const;
+
+export const ENGINE_DEFAULTS = {
+  max_concurrent: 2,
+  probe_interval_s: 5,
+  first_byte_timeout_s: 300,
+} as const;
+
+export const RENTED_DEFAULTS = {
+  share_with_cluster: false,
+  routing_use: "when-no-local-node",
+  cold_start_s: 600,
+  wake_on_request: true,
+  idle_pause_min: 15,
+  pause_on_sponsor_exit: true,
+  exit_timeout_s: 60,
+  /** Inference Providers' OpenAI-compatible router. */
+  huggingface_providers_base_url: "https://router.huggingface.co/v1",
+  /** vLLM's port behind the Runpod proxy: `https://{podId}-8000.proxy.runpod.net/v1`. */
+  runpod_proxy_port: 8000,
+} as const;
+
+export const PROVIDER_DEFAULTS = {
+  huggingface_endpoints_api: "https://api.endpoints.huggingface.cloud",
+  huggingface_hub_api: "https://huggingface.co",
+  runpod_api: "https://api.runpod.io",
+} as const;
+
+/** Limits: every number and list is bounded where it enters. */
+export const LIMITS = {
+  /** Longest timeout, probe interval or idle period. */
+  maxDurationMs: 7 * MS_PER_DAY,
+  maxHistoryDays: 3_650,
+  maxHistoryRows: 100_000_000,
+  maxConcurrent: 1_024,
+  /** Largest budget cap, in USD. */
+  maxBudgetUsd: 1_000_000,
+  maxEngines: 64,
+  maxRentedNodes: 64,
+  maxPeers: 256,
+  maxApiKeys: 256,
+  maxModels: 1_024,
+  maxNameLength: 63,
+  maxStringLength: 2_048,
+} as const;

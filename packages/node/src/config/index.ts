@@ -1,0 +1,63 @@
+/**
+ * The node's configuration: which file, its keys and defaults (interface.md, "Configuration (YAML)"),
+ * validation at start, and the typed result the daemon reads. The public face of this folder.
+ * Must not know: the daemon, sockets, the credential store, provider APIs.
+ */
+
+export {
+  CONFIG_PROBLEM_CODES,
+  ConfigError,
+  formatProblem,
+  type ConfigProblem,
+  type ConfigProblemCode,
+} from "./config-error.js";
+export {
+  ENGINE_APIS,
+  MANAGEABLE_PROVIDERS,
+  RENTED_PROVIDERS,
+  ROUTING_USES,
+  type ApiKeyConfig,
+  type BaseUrlNode,
+  type ConfigHost,
+  type CredentialRef,
+  type EngineApi,
+  type EngineConfig,
+  type HistoryRetention,
+  type HostPort,
+  type HuggingFaceEndpointNode,
+  type NodeSettings,
+  type PairConfig,
+  type ProviderApis,
+  type RentedBudget,
+  type RentedLifecycle,
+  type RentedNodeConfig,
+  type RentedProvider,
+  type RoutingUse,
+  type RunpodNode,
+  type TlsSettings,
+} from "./config-types.js";
+export {
+  CREDENTIAL_PREFIX,
+  DEFAULT_CREDENTIAL_SERVICE,
+  formatCredentialRef,
+  parseCredentialRef,
+  type CredentialRefResult,
+} from "./credential-ref.js";
+export { DEFAULT_CONFIG_FILE } from "./defaults.js";
+export {
+  CONFIG_ENV_VAR,
+  loadConfig,
+  resolveConfigFile,
+  type ConfigFileChoice,
+  type ConfigFileVia,
+  type LoadConfigOptions,
+  type LoadedConfig,
+} from "./load-config.js";
+export {
+  formatHostPort,
+  isLoopbackHost,
+  parseHostPort,
+  parseOutboundUrl,
+  type Parsed,
+} from "./net-address.js";
+export { defaultConfig, parseConfig } from "./parse-config.js";

@@ -1,0 +1,201 @@
+/**
+ * The `rented_nodes:` list. Each provider is reached one way: a Hugging Face endpoint by
+ * `endpoint: namespace/name` (its URL comes from the Endpoints API), a Runpod pod by `endpoint: POD_ID`
+ * (base_url defaults to its proxy URL), everything else by `base_url`. Credentials are references;
+ * durations and budgets are converted to milliseconds and micro-dollars. Names are unique and differ
+ * from this node's own name.
+ * Must not know: YAML, provider APIs, the ledger, the credential store.
+ */
+
+import {
+  MANAGEABLE_PROVIDERS,
+  RENTED_PROVIDERS,
+  ROUTING_USES,
+  type BaseUrlNode,
+  type CredentialRef,
+  type HuggingFaceEndpointNode,
+  type RentedBudget,
+  type RentedLifecycle,
+  type RentedNodeConfig,
+  type RentedProvider,
+  type RunpodNode,
+} from "./config-types.js";
+import { LIMITS, MS_PER_MINUTE, MS_PER_SECOND, RENTED_DEFAULTS } from "./defaults.js";
+import { Section } from "./field-reader.js";
+import type { ProblemList } from "./problems.js";
+
+export const RENTED_NODE_KEYS = [
+  "name",
+  "provider",
+  "endpoint",
+  "base_url",
+  "credential",
+  "share_with_cluster",
+  "models",
+  "routing",
+  "timeouts",
+  "lifecycle",
+  "budget",
+] as const;
+const LIFECYCLE_KEYS = [
+  "managed",
+  "wake_on_request",
+  "idle_pause_min",
+  "pause_on_sponsor_exit",
+  "exit_timeout_s",
+] as const;
+
+const SECONDS = { ms: MS_PER_SECOND, label: "seconds" } as const;
+const MINUTES = { ms: MS_PER_MINUTE, label: "minutes" } as const;
+const ENDPOINT_PART = /^(?!\.{1,2}$)[^\s/?#%\\]{1,96}$/;
+const POD_ID = /^[a-z0-9]{1,64}$/;
+
+/** `namespace/name`; undefined (reported) when malformed. */
+function readEndpointRef(entry: Section): { namespace: string; name: string } | undefined {
+  const text = entry.string("endpoint", { required: true });
+  if (text === undefined) return undefined;
+  const [namespace, name, ...rest] = text.split("/");
+  if (namespace === undefined || name === undefined || rest.length > 0) return badEndpoint(entry);
+  if (!ENDPOINT_PART.test(namespace) || !ENDPOINT_PART.test(name)) return badEndpoint(entry);
+  return { namespace, name };
+}
+
+function badEndpoint(entry: Section): undefined {
+  entry.report("endpoint", "invalid_value", "expected namespace/endpoint-name (the Hugging Face endpoint)");
+  return undefined;
+}
+
+function refuseKey(entry: Section, key: string, provider: RentedProvider, instead: string): void {
+  if (entry.has(key)) entry.report(key, "invalid_value", `a ${provider} node takes no ${key}; ${instead}`);
+}
+
+/** What locates a node, by provider. */
+type Target =
+  | Pick<HuggingFaceEndpointNode, "provider" | "endpoint">
+  | Pick<RunpodNode, "provider" | "podId" | "baseUrl">
+  | Pick<BaseUrlNode, "provider" | "baseUrl">;
+
+/** Reads what locates the node; undefined (reported) when it cannot be located. */
+function readTarget(entry: Section, provider: RentedProvider): Target | undefined {
+  switch (provider) {
+    case "huggingface-endpoint": {
+      refuseKey(entry, "base_url", provider, "its URL is looked up through the Endpoints API");
+      const endpoint = readEndpointRef(entry);
+      return endpoint === undefined ? undefined : { provider, endpoint };
+    }
+    case "runpod": {
+      const podId = entry.string("endpoint", { required: true });
+      const baseUrl = entry.url("base_url");
+      if (podId !== undefined && !POD_ID.test(podId)) {
+        entry.report(
+          "endpoint",
+          "invalid_value",
+          "expected the Runpod pod id (lowercase letters and digits)",
+        );
+        return undefined;
+      }
+      if (podId === undefined) return undefined;
+      const proxy = `https://${podId}-${RENTED_DEFAULTS.runpod_proxy_port}.proxy.runpod.net/v1`;
+      return entry.has("base_url") && baseUrl === undefined
+        ? undefined
+        : { provider, podId, baseUrl: baseUrl ?? proxy };
+    }
+    case "huggingface-providers":
+    case "huggingface-job":
+    case "openai-compatible": {
+      refuseKey(entry, "endpoint", provider, "give its base_url");
+      const required = provider !== "huggingface-providers";
+      const baseUrl = entry.url("base_url", { required });
+      if (baseUrl === undefined && (required || entry.has("base_url"))) return undefined;
+      return { provider, baseUrl: baseUrl ?? RENTED_DEFAULTS.huggingface_providers_base_url };
+    }
+  }
+}
+
+function readLifecycle(entry: Section, provider: RentedProvider | undefined): RentedLifecycle {
+  const lifecycle = entry.section("lifecycle", LIFECYCLE_KEYS);
+  const manageable = provider !== undefined && MANAGEABLE_PROVIDERS.includes(provider);
+  const managed = lifecycle.boolean("managed", manageable);
+  if (managed && provider !== undefined && !manageable) {
+    lifecycle.report(
+      "managed",
+      "invalid_value",
+      `PAIR cannot manage a ${provider} node's lifecycle (only ${MANAGEABLE_PROVIDERS.join(", ")}); ` +
+        "set managed: false to route to it",
+    );
+  }
+  return {
+    managed,
+    wakeOnRequest: lifecycle.boolean("wake_on_request", RENTED_DEFAULTS.wake_on_request),
+    idlePauseMs: lifecycle.durationMs(
+      "idle_pause_min",
+      MINUTES,
+      RENTED_DEFAULTS.idle_pause_min * MS_PER_MINUTE,
+    ),
+    pauseOnSponsorExit: lifecycle.boolean("pause_on_sponsor_exit", RENTED_DEFAULTS.pause_on_sponsor_exit),
+    exitTimeoutMs: lifecycle.durationMs(
+      "exit_timeout_s",
+      SECONDS,
+      RENTED_DEFAULTS.exit_timeout_s * MS_PER_SECOND,
+    ),
+  };
+}
+
+function readBudget(entry: Section): RentedBudget {
+  const budget = entry.section("budget", ["usd_per_day", "usd_per_month"]);
+  const perDay = budget.microUsd("usd_per_day");
+  const perMonth = budget.microUsd("usd_per_month");
+  return {
+    ...(perDay === undefined ? {} : { budgetMicroUsdPerDay: perDay }),
+    ...(perMonth === undefined ? {} : { budgetMicroUsdPerMonth: perMonth }),
+  };
+}
+
+function readCredential(entry: Section, provider: RentedProvider | undefined): CredentialRef | undefined {
+  // Only a generic OpenAI-compatible endpoint may answer without a token (and is warned about then).
+  const required = provider !== undefined && provider !== "openai-compatible";
+  return entry.credential("credential", { required });
+}
+
+function readRentedNode(entry: Section): { name: string | undefined; node: RentedNodeConfig | undefined } {
+  const name = entry.name("name", { required: true });
+  const provider = entry.oneOf("provider", RENTED_PROVIDERS);
+  if (!entry.has("provider")) entry.missing("provider", ` (${RENTED_PROVIDERS.join(" | ")})`);
+  const target = provider === undefined ? undefined : readTarget(entry, provider);
+  const credential = readCredential(entry, provider);
+  const common = {
+    name: name ?? "",
+    ...(credential === undefined ? {} : { credential }),
+    shareWithCluster: entry.boolean("share_with_cluster", RENTED_DEFAULTS.share_with_cluster),
+    models: entry.stringList("models", LIMITS.maxModels),
+    routing: {
+      use: entry.section("routing", ["use"]).oneOf("use", ROUTING_USES, RENTED_DEFAULTS.routing_use),
+    },
+    timeouts: {
+      coldStartMs: entry
+        .section("timeouts", ["cold_start_s"])
+        .durationMs("cold_start_s", SECONDS, RENTED_DEFAULTS.cold_start_s * MS_PER_SECOND),
+    },
+    lifecycle: readLifecycle(entry, provider),
+    budget: readBudget(entry),
+  };
+  if (name === undefined || target === undefined) return { name, node: undefined };
+  return { name, node: { ...target, ...common } };
+}
+
+export function readRentedNodes(problems: ProblemList, top: Section, nodeName: string): RentedNodeConfig[] {
+  const nodes: RentedNodeConfig[] = [];
+  const seen = new Set<string>();
+  top.list("rented_nodes", LIMITS.maxRentedNodes).forEach((value, index) => {
+    const entry = Section.open(problems, value, [...top.at("rented_nodes"), index], RENTED_NODE_KEYS);
+    const { name, node } = readRentedNode(entry);
+    if (name !== undefined && seen.has(name)) {
+      entry.report("name", "duplicate_name", "another rented node has the same name");
+    } else if (name !== undefined && name === nodeName) {
+      entry.report("name", "duplicate_name", "a rented node cannot have this node's own name (node.name)");
+    }
+    if (name !== undefined) seen.add(name);
+    if (node !== undefined) nodes.push(node);
+  });
+  return nodes;
+}
