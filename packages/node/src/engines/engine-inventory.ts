@@ -1,0 +1,156 @@
+/**
+ * Local engines adopted by base URL, and what each serves. A periodic probe asks every engine for
+ * its models (Ollama: GET /api/tags; OpenAI-compatible: GET <base>/models); an engine that fails a
+ * probe leaves the inventory at once and comes back with its next good probe, so a dead engine is
+ * gone within one probe interval.
+ * Must not know: requests, scheduling, dialect translation.
+ */
+
+import type { Dispatcher } from "undici";
+
+export type EngineApi = "ollama" | "openai";
+
+export interface EngineSpec {
+  readonly name: string;
+  readonly api: EngineApi;
+  /** Ollama: the host (`http://127.0.0.1:11435`); OpenAI: the API root ending in `/v1`. */
+  readonly baseUrl: string;
+  readonly maxConcurrent: number;
+  readonly probeIntervalMs: number;
+  /** First-byte timeout for requests routed to this engine. */
+  readonly firstByteTimeoutMs: number;
+}
+
+export interface EngineState {
+  readonly spec: EngineSpec;
+  readonly healthy: boolean;
+  readonly models: readonly string[];
+  readonly lastProbeAtMs: number | undefined;
+  readonly lastError: string | undefined;
+}
+
+export interface InventoryOptions {
+  readonly engines: readonly EngineSpec[];
+  readonly dispatcher: Dispatcher;
+  readonly nowMs: () => number;
+  /** Called after every probe round that changed something (for logs and metrics). */
+  readonly onChange?: (engines: readonly EngineState[]) => void;
+}
+
+/** The URL of an engine route: Ollama paths hang off the host, OpenAI paths off the /v1 root. */
+export function engineUrl(spec: EngineSpec, path: string): URL {
+  const base = spec.baseUrl.endsWith("/") ? spec.baseUrl : `${spec.baseUrl}/`;
+  return new URL(path.replace(/^\//, ""), base);
+}
+
+export class EngineInventory {
+  readonly #o: InventoryOptions;
+  #states: EngineState[];
+  #timer: NodeJS.Timeout | undefined;
+  #probing: Promise<void> | undefined;
+
+  constructor(options: InventoryOptions) {
+    const names = new Set<string>();
+    for (const e of options.engines) {
+      if (names.has(e.name)) throw new RangeError(`engine ${e.name}: duplicate name`);
+      names.add(e.name);
+      if (!(e.probeIntervalMs > 0)) throw new RangeError(`engine ${e.name}: probeIntervalMs must be > 0`);
+    }
+    this.#o = options;
+    this.#states = options.engines.map((spec) => ({
+      spec,
+      healthy: false,
+      models: [],
+      lastProbeAtMs: undefined,
+      lastError: "not probed yet",
+    }));
+  }
+
+  get engines(): readonly EngineState[] {
+    return this.#states;
+  }
+
+  /** Healthy engines that advertise exactly this model tag. */
+  serving(model: string): EngineState[] {
+    return this.#states.filter((s) => s.healthy && s.models.includes(model));
+  }
+
+  /** Every model some healthy engine serves, with the engines serving it. */
+  models(): Map<string, string[]> {
+    const out = new Map<string, string[]>();
+    for (const s of this.#states)
+      if (s.healthy) for (const m of s.models) out.set(m, [...(out.get(m) ?? []), s.spec.name]);
+    return out;
+  }
+
+  /** Mark an engine down now (a request to it failed to connect); the next probe may revive it. */
+  markDown(name: string, error: string): void {
+    this.#states = this.#states.map((s) =>
+      s.spec.name === name ? { ...s, healthy: false, lastError: error } : s,
+    );
+    this.#o.onChange?.(this.#states);
+  }
+
+  /** Probe every engine once, concurrently. */
+  probeOnce(): Promise<void> {
+    this.#probing ??= Promise.all(this.#states.map((s) => this.#probe(s.spec))).then((next) => {
+      this.#states = next;
+      this.#probing = undefined;
+      this.#o.onChange?.(next);
+    });
+    return this.#probing;
+  }
+
+  /** Probe now, then every engine's interval (the shortest, for simplicity). */
+  async start(): Promise<void> {
+    await this.probeOnce();
+    const interval = Math.min(...this.#states.map((s) => s.spec.probeIntervalMs), 60_000);
+    if (this.#states.length > 0) {
+      this.#timer = setInterval(() => void this.probeOnce(), interval);
+      this.#timer.unref();
+    }
+  }
+
+  stop(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  async #probe(spec: EngineSpec): Promise<EngineState> {
+    const at = this.#o.nowMs();
+    const path = spec.api === "ollama" ? "/api/tags" : "/models";
+    const timeoutMs = Math.min(spec.probeIntervalMs, 5_000);
+    try {
+      const res = await this.#o.dispatcher.request({
+        origin: engineUrl(spec, path).origin,
+        path: engineUrl(spec, path).pathname,
+        method: "GET",
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      const text = await res.body.text();
+      if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode} from ${path}`);
+      const models = parseModels(spec.api, JSON.parse(text) as unknown);
+      return { spec, healthy: true, models, lastProbeAtMs: at, lastError: undefined };
+    } catch (cause) {
+      const message = cause instanceof Error ? cause.message : String(cause);
+      return { spec, healthy: false, models: [], lastProbeAtMs: at, lastError: message };
+    }
+  }
+}
+
+function parseModels(api: EngineApi, body: unknown): string[] {
+  const list = (value: unknown, field: string): unknown[] => {
+    const v = (value as Record<string, unknown> | null)?.[field];
+    if (!Array.isArray(v)) throw new Error(`model list: expected "${field}" to be an array`);
+    return v;
+  };
+  const names =
+    api === "ollama"
+      ? list(body, "models").map(
+          (m) => (m as { name?: unknown; model?: unknown }).name ?? (m as { model?: unknown }).model,
+        )
+      : list(body, "data").map((m) => (m as { id?: unknown }).id);
+  return names.filter((n): n is string => typeof n === "string" && n.length > 0);
+}

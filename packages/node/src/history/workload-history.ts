@@ -1,0 +1,258 @@
+/**
+ * The Jobs list and the workload history. A workload is one routed request: who asked (origin node,
+ * requester), what for (model, route), who served it (node, engine, sponsor, off-LAN), how it went
+ * (status, first-byte latency, duration, tokens, estimated cost). Running workloads live in memory
+ * and in SQLite (so a crash leaves a trace: rows still `running` at start become `interrupted`);
+ * prompt and completion text are never given to this module. Retention is bounded in rows and days.
+ * Must not know: HTTP, dialects, scheduling.
+ */
+
+import Database from "better-sqlite3";
+
+export type WorkloadStatus = "running" | "completed" | "failed" | "cancelled" | "interrupted";
+
+export interface Workload {
+  readonly id: string;
+  readonly model: string;
+  readonly route: string;
+  readonly originNode: string;
+  /** API key id, `local` for a loopback caller without a key, or a peer's requester id. */
+  readonly requester: string;
+  readonly startedAtMs: number;
+  servingNode?: string;
+  engine?: string;
+  sponsor?: string;
+  offLan: boolean;
+  status: WorkloadStatus;
+  firstByteMs?: number;
+  durationMs?: number;
+  tokensIn?: number;
+  tokensOut?: number;
+  estCostMicroUsd: number;
+  errorCode?: string;
+}
+
+/** The `--json` shape of `pair jobs` / `pair history` (interface.md). */
+export interface WorkloadJson {
+  id: string;
+  model: string;
+  origin_node: string;
+  serving_node: string | null;
+  sponsor: string | null;
+  off_lan: boolean;
+  status: WorkloadStatus;
+  started_at: string;
+  first_byte_ms: number | null;
+  duration_ms: number | null;
+  tokens_in: number | null;
+  tokens_out: number | null;
+  est_cost_usd: number;
+  requester: string;
+  engine: string | null;
+  route: string;
+  error_code: string | null;
+}
+
+export function workloadJson(w: Workload): WorkloadJson {
+  return {
+    id: w.id,
+    model: w.model,
+    origin_node: w.originNode,
+    serving_node: w.servingNode ?? null,
+    sponsor: w.sponsor ?? null,
+    off_lan: w.offLan,
+    status: w.status,
+    started_at: new Date(w.startedAtMs).toISOString(),
+    first_byte_ms: w.firstByteMs ?? null,
+    duration_ms: w.durationMs ?? null,
+    tokens_in: w.tokensIn ?? null,
+    tokens_out: w.tokensOut ?? null,
+    est_cost_usd: w.estCostMicroUsd / 1_000_000,
+    requester: w.requester,
+    engine: w.engine ?? null,
+    route: w.route,
+    error_code: w.errorCode ?? null,
+  };
+}
+
+export interface HistoryOptions {
+  /** SQLite file path, or ":memory:". */
+  readonly path: string;
+  /** Keep at most this many finished rows. */
+  readonly maxRows: number;
+  /** Keep finished rows at most this many days. */
+  readonly maxDays: number;
+  /** Wall clock, epoch ms. */
+  readonly nowMs: () => number;
+}
+
+interface Row {
+  id: string;
+  model: string;
+  route: string;
+  origin_node: string;
+  requester: string;
+  started_at_ms: number;
+  serving_node: string | null;
+  engine: string | null;
+  sponsor: string | null;
+  off_lan: number;
+  status: string;
+  first_byte_ms: number | null;
+  duration_ms: number | null;
+  tokens_in: number | null;
+  tokens_out: number | null;
+  est_cost_micro_usd: number;
+  error_code: string | null;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS workloads (
+  id TEXT PRIMARY KEY,
+  model TEXT NOT NULL,
+  route TEXT NOT NULL,
+  origin_node TEXT NOT NULL,
+  requester TEXT NOT NULL,
+  started_at_ms INTEGER NOT NULL,
+  serving_node TEXT,
+  engine TEXT,
+  sponsor TEXT,
+  off_lan INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  first_byte_ms INTEGER,
+  duration_ms INTEGER,
+  tokens_in INTEGER,
+  tokens_out INTEGER,
+  est_cost_micro_usd INTEGER NOT NULL,
+  error_code TEXT
+) STRICT;
+CREATE INDEX IF NOT EXISTS workloads_started ON workloads (started_at_ms);
+`;
+
+export class WorkloadHistory {
+  readonly #o: HistoryOptions;
+  readonly #db: Database.Database;
+  readonly #running = new Map<string, Workload>();
+  readonly #upsert: Database.Statement;
+  readonly #finishedSince: Database.Statement<[number, number], Row>;
+  readonly #pruneDays: Database.Statement<[number]>;
+  readonly #pruneRows: Database.Statement<[number]>;
+  #sincePrune = 0;
+
+  constructor(options: HistoryOptions) {
+    if (!Number.isInteger(options.maxRows) || options.maxRows < 1)
+      throw new RangeError("maxRows: must be an integer >= 1");
+    if (!(options.maxDays > 0)) throw new RangeError("maxDays: must be > 0");
+    this.#o = options;
+    this.#db = new Database(options.path);
+    this.#db.pragma("journal_mode = WAL");
+    this.#db.pragma("synchronous = NORMAL");
+    this.#db.exec(SCHEMA);
+    this.#upsert = this.#db.prepare(
+      `INSERT INTO workloads VALUES (@id, @model, @route, @origin_node, @requester, @started_at_ms, @serving_node,
+         @engine, @sponsor, @off_lan, @status, @first_byte_ms, @duration_ms, @tokens_in, @tokens_out,
+         @est_cost_micro_usd, @error_code)
+       ON CONFLICT (id) DO UPDATE SET serving_node = excluded.serving_node, engine = excluded.engine,
+         sponsor = excluded.sponsor, off_lan = excluded.off_lan, status = excluded.status,
+         first_byte_ms = excluded.first_byte_ms, duration_ms = excluded.duration_ms, tokens_in = excluded.tokens_in,
+         tokens_out = excluded.tokens_out, est_cost_micro_usd = excluded.est_cost_micro_usd, error_code = excluded.error_code`,
+    );
+    this.#finishedSince = this.#db.prepare(
+      "SELECT * FROM workloads WHERE status != 'running' AND started_at_ms >= ? ORDER BY started_at_ms DESC, id DESC LIMIT ?",
+    );
+    this.#pruneDays = this.#db.prepare(
+      "DELETE FROM workloads WHERE status != 'running' AND started_at_ms < ?",
+    );
+    this.#pruneRows = this.#db.prepare(
+      `DELETE FROM workloads WHERE status != 'running' AND id NOT IN
+         (SELECT id FROM workloads WHERE status != 'running' ORDER BY started_at_ms DESC, id DESC LIMIT ?)`,
+    );
+    // A previous process died with these running: they did not complete.
+    this.#db.prepare("UPDATE workloads SET status = 'interrupted' WHERE status = 'running'").run();
+    this.prune();
+  }
+
+  begin(w: Omit<Workload, "status" | "estCostMicroUsd" | "offLan"> & { offLan?: boolean }): Workload {
+    const workload: Workload = { ...w, offLan: w.offLan ?? false, status: "running", estCostMicroUsd: 0 };
+    this.#running.set(workload.id, workload);
+    this.#write(workload);
+    return workload;
+  }
+
+  finish(
+    workload: Workload,
+    status: Exclude<WorkloadStatus, "running" | "interrupted">,
+    errorCode?: string,
+  ): void {
+    workload.status = status;
+    workload.durationMs = Math.max(0, this.#o.nowMs() - workload.startedAtMs);
+    if (errorCode !== undefined) workload.errorCode = errorCode;
+    this.#running.delete(workload.id);
+    this.#write(workload);
+    if (++this.#sincePrune >= 100) this.prune();
+  }
+
+  running(): Workload[] {
+    return [...this.#running.values()];
+  }
+
+  /** Finished workloads, newest first. */
+  history(options: { sinceMs?: number; limit?: number } = {}): Workload[] {
+    const limit = Math.min(Math.max(1, options.limit ?? 1000), 100_000);
+    return this.#finishedSince.all(options.sinceMs ?? 0, limit).map(fromRow);
+  }
+
+  prune(): void {
+    this.#sincePrune = 0;
+    this.#pruneDays.run(this.#o.nowMs() - this.#o.maxDays * 86_400_000);
+    this.#pruneRows.run(this.#o.maxRows);
+  }
+
+  close(): void {
+    this.#db.close();
+  }
+
+  #write(w: Workload): void {
+    this.#upsert.run({
+      id: w.id,
+      model: w.model,
+      route: w.route,
+      origin_node: w.originNode,
+      requester: w.requester,
+      started_at_ms: w.startedAtMs,
+      serving_node: w.servingNode ?? null,
+      engine: w.engine ?? null,
+      sponsor: w.sponsor ?? null,
+      off_lan: w.offLan ? 1 : 0,
+      status: w.status,
+      first_byte_ms: w.firstByteMs ?? null,
+      duration_ms: w.durationMs ?? null,
+      tokens_in: w.tokensIn ?? null,
+      tokens_out: w.tokensOut ?? null,
+      est_cost_micro_usd: w.estCostMicroUsd,
+      error_code: w.errorCode ?? null,
+    });
+  }
+}
+
+function fromRow(r: Row): Workload {
+  return {
+    id: r.id,
+    model: r.model,
+    route: r.route,
+    originNode: r.origin_node,
+    requester: r.requester,
+    startedAtMs: r.started_at_ms,
+    offLan: r.off_lan === 1,
+    status: r.status as WorkloadStatus,
+    estCostMicroUsd: r.est_cost_micro_usd,
+    ...(r.serving_node === null ? {} : { servingNode: r.serving_node }),
+    ...(r.engine === null ? {} : { engine: r.engine }),
+    ...(r.sponsor === null ? {} : { sponsor: r.sponsor }),
+    ...(r.first_byte_ms === null ? {} : { firstByteMs: r.first_byte_ms }),
+    ...(r.duration_ms === null ? {} : { durationMs: r.duration_ms }),
+    ...(r.tokens_in === null ? {} : { tokensIn: r.tokens_in }),
+    ...(r.tokens_out === null ? {} : { tokensOut: r.tokens_out }),
+    ...(r.error_code === null ? {} : { errorCode: r.error_code }),
+  };
+}

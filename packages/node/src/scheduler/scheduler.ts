@@ -1,0 +1,141 @@
+/**
+ * The scheduler: concurrency slots per target (a local engine, later a peer or a rented node) and
+ * one bounded queue with a bounded wait. `acquire` picks, among the candidates the router names (in
+ * its order of preference), the least loaded one with a free slot; when every candidate is full the
+ * request waits in FIFO order until a slot of one of its candidates frees, the wait times out, or
+ * the client goes away.
+ * Must not know: HTTP, dialects, how targets are reached.
+ */
+
+export interface Target {
+  /** Stable id, unique among targets (engine name, peer node name, rented node name). */
+  readonly id: string;
+  /** Most requests in flight at once on this target; checked >= 1. */
+  readonly maxConcurrent: number;
+}
+
+export interface Slot {
+  readonly target: Target;
+  /** Give the slot back. Idempotent. */
+  release(): void;
+}
+
+export type AcquireResult =
+  | { readonly ok: true; readonly slot: Slot; readonly queuedMs: number }
+  | { readonly ok: false; readonly reason: "queue-full" | "queue-timeout" | "aborted" | "no-candidates" };
+
+export interface SchedulerOptions {
+  /** Most requests waiting for a slot at once; beyond it, refuse at once. */
+  readonly maxQueued: number;
+  /** Longest a request waits for a slot. */
+  readonly maxQueueWaitMs: number;
+  /** Monotonic milliseconds (injected for tests). */
+  readonly nowMs: () => number;
+  /** Timer seam, so tests can drive time. */
+  readonly setTimer: (fn: () => void, ms: number) => { cancel(): void };
+}
+
+interface Waiter {
+  readonly candidates: readonly Target[];
+  readonly enqueuedMs: number;
+  readonly resolve: (r: AcquireResult) => void;
+  settled: boolean;
+}
+
+export class Scheduler {
+  readonly #o: SchedulerOptions;
+  readonly #inFlight = new Map<string, number>();
+  readonly #queue: Waiter[] = [];
+
+  constructor(options: SchedulerOptions) {
+    if (!Number.isInteger(options.maxQueued) || options.maxQueued < 0)
+      throw new RangeError("maxQueued: must be an integer >= 0");
+    if (!(options.maxQueueWaitMs >= 0)) throw new RangeError("maxQueueWaitMs: must be >= 0");
+    this.#o = options;
+  }
+
+  inFlight(targetId: string): number {
+    return this.#inFlight.get(targetId) ?? 0;
+  }
+
+  queued(): number {
+    return this.#queue.length;
+  }
+
+  /** Try to take a slot now, without queueing. */
+  tryAcquire(candidates: readonly Target[]): Slot | undefined {
+    let best: Target | undefined;
+    let bestLoad = Infinity;
+    for (const t of candidates) {
+      const used = this.inFlight(t.id);
+      if (used >= t.maxConcurrent) continue;
+      const load = used / t.maxConcurrent;
+      if (load < bestLoad) {
+        best = t;
+        bestLoad = load;
+      }
+    }
+    return best === undefined ? undefined : this.#take(best);
+  }
+
+  acquire(candidates: readonly Target[], signal?: AbortSignal): Promise<AcquireResult> {
+    if (candidates.length === 0) return Promise.resolve({ ok: false, reason: "no-candidates" });
+    for (const t of candidates)
+      if (!Number.isInteger(t.maxConcurrent) || t.maxConcurrent < 1)
+        throw new RangeError(`target ${t.id}: maxConcurrent must be an integer >= 1`);
+    // Waiters first: a new request does not jump the queue.
+    const waiting = this.#queue.some((w) => w.candidates.some((c) => candidates.some((d) => d.id === c.id)));
+    const now = waiting ? undefined : this.tryAcquire(candidates);
+    if (now !== undefined) return Promise.resolve({ ok: true, slot: now, queuedMs: 0 });
+    if (signal?.aborted === true) return Promise.resolve({ ok: false, reason: "aborted" });
+    if (this.#queue.length >= this.#o.maxQueued) return Promise.resolve({ ok: false, reason: "queue-full" });
+    return new Promise<AcquireResult>((resolve) => {
+      const waiter: Waiter = {
+        candidates,
+        enqueuedMs: this.#o.nowMs(),
+        settled: false,
+        resolve: (r) => {
+          if (waiter.settled) return;
+          waiter.settled = true;
+          timer.cancel();
+          signal?.removeEventListener("abort", onAbort);
+          const i = this.#queue.indexOf(waiter);
+          if (i >= 0) this.#queue.splice(i, 1);
+          resolve(r);
+        },
+      };
+      const onAbort = () => waiter.resolve({ ok: false, reason: "aborted" });
+      const timer = this.#o.setTimer(
+        () => waiter.resolve({ ok: false, reason: "queue-timeout" }),
+        this.#o.maxQueueWaitMs,
+      );
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.#queue.push(waiter);
+    });
+  }
+
+  #take(target: Target): Slot {
+    this.#inFlight.set(target.id, this.inFlight(target.id) + 1);
+    let released = false;
+    return {
+      target,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.#inFlight.set(target.id, this.inFlight(target.id) - 1);
+        this.#wake();
+      },
+    };
+  }
+
+  /** Hand freed slots to waiters in FIFO order. */
+  #wake(): void {
+    for (const waiter of [...this.#queue]) {
+      if (waiter.settled) continue;
+      const slot = this.tryAcquire(waiter.candidates);
+      if (slot === undefined) continue;
+      const queuedMs = this.#o.nowMs() - waiter.enqueuedMs;
+      waiter.resolve({ ok: true, slot, queuedMs });
+    }
+  }
+}

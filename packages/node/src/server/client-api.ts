@@ -1,0 +1,273 @@
+/**
+ * The client port (default 127.0.0.1:11434): OpenAI routes, Ollama routes, the admin API under
+ * /pair/v1/ (bearer token), and /metrics. Every routed request is validated, recorded as a workload
+ * (never its text), forwarded, and answered in its own dialect — errors included, with PAIR's codes.
+ * Must not know: how engines are reached or chosen (forward.ts), how config was read.
+ */
+
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import {
+  isDialectRoute,
+  pairErrorOfInvalidRequest,
+  pairErrorReply,
+  validateRequest,
+  type DialectRoute,
+  type PairError,
+} from "../dialects/index.js";
+import { workloadJson, type WorkloadHistory } from "../history/workload-history.js";
+import type { Metrics } from "../observability/metrics.js";
+import { bearerMatches } from "./admin-token.js";
+import { forward, type ForwardDeps, type ForwardOutcome } from "./forward.js";
+import { readBody } from "./request-body.js";
+
+/** The Ollama version PAIR reports on /api/version, for clients that check for features. */
+export const OLLAMA_COMPAT_VERSION = "0.12.0";
+
+export interface ClientApiDeps extends ForwardDeps {
+  readonly history: WorkloadHistory;
+  readonly metrics: Metrics;
+  readonly adminToken: string;
+  readonly maxBodyBytes: number;
+  readonly version: string;
+  /** Extra fields for /pair/v1/status (listen addresses, config file, …). */
+  readonly statusExtras: () => Record<string, unknown>;
+}
+
+export function clientHandler(deps: ClientApiDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    void handle(deps, req, res).catch((cause: unknown) => {
+      if (!res.headersSent)
+        sendJson(res, 500, {
+          error: {
+            message: `internal error: ${String(cause)}`,
+            type: "server_error",
+            code: "upstream_error",
+          },
+        });
+      else res.destroy();
+    });
+  };
+}
+
+async function handle(deps: ClientApiDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? "/", "http://pair.invalid");
+  const path = url.pathname.replace(/\/+$/, "") || "/";
+  const method = req.method ?? "GET";
+  if (method === "POST" && isDialectRoute(path)) return routed(deps, path, req, res);
+  if (method === "GET" || method === "HEAD") {
+    switch (path) {
+      case "/":
+        return sendText(res, 200, "PAIR is running\n");
+      case "/v1/models":
+        return sendJson(res, 200, {
+          object: "list",
+          data: [...deps.inventory.models().keys()]
+            .sort()
+            .map((id) => ({ id, object: "model", created: 0, owned_by: "pair" })),
+        });
+      case "/api/tags":
+        return sendJson(res, 200, {
+          models: [...deps.inventory.models().keys()].sort().map((name) => ({
+            name,
+            model: name,
+            modified_at: new Date(0).toISOString(),
+            size: 0,
+            digest: "",
+            details: {},
+          })),
+        });
+      case "/api/version":
+        return sendJson(res, 200, { version: OLLAMA_COMPAT_VERSION, pair_version: deps.version });
+      case "/metrics":
+        res.writeHead(200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" });
+        res.end(deps.metrics.render());
+        return;
+    }
+  }
+  if (path.startsWith("/pair/v1/")) return admin(deps, req, res, path, url);
+  const error: PairError = { code: "invalid_request", message: `no route ${method} ${path}` };
+  const reply = pairErrorReply(path.startsWith("/api/") ? "ollama" : "openai", error);
+  sendJson(res, 404, reply.body);
+}
+
+async function routed(
+  deps: ClientApiDeps,
+  route: DialectRoute,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const dialect = route.startsWith("/v1/") ? "openai" : "ollama";
+  const startedMono = deps.monoMs();
+  const fail = (error: PairError, status?: number) => {
+    const reply = pairErrorReply(dialect, error);
+    sendJson(res, status ?? reply.status, reply.body);
+    deps.metrics.inc("pair_requests_total", "Routed requests by route and outcome.", {
+      route,
+      outcome: error.code,
+    });
+  };
+  const body = await readBody(req, deps.maxBodyBytes);
+  if (!body.ok) return fail({ code: "invalid_request", message: body.message }, body.status);
+  let json: unknown;
+  try {
+    json = JSON.parse(body.bytes.toString("utf8"));
+  } catch (cause) {
+    return fail({
+      code: "invalid_request",
+      message: `the request body is not JSON: ${(cause as Error).message}`,
+    });
+  }
+  const valid = validateRequest(route, json);
+  if (!valid.ok) return fail(pairErrorOfInvalidRequest(valid.error));
+
+  const id = randomUUID();
+  const workload = deps.history.begin({
+    id,
+    model: valid.value.model,
+    route,
+    originNode: deps.nodeName,
+    requester: "local",
+    startedAtMs: deps.nowMs(),
+  });
+  const gone = new AbortController();
+  const onClose = () => {
+    if (!res.writableFinished) gone.abort();
+  };
+  res.on("close", onClose);
+  let outcome: ForwardOutcome;
+  try {
+    outcome = await forward(deps, {
+      route,
+      request: valid.value,
+      raw: body.bytes,
+      workload,
+      id,
+      res,
+      signal: gone.signal,
+    });
+  } finally {
+    res.off("close", onClose);
+  }
+  switch (outcome.kind) {
+    case "completed":
+      deps.history.finish(workload, "completed");
+      break;
+    case "cancelled":
+      deps.history.finish(workload, "cancelled");
+      if (!res.headersSent) res.destroy();
+      break;
+    case "cut":
+      deps.history.finish(workload, "failed", "upstream_error");
+      break;
+    case "error": {
+      deps.history.finish(workload, "failed", outcome.error.code);
+      if (!res.headersSent) {
+        if (outcome.status !== undefined) sendJson(res, outcome.status, outcome.body);
+        else {
+          const reply = pairErrorReply(dialect, outcome.error);
+          sendJson(res, reply.status, reply.body);
+        }
+      }
+      break;
+    }
+  }
+  const labels = { route, outcome: outcome.kind === "error" ? outcome.error.code : outcome.kind };
+  deps.metrics.inc("pair_requests_total", "Routed requests by route and outcome.", labels);
+  deps.metrics.observe(
+    "pair_request_duration_seconds",
+    "Time from request to last byte.",
+    { route },
+    (deps.monoMs() - startedMono) / 1000,
+  );
+  if (workload.firstByteMs !== undefined)
+    deps.metrics.observe(
+      "pair_first_byte_seconds",
+      "Time from request to the engine's first byte.",
+      { route },
+      workload.firstByteMs / 1000,
+    );
+}
+
+function admin(deps: ClientApiDeps, req: IncomingMessage, res: ServerResponse, path: string, url: URL): void {
+  if (!bearerMatches(req.headers.authorization, deps.adminToken)) {
+    res.setHeader("www-authenticate", 'Bearer realm="pair-admin"');
+    return sendJson(res, 401, {
+      error: {
+        message: "admin API: missing or wrong bearer token (see <data_dir>/admin.token)",
+        type: "authentication_error",
+        code: "unauthorized",
+      },
+    });
+  }
+  switch (path) {
+    case "/pair/v1/status":
+      return sendJson(res, 200, {
+        node: deps.nodeName,
+        version: deps.version,
+        engines: deps.inventory.engines.map((e) => ({
+          name: e.spec.name,
+          api: e.spec.api,
+          base_url: e.spec.baseUrl,
+          healthy: e.healthy,
+          models: e.models,
+          in_flight: deps.scheduler.inFlight(e.spec.name),
+          max_concurrent: e.spec.maxConcurrent,
+          last_error: e.lastError ?? null,
+        })),
+        queued: deps.scheduler.queued(),
+        running_workloads: deps.history.running().length,
+        peers: [],
+        rented_nodes: [],
+        open_stop_obligations: [],
+        ...deps.statusExtras(),
+      });
+    case "/pair/v1/models":
+      return sendJson(
+        res,
+        200,
+        [...deps.inventory.models().keys()].sort().map((model) => ({ model, nodes: [deps.nodeName] })),
+      );
+    case "/pair/v1/jobs":
+      return sendJson(res, 200, deps.history.running().map(workloadJson));
+    case "/pair/v1/history": {
+      const since = url.searchParams.get("since");
+      const sinceMs = since === null ? undefined : Date.parse(since);
+      if (sinceMs !== undefined && Number.isNaN(sinceMs))
+        return sendJson(res, 400, {
+          error: {
+            message: `since: not a date/time: ${since}`,
+            type: "invalid_request_error",
+            code: "invalid_request",
+          },
+        });
+      const limit = Number(url.searchParams.get("limit") ?? 1000);
+      return sendJson(
+        res,
+        200,
+        deps.history.history({ ...(sinceMs === undefined ? {} : { sinceMs }), limit }).map(workloadJson),
+      );
+    }
+    default:
+      return sendJson(res, 404, {
+        error: { message: `no admin route ${path}`, type: "invalid_request_error", code: "invalid_request" },
+      });
+  }
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": String(Buffer.byteLength(text)),
+  });
+  res.end(text);
+}
+
+function sendText(res: ServerResponse, status: number, text: string): void {
+  res.writeHead(status, {
+    "content-type": "text/plain; charset=utf-8",
+    "content-length": String(Buffer.byteLength(text)),
+  });
+  res.end(text);
+}

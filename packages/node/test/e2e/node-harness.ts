@@ -1,0 +1,68 @@
+// Start a node over engine emulators on loopback, with its data dir in a fresh temp folder.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startEngineEmulator, type EngineEmulator } from "@pair/emulators";
+import { parseConfig } from "../../src/config/index.js";
+import { startNode, type NodeOptions, type RunningNode } from "../../src/node.js";
+
+export interface EngineDecl {
+  readonly name: string;
+  readonly api: "openai" | "ollama";
+  readonly models: readonly string[];
+  readonly maxConcurrent?: number;
+  readonly tokenDelayMs?: number;
+  readonly firstByteTimeoutS?: number;
+}
+
+export interface Cluster {
+  readonly node: RunningNode;
+  readonly engines: Map<string, EngineEmulator>;
+  readonly dataDir: string;
+  close(): Promise<void>;
+}
+
+export async function startCluster(
+  decls: readonly EngineDecl[],
+  extra: Partial<NodeOptions> = {},
+): Promise<Cluster> {
+  const dataDir = mkdtempSync(join(tmpdir(), "pair-node-"));
+  const engines = new Map<string, EngineEmulator>();
+  for (const d of decls)
+    engines.set(
+      d.name,
+      await startEngineEmulator({
+        api: d.api,
+        name: d.name,
+        models: d.models.map((name) => ({ name, maxTokens: 8 })),
+        tokenDelayMs: d.tokenDelayMs ?? 0,
+      }),
+    );
+  const yaml = [
+    "node:",
+    "  name: node-a",
+    `  data_dir: ${dataDir}`,
+    "  listen: 127.0.0.1:11434",
+    "engines:",
+    ...decls.flatMap((d) => [
+      `  - name: ${d.name}`,
+      `    api: ${d.api}`,
+      `    base_url: ${engines.get(d.name)!.url}${d.api === "openai" ? "/v1" : ""}`,
+      `    max_concurrent: ${d.maxConcurrent ?? 4}`,
+      "    probe_interval_s: 0.2",
+      `    first_byte_timeout_s: ${d.firstByteTimeoutS ?? 5}`,
+    ]),
+  ].join("\n");
+  const config = parseConfig(yaml, "test.yaml", { homeDir: dataDir, hostName: "test" });
+  const node = await startNode({ config, portOverride: 0, ...extra });
+  return {
+    node,
+    engines,
+    dataDir,
+    close: async () => {
+      await node.close(1_000);
+      for (const e of engines.values()) await e.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
