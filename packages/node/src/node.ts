@@ -9,7 +9,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { join } from "node:path";
 import { Agent, type Dispatcher } from "undici";
-import type { PairConfig } from "./config/index.js";
+import { isLoopbackHost, type PairConfig } from "./config/index.js";
 import { EngineInventory } from "./engines/engine-inventory.js";
 import { WorkloadHistory } from "./history/workload-history.js";
 import { Metrics } from "./observability/metrics.js";
@@ -49,7 +49,7 @@ export interface RunningNode {
 export class ListenError extends Error {
   override readonly name = "ListenError";
   constructor(
-    readonly code: "port_in_use" | "listen_failed",
+    readonly code: "port_in_use" | "listen_failed" | "auth_required",
     message: string,
   ) {
     super(message);
@@ -58,6 +58,13 @@ export class ListenError extends Error {
 
 export async function startNode(options: NodeOptions): Promise<RunningNode> {
   const { config } = options;
+  // Listening beyond loopback requires authentication; API keys are not implemented yet, so refuse.
+  if (!isLoopbackHost(config.node.listen.host))
+    throw new ListenError(
+      "auth_required",
+      `node.listen ${config.node.listen.host}: listening beyond loopback needs API keys, which this version of PAIR ` +
+        "does not check yet; listen on 127.0.0.1 (the default) and reach other machines through paired nodes",
+    );
   const log = options.log ?? (() => undefined);
   const dataDir = config.node.dataDir;
   const adminToken = ensureAdminToken(dataDir);

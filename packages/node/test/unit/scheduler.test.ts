@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { Scheduler } from "../../src/scheduler/scheduler.js";
+
+function manualTimers() {
+  let now = 0;
+  const timers: { at: number; fn: () => void; live: boolean }[] = [];
+  return {
+    nowMs: () => now,
+    setTimer: (fn: () => void, ms: number) => {
+      const t = { at: now + ms, fn, live: true };
+      timers.push(t);
+      return { cancel: () => void (t.live = false) };
+    },
+    advance(ms: number) {
+      now += ms;
+      for (const t of timers)
+        if (t.live && t.at <= now) {
+          t.live = false;
+          t.fn();
+        }
+    },
+  };
+}
+
+const a = { id: "a", maxConcurrent: 2 };
+const b = { id: "b", maxConcurrent: 1 };
+
+describe("Scheduler", () => {
+  it("picks the least loaded candidate with a free slot", async () => {
+    const s = new Scheduler({ maxQueued: 4, maxQueueWaitMs: 1000, ...manualTimers() });
+    const first = await s.acquire([a, b]);
+    const second = await s.acquire([a, b]);
+    const third = await s.acquire([a, b]);
+    expect([first, second, third].map((r) => (r.ok ? r.slot.target.id : r.reason))).toEqual(["a", "b", "a"]);
+    expect(s.inFlight("a")).toBe(2);
+  });
+
+  it("queues in FIFO order and hands a freed slot to the first waiter", async () => {
+    const t = manualTimers();
+    const s = new Scheduler({ maxQueued: 4, maxQueueWaitMs: 1000, ...t });
+    const held = await s.acquire([b]);
+    const order: string[] = [];
+    const w1 = s.acquire([b]).then((r) => (order.push("w1"), r));
+    const w2 = s.acquire([b]).then((r) => (order.push("w2"), r));
+    expect(s.queued()).toBe(2);
+    if (held.ok) held.slot.release();
+    const r1 = await w1;
+    if (r1.ok) r1.slot.release();
+    await w2;
+    expect(order).toEqual(["w1", "w2"]);
+  });
+
+  it("refuses when the queue is full, times out a long wait, and honours an abort", async () => {
+    const t = manualTimers();
+    const s = new Scheduler({ maxQueued: 1, maxQueueWaitMs: 500, ...t });
+    await s.acquire([b]);
+    const waiting = s.acquire([b]);
+    expect(await s.acquire([b])).toEqual({ ok: false, reason: "queue-full" });
+    t.advance(500);
+    expect(await waiting).toEqual({ ok: false, reason: "queue-timeout" });
+    const abort = new AbortController();
+    const aborted = s.acquire([b], abort.signal);
+    abort.abort();
+    expect(await aborted).toEqual({ ok: false, reason: "aborted" });
+    expect(s.queued()).toBe(0);
+  });
+
+  it("release is idempotent and never drives a count below zero", async () => {
+    const s = new Scheduler({ maxQueued: 0, maxQueueWaitMs: 0, ...manualTimers() });
+    const r = await s.acquire([a]);
+    if (!r.ok) throw new Error("no slot");
+    r.slot.release();
+    r.slot.release();
+    expect(s.inFlight("a")).toBe(0);
+  });
+
+  it("refuses nonsense limits", () => {
+    expect(() => new Scheduler({ maxQueued: -1, maxQueueWaitMs: 0, ...manualTimers() })).toThrow(/maxQueued/);
+    const s = new Scheduler({ maxQueued: 0, maxQueueWaitMs: 0, ...manualTimers() });
+    expect(() => s.acquire([{ id: "x", maxConcurrent: 0 }])).toThrow(/maxConcurrent/);
+  });
+});
