@@ -5,7 +5,7 @@
  * Must not know: command-line parsing, where the config came from.
  */
 
-import { createServer, type Server } from "node:http";
+import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { join } from "node:path";
 import { Agent, type Dispatcher } from "undici";
@@ -68,6 +68,55 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
   const log = options.log ?? (() => undefined);
   const dataDir = config.node.dataDir;
   const adminToken = ensureAdminToken(dataDir);
+  const sockets = new Set<Socket>();
+  // Bind first: a second node on the same port fails here, before it touches the data dir's history.
+  let handler: RequestListener = (_req, res) => {
+    res.writeHead(503, { "retry-after": "1", "content-type": "text/plain" });
+    res.end("PAIR is starting\n");
+  };
+  const server: Server = createServer((req, res) => handler(req, res));
+  const client = () =>
+    clientHandler({
+      nodeName: config.node.name,
+      inventory,
+      scheduler,
+      dispatcher,
+      nowMs: () => Date.now(),
+      monoMs: () => performance.now(),
+      history,
+      metrics,
+      adminToken,
+      maxBodyBytes: options.maxBodyBytes ?? 16 * 1024 * 1024,
+      version: PAIR_VERSION,
+      statusExtras: () => ({
+        listen: `${config.node.listen.host}:${(server.address() as AddressInfo).port}`,
+        data_dir: dataDir,
+        ...options.statusExtras,
+      }),
+    });
+  server.keepAliveTimeout = 5_000;
+  server.headersTimeout = 30_000;
+  server.requestTimeout = 0; // streams may last long; the scheduler and first-byte timeouts bound the rest
+  server.on("connection", (s: Socket) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+  });
+  const host = config.node.listen.host;
+  const port = options.portOverride ?? config.node.listen.port;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (e: NodeJS.ErrnoException) => {
+      reject(
+        e.code === "EADDRINUSE"
+          ? new ListenError(
+              "port_in_use",
+              `${host}:${port} is already in use — most often by Ollama itself. Move Ollama to another port ` +
+                `(OLLAMA_HOST=127.0.0.1:11435 ollama serve) and PAIR adopts it there, or set node.listen.`,
+            )
+          : new ListenError("listen_failed", `cannot listen on ${host}:${port}: ${e.message}`),
+      );
+    });
+    server.listen(port, host, () => resolve());
+  });
   const dispatcher =
     options.dispatcher ??
     new Agent({ keepAliveTimeout: 10_000, connections: 256, connect: { timeout: 5_000 } });
@@ -110,52 +159,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
   metrics.gauge("pair_workloads_running", "Workloads in flight.", {}, () => history.running().length);
 
   await inventory.start();
-  const sockets = new Set<Socket>();
-  const server: Server = createServer(
-    clientHandler({
-      nodeName: config.node.name,
-      inventory,
-      scheduler,
-      dispatcher,
-      nowMs: () => Date.now(),
-      monoMs: () => performance.now(),
-      history,
-      metrics,
-      adminToken,
-      maxBodyBytes: options.maxBodyBytes ?? 16 * 1024 * 1024,
-      version: PAIR_VERSION,
-      statusExtras: () => ({
-        listen: `${config.node.listen.host}:${address().port}`,
-        data_dir: dataDir,
-        ...options.statusExtras,
-      }),
-    }),
-  );
-  server.keepAliveTimeout = 5_000;
-  server.headersTimeout = 30_000;
-  server.requestTimeout = 0; // streams may last long; the scheduler and first-byte timeouts bound the rest
-  server.on("connection", (s: Socket) => {
-    sockets.add(s);
-    s.on("close", () => sockets.delete(s));
-  });
-  const host = config.node.listen.host;
-  const port = options.portOverride ?? config.node.listen.port;
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", (e: NodeJS.ErrnoException) => {
-      inventory.stop();
-      history.close();
-      reject(
-        e.code === "EADDRINUSE"
-          ? new ListenError(
-              "port_in_use",
-              `${host}:${port} is already in use — most often by Ollama itself. Move Ollama to another port ` +
-                `(OLLAMA_HOST=127.0.0.1:11435 ollama serve) and PAIR adopts it there, or set node.listen.`,
-            )
-          : new ListenError("listen_failed", `cannot listen on ${host}:${port}: ${e.message}`),
-      );
-    });
-    server.listen(port, host, () => resolve());
-  });
+  handler = client();
   const address = () => server.address() as AddressInfo;
   const shownHost = host.includes(":") ? `[${host}]` : host;
   const url = `http://${shownHost}:${address().port}`;

@@ -94,9 +94,18 @@ export class EngineInventory {
   /** Probe every engine once, concurrently. */
   probeOnce(): Promise<void> {
     this.#probing ??= Promise.all(this.#states.map((s) => this.#probe(s.spec))).then((next) => {
+      const changed = next.some((n, i) => {
+        const before = this.#states[i];
+        return (
+          before === undefined ||
+          before.healthy !== n.healthy ||
+          before.lastError !== n.lastError ||
+          before.models.join("\n") !== n.models.join("\n")
+        );
+      });
       this.#states = next;
       this.#probing = undefined;
-      this.#o.onChange?.(next);
+      if (changed) this.#o.onChange?.(next);
     });
     return this.#probing;
   }

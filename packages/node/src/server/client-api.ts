@@ -55,6 +55,7 @@ async function handle(deps: ClientApiDeps, req: IncomingMessage, res: ServerResp
   const path = url.pathname.replace(/\/+$/, "") || "/";
   const method = req.method ?? "GET";
   if (method === "POST" && isDialectRoute(path)) return routed(deps, path, req, res);
+  if (method === "POST" && path === "/api/show") return show(deps, req, res);
   if (method === "GET" || method === "HEAD") {
     switch (path) {
       case "/":
@@ -187,6 +188,39 @@ async function routed(
       { route },
       workload.firstByteMs / 1000,
     );
+}
+
+/** Ollama's /api/show, enough for `ollama run` to see that the model exists (PAIR knows no Modelfile). */
+async function show(deps: ClientApiDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const body = await readBody(req, 64 * 1024);
+  let model: unknown;
+  try {
+    const parsed = body.ok ? (JSON.parse(body.bytes.toString("utf8")) as Record<string, unknown>) : {};
+    model = parsed["model"] ?? parsed["name"];
+  } catch {
+    model = undefined;
+  }
+  if (typeof model !== "string" || model === "")
+    return sendJson(res, 400, { error: "model: expected a model name", code: "invalid_request" });
+  if (!deps.inventory.models().has(model))
+    return sendJson(res, 404, { error: `model "${model}" not found on any node`, code: "model_not_found" });
+  sendJson(res, 200, {
+    license: "",
+    modelfile: "",
+    parameters: "",
+    template: "",
+    details: {
+      parent_model: "",
+      format: "",
+      family: "",
+      families: [],
+      parameter_size: "",
+      quantization_level: "",
+    },
+    model_info: {},
+    capabilities: ["completion"],
+    modified_at: new Date(0).toISOString(),
+  });
 }
 
 function admin(deps: ClientApiDeps, req: IncomingMessage, res: ServerResponse, path: string, url: URL): void {

@@ -176,3 +176,20 @@ describe("routing and history", () => {
     expect(text).toMatch(/pair_engine_up\{engine="vllm-1"\} 1/);
   });
 });
+
+describe("ollama run support", () => {
+  it("answers /api/show for a served model and 404 for another", async () => {
+    const ok = await fetch(`${c.node.url}/api/show`, {
+      method: "POST",
+      body: JSON.stringify({ model: "qwen-7b" }),
+    });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toMatchObject({ capabilities: ["completion"] });
+    const missing = await fetch(`${c.node.url}/api/show`, {
+      method: "POST",
+      body: JSON.stringify({ model: "nope" }),
+    });
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ code: "model_not_found" });
+  });
+});

@@ -1,0 +1,102 @@
+/**
+ * The `pair` command line: picks the subcommand, answers `--help` and `--version`, and turns every
+ * way a command can end into an exit status and a message — 0 success, 1 failure (what failed and
+ * what to do, on stderr), 2 usage (the problem, then the usage, on stderr).
+ * `main(argv, io?)` takes the words after `pair` and returns the exit status; `io` replaces the
+ * process's streams, env, home dir and signals (tests run it in-process).
+ * Must not know: what any command does.
+ */
+
+import { ConfigError } from "../config/index.js";
+import { PAIR_VERSION } from "../node.js";
+import { historyCommand, jobsCommand, modelsCommand, statusCommand } from "./admin-commands.js";
+import { CliFailure, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from "./cli-errors.js";
+import { processIo, type CliIo } from "./cli-io.js";
+import type { Command } from "./command.js";
+import { asksForHelp } from "./command-args.js";
+import { demoCommand } from "./demo-command.js";
+import { serveCommand } from "./serve-command.js";
+
+export const COMMANDS: readonly Command[] = [
+  serveCommand,
+  statusCommand,
+  modelsCommand,
+  jobsCommand,
+  historyCommand,
+  demoCommand,
+];
+
+export function globalUsage(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  return `Usage: pair <command> [options]
+
+PAIR: one OpenAI- and Ollama-compatible endpoint over the engines of your machines.
+
+Commands:
+${COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join("\n")}
+
+Options:
+  -h, --help     show help (pair <command> --help for a command's own)
+  -v, --version  print PAIR's version
+
+Exit status: 0 success, 1 failure (the message says what to do), 2 wrong usage.`;
+}
+
+function usageError(io: CliIo, message: string, usage: string, prefix = "pair"): number {
+  io.stderr(`${prefix}: ${message}\n\n${usage}\n`);
+  return EXIT_USAGE;
+}
+
+function report(io: CliIo, command: Command, error: unknown): number {
+  const prefix = `pair ${command.name}`;
+  if (error instanceof UsageError) return usageError(io, error.message, command.usage, prefix);
+  if (error instanceof CliFailure) {
+    io.stderr(`${prefix}: ${error.message}\n`);
+    return EXIT_FAILURE;
+  }
+  if (error instanceof ConfigError) {
+    const fileMissing = error.problems.every(
+      (p) => p.code === "file_not_found" || p.code === "file_unreadable",
+    );
+    const hint = fileMissing
+      ? "Name a config file that exists with --config FILE (or $PAIR_CONFIG), or leave both out for the defaults."
+      : "Fix the config file and run the command again.";
+    io.stderr(`${prefix}: ${error.message}\n${hint}\n`);
+    return EXIT_FAILURE;
+  }
+  const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  io.stderr(`${prefix}: unexpected error (a bug in PAIR; please report it with this text):\n${text}\n`);
+  return EXIT_FAILURE;
+}
+
+export async function main(argv: readonly string[], io: Partial<CliIo> = {}): Promise<number> {
+  const cli = processIo(io);
+  const [first, ...rest] = argv;
+  if (first === undefined) return usageError(cli, "no command given", globalUsage());
+  if (first === "--help" || first === "-h" || first === "help") {
+    const topic = first === "help" ? rest[0] : undefined;
+    const command = COMMANDS.find((c) => c.name === topic);
+    if (topic !== undefined && command === undefined)
+      return usageError(cli, `no help for unknown command "${topic}"`, globalUsage());
+    cli.stdout(`${command?.usage ?? globalUsage()}\n`);
+    return EXIT_OK;
+  }
+  if (first === "--version" || first === "-v") {
+    cli.stdout(`pair ${PAIR_VERSION}\n`);
+    return EXIT_OK;
+  }
+  const command = COMMANDS.find((c) => c.name === first);
+  if (command === undefined) {
+    const what = first.startsWith("-") ? `unknown option "${first}"` : `unknown command "${first}"`;
+    return usageError(cli, what, globalUsage());
+  }
+  if (asksForHelp(rest)) {
+    cli.stdout(`${command.usage}\n`);
+    return EXIT_OK;
+  }
+  try {
+    return await command.run(rest, cli);
+  } catch (error) {
+    return report(cli, command, error);
+  }
+}
