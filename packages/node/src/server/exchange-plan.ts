@@ -200,173 +200,141 @@ function ndjsonToSse(translator: Translator<never, unknown>, counts: TokenCounts
   };
 }
 
-function openAIClientOnOllamaEngine(ctx: PlanContext): DialectResult<ExchangePlan> {
-  const created = Math.floor(ctx.startedMs / 1000);
-  const model = ctx.request.model;
-  const base = {
-    passthrough: false,
-    translateError: (status: number, upstream: unknown) => ollamaErrorToOpenAI(status, upstream, ctx.node),
+const NO_RELAY = (): StreamRelay => ({ push: () => "", end: () => "" });
+
+interface Upstream {
+  readonly path: string;
+  readonly body: unknown;
+  readonly stream: boolean;
+}
+
+interface Side {
+  readonly translateError: ExchangePlan["translateError"];
+  readonly contentType: (stream: boolean) => string;
+  readonly enginePath: (path: string) => string;
+}
+
+/** A translated plan from a translated request and the two reply translations. */
+function translated(
+  up: DialectResult<Upstream>,
+  side: Side,
+  translateJson: ExchangePlan["translateJson"],
+  relay: ExchangePlan["relay"] = NO_RELAY,
+): DialectResult<ExchangePlan> {
+  if (!up.ok) return up;
+  const { path, body, stream } = up.value;
+  return {
+    ok: true,
+    value: {
+      passthrough: false,
+      translateError: side.translateError,
+      enginePath: side.enginePath(path),
+      body: JSON.stringify(body),
+      stream,
+      contentType: side.contentType(stream),
+      translateJson,
+      relay,
+    },
   };
+}
+
+function notARoute(route: string, dialect: string): DialectResult<ExchangePlan> {
+  return {
+    ok: false,
+    error: { code: "invalid_request", message: `${route} is not an ${dialect} route`, path: "" },
+  };
+}
+
+function openAIClientOnOllamaEngine(ctx: PlanContext): DialectResult<ExchangePlan> {
+  const model = ctx.request.model;
+  const side: Side = {
+    translateError: (status, upstream) => ollamaErrorToOpenAI(status, upstream, ctx.node),
+    contentType: (stream) => (stream ? SSE_CONTENT_TYPE : "application/json"),
+    enginePath: (path) => path,
+  };
+  const stream = (includeUsage: boolean) => ({
+    id: ctx.id,
+    model,
+    created: Math.floor(ctx.startedMs / 1000),
+    includeUsage,
+    node: ctx.node,
+  });
+  const reply = (nowMs: number) => ({ id: ctx.id, model, created: Math.floor(nowMs / 1000) });
   switch (ctx.route) {
     case "/v1/chat/completions": {
       const req = ctx.request as DialectRequests["/v1/chat/completions"];
-      const up = openAIChatToOllama(req);
-      if (!up.ok) return up;
-      const includeUsage = req.stream_options?.include_usage === true;
-      return {
-        ok: true,
-        value: {
-          ...base,
-          enginePath: up.value.path,
-          body: JSON.stringify(up.value.body),
-          stream: up.value.stream,
-          contentType: up.value.stream ? SSE_CONTENT_TYPE : "application/json",
-          translateJson: (u, nowMs) =>
-            ollamaChatToOpenAIChat(u as never, { id: ctx.id, model, created: Math.floor(nowMs / 1000) }),
-          relay: (_nowMs, counts) =>
-            ndjsonToSse(
-              new OllamaToOpenAIChatStream({ id: ctx.id, model, created, includeUsage, node: ctx.node }),
-              counts,
-            ),
-        },
-      };
+      const usage = req.stream_options?.include_usage === true;
+      return translated(
+        openAIChatToOllama(req),
+        side,
+        (u, nowMs) => ollamaChatToOpenAIChat(u as never, reply(nowMs)),
+        (_nowMs, counts) => ndjsonToSse(new OllamaToOpenAIChatStream(stream(usage)), counts),
+      );
     }
     case "/v1/completions": {
       const req = ctx.request as DialectRequests["/v1/completions"];
-      const up = openAICompletionToOllama(req);
-      if (!up.ok) return up;
-      const includeUsage = req.stream_options?.include_usage === true;
-      return {
-        ok: true,
-        value: {
-          ...base,
-          enginePath: up.value.path,
-          body: JSON.stringify(up.value.body),
-          stream: up.value.stream,
-          contentType: up.value.stream ? SSE_CONTENT_TYPE : "application/json",
-          translateJson: (u, nowMs) =>
-            ollamaGenerateToOpenAICompletion(u as never, {
-              id: ctx.id,
-              model,
-              created: Math.floor(nowMs / 1000),
-            }),
-          relay: (_nowMs, counts) =>
-            ndjsonToSse(
-              new OllamaToOpenAICompletionStream({
-                id: ctx.id,
-                model,
-                created,
-                includeUsage,
-                node: ctx.node,
-              }),
-              counts,
-            ),
-        },
-      };
+      const usage = req.stream_options?.include_usage === true;
+      return translated(
+        openAICompletionToOllama(req),
+        side,
+        (u, nowMs) => ollamaGenerateToOpenAICompletion(u as never, reply(nowMs)),
+        (_nowMs, counts) => ndjsonToSse(new OllamaToOpenAICompletionStream(stream(usage)), counts),
+      );
     }
     case "/v1/embeddings": {
       const req = ctx.request as DialectRequests["/v1/embeddings"];
-      const up = openAIEmbeddingToOllama(req);
-      if (!up.ok) return up;
-      return {
-        ok: true,
-        value: {
-          ...base,
-          enginePath: up.value.path,
-          body: JSON.stringify(up.value.body),
-          stream: false,
-          contentType: "application/json",
-          translateJson: (u) =>
-            ollamaEmbedToOpenAIEmbedding(u as never, {
-              model,
-              ...(req.encoding_format === undefined ? {} : { encodingFormat: req.encoding_format }),
-            }),
-          relay: () => ({ push: () => "", end: () => "" }),
-        },
-      };
+      const format = req.encoding_format === undefined ? {} : { encodingFormat: req.encoding_format };
+      return translated(openAIEmbeddingToOllama(req), side, (u) =>
+        ollamaEmbedToOpenAIEmbedding(u as never, { model, ...format }),
+      );
     }
     default:
-      return {
-        ok: false,
-        error: { code: "invalid_request", message: `${ctx.route} is not an OpenAI route`, path: "" },
-      };
+      return notARoute(ctx.route, "OpenAI");
   }
 }
 
 function ollamaClientOnOpenAIEngine(ctx: PlanContext): DialectResult<ExchangePlan> {
   const model = ctx.request.model;
-  const base = {
-    passthrough: false,
-    translateError: (status: number, upstream: unknown) => openAIErrorToOllama(status, upstream, ctx.node),
+  const side: Side = {
+    translateError: (status, upstream) => openAIErrorToOllama(status, upstream, ctx.node),
+    contentType: (stream) => (stream ? "application/x-ndjson" : "application/json"),
+    enginePath: stripV1,
   };
-  const replyCtx = (nowMs: number) => ({ model, nowMs, startedMs: ctx.startedMs });
+  const reply = (nowMs: number) => ({ model, nowMs, startedMs: ctx.startedMs });
+  const stream = (nowMs: number) => ({ model, nowMs, node: ctx.node });
   switch (ctx.route) {
-    case "/api/chat": {
-      const up = ollamaChatToOpenAI(ctx.request as DialectRequests["/api/chat"]);
-      if (!up.ok) return up;
-      return {
-        ok: true,
-        value: {
-          ...base,
-          enginePath: stripV1(up.value.path),
-          body: JSON.stringify(up.value.body),
-          stream: up.value.stream,
-          contentType: "application/x-ndjson",
-          translateJson: (u, nowMs) => openAIChatToOllamaChat(u as never, replyCtx(nowMs)),
-          relay: (nowMs, counts) =>
-            sseToNdjson(new OpenAIToOllamaChatStream({ model, nowMs, node: ctx.node }), counts),
-        },
-      };
-    }
+    case "/api/chat":
+      return translated(
+        ollamaChatToOpenAI(ctx.request as DialectRequests["/api/chat"]),
+        side,
+        (u, nowMs) => openAIChatToOllamaChat(u as never, reply(nowMs)),
+        (nowMs, counts) => sseToNdjson(new OpenAIToOllamaChatStream(stream(nowMs)), counts),
+      );
     case "/api/generate": {
       const up = ollamaGenerateToOpenAI(ctx.request as DialectRequests["/api/generate"]);
-      if (!up.ok) return up;
-      const viaChat = up.value.path === "/v1/chat/completions";
-      return {
-        ok: true,
-        value: {
-          ...base,
-          enginePath: stripV1(up.value.path),
-          body: JSON.stringify(up.value.body),
-          stream: up.value.stream,
-          contentType: "application/x-ndjson",
-          translateJson: (u, nowMs) =>
-            viaChat
-              ? openAIChatToOllamaGenerate(u as never, replyCtx(nowMs))
-              : openAICompletionToOllamaGenerate(u as never, replyCtx(nowMs)),
-          relay: (nowMs, counts) =>
-            sseToNdjson(new OpenAIToOllamaGenerateStream({ model, nowMs, node: ctx.node }), counts),
-        },
-      };
+      const viaChat = up.ok && up.value.path === "/v1/chat/completions";
+      return translated(
+        up,
+        side,
+        (u, nowMs) =>
+          viaChat
+            ? openAIChatToOllamaGenerate(u as never, reply(nowMs))
+            : openAICompletionToOllamaGenerate(u as never, reply(nowMs)),
+        (nowMs, counts) => sseToNdjson(new OpenAIToOllamaGenerateStream(stream(nowMs)), counts),
+      );
     }
     case "/api/embed":
-    case "/api/embeddings": {
-      const legacy = ctx.route === "/api/embeddings";
-      const up = legacy
-        ? ollamaEmbeddingsToOpenAI(ctx.request as DialectRequests["/api/embeddings"])
-        : ollamaEmbedToOpenAI(ctx.request as DialectRequests["/api/embed"]);
-      if (!up.ok) return up;
-      return {
-        ok: true,
-        value: {
-          ...base,
-          enginePath: stripV1(up.value.path),
-          body: JSON.stringify(up.value.body),
-          stream: false,
-          contentType: "application/json",
-          translateJson: (u, nowMs) =>
-            legacy
-              ? openAIEmbeddingToOllamaEmbeddings(u as never)
-              : openAIEmbeddingToOllamaEmbed(u as never, replyCtx(nowMs)),
-          relay: () => ({ push: () => "", end: () => "" }),
-        },
-      };
-    }
+      return translated(ollamaEmbedToOpenAI(ctx.request as DialectRequests["/api/embed"]), side, (u, nowMs) =>
+        openAIEmbeddingToOllamaEmbed(u as never, reply(nowMs)),
+      );
+    case "/api/embeddings":
+      return translated(
+        ollamaEmbeddingsToOpenAI(ctx.request as DialectRequests["/api/embeddings"]),
+        side,
+        (u) => openAIEmbeddingToOllamaEmbeddings(u as never),
+      );
     default:
-      return {
-        ok: false,
-        error: { code: "invalid_request", message: `${ctx.route} is not an Ollama route`, path: "" },
-      };
+      return notARoute(ctx.route, "Ollama");
   }
 }
 
