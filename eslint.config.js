@@ -83,7 +83,7 @@ export default tseslint.config(
     },
   })),
   {
-    files: ["packages/provision/src/**/*.ts", "packages/ledger/src/**/*.ts"],
+    files: ["packages/provision/src/**/*.ts", "packages/ledger/src/**/*.ts", "packages/node/src/pairing/**/*.ts"],
     rules: { "no-restricted-syntax": ["error", ...pureCoreSyntax] },
   },
   {
