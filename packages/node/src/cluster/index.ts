@@ -1,0 +1,58 @@
+/**
+ * The cluster's trust layer: the node's identity (key pair, self-signed certificate, node id), the
+ * pinned peers (peers.json), the mTLS peer server and the pinned peer client. The public face of
+ * this folder; pairing, discovery, inventory and forwarding build on it.
+ * Must not know: the config file, routes, the scheduler.
+ */
+
+export { CLUSTER_ERROR_CODES, ClusterError, type ClusterErrorCode } from "./cluster-error.js";
+export {
+  CERT_BACKDATE_MS,
+  CERT_VALIDITY_MS,
+  IDENTITY_CERT_FILE,
+  IDENTITY_KEY_FILE,
+  loadOrCreateIdentity,
+  type IdentityOptions,
+  type NodeIdentity,
+} from "./identity.js";
+export {
+  NODE_ID_LENGTH_CHARS,
+  fingerprintOfDer,
+  nodeIdOfPublicKey,
+  readNodeCertificate,
+  type NodeCertificate,
+  type NodeCertificateResult,
+} from "./node-certificate.js";
+export {
+  MAX_PINNED_PEERS,
+  MAX_REVOKED_PEERS_KEPT,
+  PEERS_FILE,
+  openPinnedPeers,
+  type PinnedPeers,
+  type PeersChange,
+  type PinRequest,
+  type PinResult,
+  type PinnedPeer,
+  type PinnedPeerView,
+  type PinnedPeersOptions,
+  type RevokeResult,
+} from "./pinned-peers.js";
+export {
+  DEFAULT_PEER_SERVER_LIMITS,
+  PEER_SERVER_CHANNEL,
+  startPeerServer,
+  type AuthenticatedPeer,
+  type PeerHandler,
+  type PeerServer,
+  type PeerServerEvent,
+  type PeerServerLimits,
+  type PeerServerOptions,
+} from "./peer-server.js";
+export {
+  DEFAULT_PEER_AGENT_LIMITS,
+  createPeerAgent,
+  pinnedServerIdentity,
+  type PeerAgentLimits,
+  type PeerAgentOptions,
+} from "./peer-client.js";
+export { Redacted } from "./redacted.js";

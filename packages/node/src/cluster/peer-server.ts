@@ -1,0 +1,233 @@
+/**
+ * The peer port (`cluster_listen`, default 14323): HTTPS over TLS 1.3 only, a client certificate
+ * required and verified against the pinned, non-revoked peer certificates (each self-signed, so
+ * each its own trust anchor). Defence in depth: the certificate a connection presents must also be a
+ * pin by fingerprint — checked when the handshake completes, before HTTP reads anything, and again
+ * at every request. `syncPins()` re-applies the pinned set to the TLS context and closes the open
+ * connections of peers no longer pinned; it is level-triggered, so calling it too often is harmless.
+ * Refusals and closings are published on the diagnostics channel `PEER_SERVER_CHANNEL`.
+ * Must not know: routes (the handler's), pairing, discovery, what peers ask for.
+ */
+
+import { channel } from "node:diagnostics_channel";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { createServer, type ServerOptions } from "node:https";
+import type { AddressInfo, Socket } from "node:net";
+import type { PeerCertificate, TLSSocket } from "node:tls";
+import { checkLimit } from "./cluster-error.js";
+import type { NodeIdentity } from "./identity.js";
+import { fingerprintOfDer } from "./node-certificate.js";
+import type { PinnedPeerView } from "./pinned-peers.js";
+
+export const PEER_SERVER_CHANNEL = "pair:cluster:peer-server";
+
+/** The peer a request comes from, authenticated by its pinned certificate. */
+export interface AuthenticatedPeer {
+  readonly nodeId: string;
+  readonly name: string;
+  readonly fingerprint: string;
+}
+
+export type PeerHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  peer: AuthenticatedPeer,
+) => void | Promise<void>;
+
+export interface PeerServerLimits {
+  /** Time for a TLS handshake to complete. */
+  readonly handshakeTimeoutMs: number;
+  /** Time for a request's headers to arrive (at most `requestTimeoutMs`). */
+  readonly headersTimeoutMs: number;
+  /** Time for a whole request (not its response) to arrive. */
+  readonly requestTimeoutMs: number;
+  /** Idle time before a keep-alive connection is closed. */
+  readonly keepAliveTimeoutMs: number;
+  /** Connections open at once, handshakes included. */
+  readonly maxConnections: number;
+}
+
+export const DEFAULT_PEER_SERVER_LIMITS: PeerServerLimits = Object.freeze({
+  handshakeTimeoutMs: 10_000,
+  headersTimeoutMs: 30_000,
+  requestTimeoutMs: 300_000,
+  keepAliveTimeoutMs: 65_000,
+  maxConnections: 1_024,
+});
+
+export interface PeerServerOptions {
+  readonly identity: NodeIdentity;
+  readonly peers: PinnedPeerView;
+  readonly host: string;
+  /** 0: any free port. */
+  readonly port: number;
+  readonly handler: PeerHandler;
+  readonly limits?: Partial<PeerServerLimits>;
+}
+
+export interface PeerServer {
+  readonly host: string;
+  readonly port: number;
+  /** Apply the current pinned set: new TLS context, and close connections of peers no longer pinned. */
+  syncPins(): void;
+  /** Stop listening and close every connection at once (in-flight requests are cut). */
+  close(): Promise<void>;
+}
+
+/** What the peer server publishes on `PEER_SERVER_CHANNEL`. Never key material. */
+export type PeerServerEvent =
+  | {
+      readonly type: "PeerConnectionRefused";
+      readonly reason: "not_pinned" | "handshake_failed";
+      readonly remoteAddress: string | undefined;
+      /** The presented certificate's fingerprint, when one was presented. */
+      readonly fingerprint?: string;
+      /** The TLS error code, for `handshake_failed`. */
+      readonly errorCode?: string;
+    }
+  | { readonly type: "PeerConnectionsClosed"; readonly fingerprint: string; readonly count: number }
+  | { readonly type: "PeerHandlerFailed"; readonly nodeId: string; readonly error: unknown };
+
+const events = channel(PEER_SERVER_CHANNEL);
+
+function publish(event: PeerServerEvent): void {
+  if (events.hasSubscribers) events.publish(event);
+}
+
+export function peerServerLimits(overrides: Partial<PeerServerLimits> = {}): PeerServerLimits {
+  const limits = { ...DEFAULT_PEER_SERVER_LIMITS, ...overrides };
+  const hourMs = 3_600_000;
+  checkLimit("handshakeTimeoutMs", limits.handshakeTimeoutMs, 100, hourMs);
+  checkLimit("requestTimeoutMs", limits.requestTimeoutMs, 100, 24 * hourMs);
+  checkLimit("headersTimeoutMs", limits.headersTimeoutMs, 100, limits.requestTimeoutMs);
+  checkLimit("keepAliveTimeoutMs", limits.keepAliveTimeoutMs, 100, hourMs);
+  checkLimit("maxConnections", limits.maxConnections, 1, 65_536);
+  return Object.freeze(limits);
+}
+
+/** The fingerprint of the certificate the other side presented, if any. */
+function presentedFingerprint(socket: TLSSocket): string | undefined {
+  const raw = (socket.getPeerCertificate() as Partial<PeerCertificate>).raw;
+  return raw instanceof Uint8Array && raw.length > 0 ? fingerprintOfDer(raw) : undefined;
+}
+
+export async function startPeerServer(options: PeerServerOptions): Promise<PeerServer> {
+  const { identity, peers, handler } = options;
+  const limits = peerServerLimits(options.limits);
+  // Always an array: with `ca` absent, Node would trust its bundled public CAs instead.
+  const secureContext = () => ({
+    key: identity.privateKeyPem.reveal(),
+    cert: identity.certPem,
+    ca: peers.active().map((peer) => peer.cert_pem),
+    minVersion: "TLSv1.3" as const,
+  });
+  const serverOptions: ServerOptions = {
+    ...secureContext(),
+    requestCert: true,
+    rejectUnauthorized: true,
+    handshakeTimeout: limits.handshakeTimeoutMs,
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+  };
+
+  /** The fingerprint each admitted connection presented. */
+  const admitted = new WeakMap<Socket, string>();
+  /** Admitted connections by fingerprint, to close a peer's connections when it is no longer pinned. */
+  const live = new Map<string, Set<TLSSocket>>();
+  /** Every TCP connection, handshakes included, for close(). */
+  const sockets = new Set<Socket>();
+
+  const server = createServer(serverOptions, (req, res) => {
+    const fingerprint = admitted.get(req.socket);
+    const pinned = fingerprint === undefined ? undefined : peers.findActive(fingerprint);
+    if (pinned === undefined) {
+      req.socket.destroy();
+      return;
+    }
+    const peer: AuthenticatedPeer = Object.freeze({
+      nodeId: pinned.node_id,
+      name: pinned.name,
+      fingerprint: pinned.fingerprint,
+    });
+    const failed = (error: unknown): void => {
+      publish({ type: "PeerHandlerFailed", nodeId: peer.nodeId, error });
+      if (res.headersSent) res.destroy();
+      else res.writeHead(500, { "content-type": "application/json" }).end('{"error":"internal"}\n');
+    };
+    try {
+      const outcome = handler(req, res, peer);
+      if (outcome instanceof Promise) outcome.catch(failed);
+    } catch (error) {
+      failed(error);
+    }
+  });
+  server.maxConnections = limits.maxConnections;
+
+  server.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
+  // Prepended, so it runs before the HTTP layer is attached to the socket: a refused socket is
+  // destroyed before a single request byte is read.
+  server.prependListener("secureConnection", (socket: TLSSocket) => {
+    const fingerprint = presentedFingerprint(socket);
+    const pinned =
+      socket.authorized && fingerprint !== undefined && peers.findActive(fingerprint) !== undefined;
+    if (!pinned || fingerprint === undefined) {
+      publish({
+        type: "PeerConnectionRefused",
+        reason: "not_pinned",
+        remoteAddress: socket.remoteAddress,
+        ...(fingerprint === undefined ? {} : { fingerprint }),
+      });
+      socket.destroy();
+      return;
+    }
+    admitted.set(socket, fingerprint);
+    const set = live.get(fingerprint) ?? new Set<TLSSocket>();
+    live.set(fingerprint, set.add(socket));
+    socket.once("close", () => {
+      set.delete(socket);
+      if (set.size === 0 && live.get(fingerprint) === set) live.delete(fingerprint);
+    });
+  });
+  server.on("tlsClientError", (error: NodeJS.ErrnoException, socket: TLSSocket) => {
+    publish({
+      type: "PeerConnectionRefused",
+      reason: "handshake_failed",
+      remoteAddress: socket.remoteAddress,
+      ...(error.code === undefined ? {} : { errorCode: error.code }),
+    });
+    socket.destroy();
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+
+  return {
+    host: address.address,
+    port: address.port,
+    syncPins() {
+      server.setSecureContext(secureContext());
+      for (const [fingerprint, set] of live) {
+        if (peers.findActive(fingerprint) !== undefined) continue;
+        publish({ type: "PeerConnectionsClosed", fingerprint, count: set.size });
+        for (const socket of set) socket.destroy();
+        live.delete(fingerprint);
+      }
+    },
+    close() {
+      return new Promise<void>((resolve, reject) => {
+        server.close((error) => (error === undefined ? resolve() : reject(error)));
+        for (const socket of sockets) socket.destroy();
+      });
+    },
+  };
+}
