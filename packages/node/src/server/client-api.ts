@@ -103,8 +103,10 @@ async function routed(
   const fail = (error: PairError, status?: number) => {
     const reply = pairErrorReply(dialect, error);
     sendJson(res, status ?? reply.status, reply.body);
-    deps.metrics.inc("pair_requests_total", "Routed requests by route and outcome.", {
+    deps.metrics.inc("pair_requests_total", "Routed requests by route, model, engine and outcome.", {
       route,
+      model: "unserved",
+      engine: "none",
       outcome: error.code,
     });
   };
@@ -173,19 +175,25 @@ async function routed(
       break;
     }
   }
-  const labels = { route, outcome: outcome.kind === "error" ? outcome.error.code : outcome.kind };
-  deps.metrics.inc("pair_requests_total", "Routed requests by route and outcome.", labels);
+  // Only models some engine serves become label values: a client cannot grow the series without bound.
+  const model = deps.inventory.models().has(workload.model) ? workload.model : "unserved";
+  const series = { route, model, engine: workload.engine ?? "none" };
+  const outcomeLabel = outcome.kind === "error" ? outcome.error.code : outcome.kind;
+  deps.metrics.inc("pair_requests_total", "Routed requests by route, model, engine and outcome.", {
+    ...series,
+    outcome: outcomeLabel,
+  });
   deps.metrics.observe(
     "pair_request_duration_seconds",
     "Time from request to last byte.",
-    { route },
+    series,
     (deps.monoMs() - startedMono) / 1000,
   );
   if (workload.firstByteMs !== undefined)
     deps.metrics.observe(
       "pair_first_byte_seconds",
       "Time from request to the engine's first byte.",
-      { route },
+      series,
       workload.firstByteMs / 1000,
     );
 }

@@ -174,6 +174,13 @@ describe("routing and history", () => {
     const text = await (await fetch(`${c.node.url}/metrics`)).text();
     expect(text).toMatch(/# TYPE pair_requests_total counter/);
     expect(text).toMatch(/pair_engine_up\{engine="vllm-1"\} 1/);
+    expect(text).toMatch(
+      /pair_requests_total\{engine="vllm-1",model="qwen-7b",outcome="completed",route="\/v1\/chat\/completions"\} \d+/,
+    );
+    expect(text).toMatch(
+      /pair_first_byte_seconds_bucket\{engine="vllm-1",model="qwen-7b",route="\/v1\/chat\/completions",le="0.005"\}/,
+    );
+    expect(text).not.toMatch(/model="nope"/);
   });
 });
 
