@@ -1,0 +1,37 @@
+// docs/errors.md is the catalogue users rely on: every code the code can produce is listed there.
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { CLUSTER_ERROR_CODES } from "../../src/cluster/index.js";
+import { CONFIG_PROBLEM_CODES } from "../../src/config/index.js";
+import { PAIR_ERROR_CODES } from "../../src/dialects/index.js";
+import { PAIRING_ERROR_CODES } from "../../src/pairing/index.js";
+
+const doc = readFileSync(new URL("../../../../docs/errors.md", import.meta.url), "utf8");
+const documented = new Set([...doc.matchAll(/^\| `([a-z_-]+)` \|/gm)].map((m) => m[1]!));
+const provision = readFileSync(new URL("../../../provision/src/inputs.ts", import.meta.url), "utf8");
+const refusals = [...provision.matchAll(/code: "([a-z-]+)"/g)].map((m) => m[1]!);
+
+describe("docs/errors.md", () => {
+  it.each([
+    ["HTTP API", Object.keys(PAIR_ERROR_CODES)],
+    ["configuration", [...CONFIG_PROBLEM_CODES]],
+    ["cluster", [...CLUSTER_ERROR_CODES]],
+    ["pairing", [...PAIRING_ERROR_CODES]],
+    ["hosting contract", [...refusals, "illegal-transition"]],
+  ])("lists every %s code", (_area, codes) => {
+    expect(codes.length).toBeGreaterThan(3);
+    for (const code of codes) expect(documented, code).toContain(code);
+  });
+
+  it("lists nothing the code no longer has", () => {
+    const known = new Set<string>([
+      ...Object.keys(PAIR_ERROR_CODES),
+      ...CONFIG_PROBLEM_CODES,
+      ...CLUSTER_ERROR_CODES,
+      ...PAIRING_ERROR_CODES,
+      ...refusals,
+      "illegal-transition",
+    ]);
+    for (const code of documented) expect(known, code).toContain(code);
+  });
+});
