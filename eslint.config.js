@@ -83,7 +83,11 @@ export default tseslint.config(
     },
   })),
   {
-    files: ["packages/provision/src/**/*.ts", "packages/ledger/src/**/*.ts", "packages/node/src/pairing/**/*.ts"],
+    files: [
+      "packages/provision/src/**/*.ts",
+      "packages/ledger/src/**/*.ts",
+      "packages/node/src/pairing/**/*.ts",
+    ],
     rules: { "no-restricted-syntax": ["error", ...pureCoreSyntax] },
   },
   {
