@@ -4,3 +4,4 @@
  */
 
 export * from "./hosting-store.js";
+export * from "./ledger-store.js";
