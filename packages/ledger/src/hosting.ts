@@ -155,9 +155,10 @@ function orphanRecorded(
     const reservation = draft.reservation(binding.reservationId);
     if (reservation === undefined)
       return err({ code: "unknown-reservation", reservationId: binding.reservationId });
-    // Billing since its reported creation; if the provider did not say, since we first saw it.
-    const startedAtMs = Math.min(event.createdAtMs ?? atMs, atMs);
-    const startKnown = event.createdAtMs !== undefined;
+    // Billing since its reported creation; if the provider did not say, since we first saw it. An
+    // orphan found idle (scaled to zero) bills nothing until it is seen charging.
+    const startedAtMs = event.charging ? Math.min(event.createdAtMs ?? atMs, atMs) : atMs;
+    const startKnown = event.createdAtMs !== undefined || !event.charging;
     const episode = draft.putEpisode({
       deploymentId: event.id,
       reservationId: binding.reservationId,
@@ -168,8 +169,8 @@ function orphanRecorded(
       startedAtMs,
       startKnown,
       state: "open",
-      lastObservation: "unknown",
-      run: startRun(startedAtMs, hourlyRate(reservation.pricing)),
+      lastObservation: event.charging ? "unknown" : "idle",
+      ...(event.charging ? { run: startRun(startedAtMs, hourlyRate(reservation.pricing)) } : {}),
       accruedUntilMs: startedAtMs,
       accruedMicroUsd: 0,
     });

@@ -266,6 +266,18 @@ describe("billing episodes from the hosting contract's events", () => {
     expect(ledger.entered()).toBe(26_667);
   });
 
+  it("an orphan found idle (scaled to zero) bills nothing until it is seen charging", () => {
+    const ledger = new Ledger().open();
+    const bind = { reservationId: "res-l4", capabilities: HF_CAPS };
+    const found = orphanEvent("o1", T0 - 2 * HOUR, T0, false);
+    ledger.must({ type: "HostingEventReported", event: found, bind, at: at(T0) });
+    expect(ledger.state.episodes.o1).toMatchObject({ startedAtMs: T0, lastObservation: "idle" });
+    ledger.tick(T0 + 10 * MIN);
+    expect(ledger.entered()).toBe(0);
+    ledger.confirmStopped("o1", T0 + 11 * MIN);
+    expect(ledger.entered()).toBe(0);
+  });
+
   it("refuses events for deployments it cannot bill to anyone", () => {
     const ledger = new Ledger().open();
     expect(

@@ -236,6 +236,8 @@ describe("caps: usd_per_day and usd_per_month", () => {
       key: { provider: "huggingface-endpoint", account: "me", name: "x", incarnation: "1" },
       reason: "orphan",
       createdAtMs: T0 - 2 * HOUR,
+      status: "running",
+      charging: true,
       atMs: T0,
     } as const;
     const d = ledger.must({ type: "HostingEventReported", event, bind, at: at(T0) });

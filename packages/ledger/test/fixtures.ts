@@ -94,8 +94,23 @@ export function dischargedEvent(
   return { type: "ObligationDischarged", id, key: keyOf(id), evidence, atMs };
 }
 
-export function orphanEvent(id: string, createdAtMs: number | undefined, atMs: number): HostingEvent {
-  return { type: "OrphanRecorded", id, key: keyOf(id), reason: "orphan", createdAtMs, atMs };
+export function orphanEvent(
+  id: string,
+  createdAtMs: number | undefined,
+  atMs: number,
+  charging = true,
+): HostingEvent {
+  const status = charging ? "running" : "scaledToZero";
+  return {
+    type: "OrphanRecorded",
+    id,
+    key: keyOf(id),
+    reason: "orphan",
+    createdAtMs,
+    status,
+    charging,
+    atMs,
+  };
 }
 
 /** Applies inputs to a ledger state and keeps everything the decisions produced. */

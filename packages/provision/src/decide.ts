@@ -593,6 +593,8 @@ function recordOrphan(state: HostingState, input: Extract<Input, { type: "Record
     key: report.key,
     reason: input.reason,
     createdAtMs: report.createdAtMs,
+    status: report.status,
+    charging,
     atMs: at.wallMs,
   });
   draft.events.push({

@@ -212,6 +212,9 @@ export type HostingEvent =
       readonly key: ResourceKey;
       readonly reason: "orphan" | "billing-after-stop";
       readonly createdAtMs: number | undefined;
+      /** The provider's state word when found, and whether that state charges (as in ResourceObserved). */
+      readonly status: string | undefined;
+      readonly charging: boolean;
       readonly atMs: number;
     };
 

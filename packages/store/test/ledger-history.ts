@@ -113,6 +113,8 @@ export function script(): LedgerInput[] {
         key: key("o1"),
         reason: "orphan",
         createdAtMs: T0 - 30 * MIN,
+        status: "running",
+        charging: true,
         atMs: T0 + 13 * MIN,
       },
       bind: { reservationId: "res-l4", capabilities: CAPS },
