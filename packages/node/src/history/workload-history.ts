@@ -1,9 +1,11 @@
 /**
  * The Jobs list and the workload history. A workload is one routed request: who asked (origin node,
  * requester), what for (model, route), who served it (node, engine, sponsor, off-LAN), how it went
- * (status, first-byte latency, duration, tokens, estimated cost). Running workloads live in memory
- * and in SQLite (so a crash leaves a trace: rows still `running` at start become `interrupted`);
- * prompt and completion text are never given to this module. Retention is bounded in rows and days.
+ * (status, first-byte latency, duration, tokens, estimated cost). Running workloads live in memory;
+ * rows reach SQLite in batches off the request path (one transaction every `flushIntervalMs` or
+ * `maxBatch` rows), so a crash loses at most that window — rows still `running` at the next start
+ * become `interrupted`. Prompt and completion text are never given to this module. Retention is
+ * bounded in rows and days, pruned on a timer by an indexed cutoff.
  * Must not know: HTTP, dialects, scheduling.
  */
 
@@ -84,6 +86,12 @@ export interface HistoryOptions {
   readonly maxDays: number;
   /** Wall clock, epoch ms. */
   readonly nowMs: () => number;
+  /** Write queued rows at least this often (0: only on flush(), history() and close()). */
+  readonly flushIntervalMs?: number;
+  /** Write at once when this many rows are queued. */
+  readonly maxBatch?: number;
+  /** Prune this often (0: only on prune()). */
+  readonly pruneIntervalMs?: number;
 }
 
 interface Row {
@@ -136,8 +144,12 @@ export class WorkloadHistory {
   readonly #upsert: Database.Statement;
   readonly #finishedSince: Database.Statement<[number, number], Row>;
   readonly #pruneDays: Database.Statement<[number]>;
-  readonly #pruneRows: Database.Statement<[number]>;
-  #sincePrune = 0;
+  readonly #cutoffRow: Database.Statement<[number], { started_at_ms: number }>;
+  readonly #writeBatch: (rows: readonly Workload[]) => void;
+  /** Rows to write, by id: the latest state of each wins. */
+  readonly #queued = new Map<string, Workload>();
+  readonly #timers: NodeJS.Timeout[] = [];
+  readonly #maxBatch: number;
 
   constructor(options: HistoryOptions) {
     if (!Number.isInteger(options.maxRows) || options.maxRows < 1)
@@ -163,10 +175,26 @@ export class WorkloadHistory {
     this.#pruneDays = this.#db.prepare(
       "DELETE FROM workloads WHERE status != 'running' AND started_at_ms < ?",
     );
-    this.#pruneRows = this.#db.prepare(
-      `DELETE FROM workloads WHERE status != 'running' AND id NOT IN
-         (SELECT id FROM workloads WHERE status != 'running' ORDER BY started_at_ms DESC, id DESC LIMIT ?)`,
+    this.#cutoffRow = this.#db.prepare(
+      "SELECT started_at_ms FROM workloads WHERE status != 'running' ORDER BY started_at_ms DESC LIMIT 1 OFFSET ?",
     );
+    this.#writeBatch = this.#db.transaction((rows: readonly Workload[]) => {
+      for (const w of rows) this.#write(w);
+    });
+    this.#maxBatch = options.maxBatch ?? 512;
+    if (!Number.isInteger(this.#maxBatch) || this.#maxBatch < 1)
+      throw new RangeError("maxBatch: must be an integer >= 1");
+    const every = (ms: number | undefined, fallback: number, fn: () => void) => {
+      const interval = ms ?? fallback;
+      if (!(interval >= 0)) throw new RangeError("intervals: must be >= 0");
+      if (interval > 0) {
+        const t = setInterval(fn, interval);
+        t.unref();
+        this.#timers.push(t);
+      }
+    };
+    every(options.flushIntervalMs, 250, () => this.flush());
+    every(options.pruneIntervalMs, 60_000, () => this.prune());
     // A previous process died with these running: they did not complete.
     this.#db.prepare("UPDATE workloads SET status = 'interrupted' WHERE status = 'running'").run();
     this.prune();
@@ -175,7 +203,7 @@ export class WorkloadHistory {
   begin(w: Omit<Workload, "status" | "estCostMicroUsd" | "offLan"> & { offLan?: boolean }): Workload {
     const workload: Workload = { ...w, offLan: w.offLan ?? false, status: "running", estCostMicroUsd: 0 };
     this.#running.set(workload.id, workload);
-    this.#write(workload);
+    this.#enqueue(workload);
     return workload;
   }
 
@@ -188,8 +216,15 @@ export class WorkloadHistory {
     workload.durationMs = Math.max(0, this.#o.nowMs() - workload.startedAtMs);
     if (errorCode !== undefined) workload.errorCode = errorCode;
     this.#running.delete(workload.id);
-    this.#write(workload);
-    if (++this.#sincePrune >= 100) this.prune();
+    this.#enqueue(workload);
+  }
+
+  /** Write every queued row now, in one transaction. */
+  flush(): void {
+    if (this.#queued.size === 0) return;
+    const rows = [...this.#queued.values()].map((w) => ({ ...w }));
+    this.#queued.clear();
+    this.#writeBatch(rows);
   }
 
   running(): Workload[] {
@@ -199,17 +234,27 @@ export class WorkloadHistory {
   /** Finished workloads, newest first. */
   history(options: { sinceMs?: number; limit?: number } = {}): Workload[] {
     const limit = Math.min(Math.max(1, options.limit ?? 1000), 100_000);
+    this.flush();
     return this.#finishedSince.all(options.sinceMs ?? 0, limit).map(fromRow);
   }
 
+  /** Drop finished rows older than maxDays, then all but the newest maxRows (by an indexed cutoff). */
   prune(): void {
-    this.#sincePrune = 0;
-    this.#pruneDays.run(this.#o.nowMs() - this.#o.maxDays * 86_400_000);
-    this.#pruneRows.run(this.#o.maxRows);
+    this.flush();
+    const cutoffByAge = this.#o.nowMs() - this.#o.maxDays * 86_400_000;
+    const nth = this.#cutoffRow.get(this.#o.maxRows - 1)?.started_at_ms;
+    this.#pruneDays.run(nth === undefined ? cutoffByAge : Math.max(cutoffByAge, nth));
   }
 
   close(): void {
+    for (const t of this.#timers) clearInterval(t);
+    this.flush();
     this.#db.close();
+  }
+
+  #enqueue(w: Workload): void {
+    this.#queued.set(w.id, w);
+    if (this.#queued.size >= this.#maxBatch) this.flush();
   }
 
   #write(w: Workload): void {

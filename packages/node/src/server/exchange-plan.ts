@@ -111,23 +111,40 @@ function passthroughPlan(ctx: PlanContext, stream: boolean): ExchangePlan {
   };
 }
 
-/** A relay that forwards nothing itself but watches the engine's stream for token counts. */
+/** How many of the last raw chunks a pass-through keeps to read the final counts from. */
+const TAIL_CHUNKS = 4;
+
+/**
+ * A relay that forwards nothing itself and does almost nothing per chunk: it keeps references to the
+ * last few chunks, and at the end decodes only those, where the final usage chunk (OpenAI) or the
+ * `done` object (Ollama) is. The bytes the client gets are the engine's, untouched.
+ */
 function watcher(openai: boolean, counts: TokenCounts): StreamRelay {
-  const sse = openai ? new SseDecoder() : undefined;
-  const nd = openai ? undefined : new NdjsonDecoder();
-  const see = (items: readonly unknown[]) => items.forEach((item) => countTokens(item, counts));
+  const tail: Uint8Array[] = [];
   return {
     push(chunk) {
-      if (sse !== undefined) {
-        const r = sse.push(chunk);
-        if (r.ok) for (const e of r.value) if (e.data.includes("usage")) see([readJson(e.data)]);
-      } else if (nd !== undefined) {
-        const r = nd.push(chunk);
-        if (r.ok) see(r.value);
+      tail.push(chunk);
+      if (tail.length > TAIL_CHUNKS) tail.shift();
+      return "";
+    },
+    end() {
+      const text = Buffer.concat(tail).toString("utf8");
+      // Start at a frame boundary: the first chunk kept may begin mid-event.
+      const boundary = openai ? text.indexOf("\n\n") : text.indexOf("\n");
+      const framed = boundary < 0 ? text : text.slice(boundary + (openai ? 2 : 1));
+      const bytes = new TextEncoder().encode(framed);
+      if (openai) {
+        const decoder = new SseDecoder();
+        for (const r of [decoder.push(bytes), decoder.end()])
+          if (r.ok)
+            for (const e of r.value) if (e.data.includes('"usage"')) countTokens(readJson(e.data), counts);
+      } else {
+        const decoder = new NdjsonDecoder();
+        for (const r of [decoder.push(bytes), decoder.end()])
+          if (r.ok) for (const v of r.value) countTokens(v, counts);
       }
       return "";
     },
-    end: () => "",
   };
 }
 

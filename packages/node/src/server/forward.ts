@@ -206,8 +206,8 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: EngineSt
       return { kind: "done", outcome: { kind: "completed" } };
     }
 
+    // The headers leave with the first chunk, in one write.
     fr.res.writeHead(200, headers);
-    fr.res.flushHeaders();
     const relay = p.relay(deps.nowMs(), counts);
     const write = async (data: Buffer | string): Promise<boolean> => {
       if (data.length === 0) return true;

@@ -184,6 +184,28 @@ describe("routing and history", () => {
   });
 });
 
+describe("token counts", () => {
+  it("reads them from pass-through streams of both dialects", async () => {
+    const oa = await openai().chat.completions.create({
+      model: "qwen-7b",
+      messages: [{ role: "user", content: "count-openai" }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    for await (const _ of oa) void _;
+    const ol = await ollama().chat({
+      model: "llama3.2:latest",
+      messages: [{ role: "user", content: "count-ollama" }],
+      stream: true,
+    });
+    for await (const _ of ol) void _;
+    const rows = c.node.history.history({ limit: 5 });
+    const byEngine = (engine: string) => rows.find((r) => r.engine === engine);
+    expect(byEngine("vllm-1")).toMatchObject({ tokensOut: 8 });
+    expect(byEngine("ollama-1")).toMatchObject({ tokensOut: 8 });
+  });
+});
+
 describe("ollama run support", () => {
   it("answers /api/show for a served model and 404 for another", async () => {
     const ok = await fetch(`${c.node.url}/api/show`, {
