@@ -46,6 +46,7 @@ export function engineUrl(spec: EngineSpec, path: string): URL {
 export class EngineInventory {
   readonly #o: InventoryOptions;
   #states: EngineState[];
+  #models: ReadonlyMap<string, readonly string[]> | undefined;
   #timer: NodeJS.Timeout | undefined;
   #probing: Promise<void> | undefined;
 
@@ -75,11 +76,13 @@ export class EngineInventory {
     return this.#states.filter((s) => s.healthy && s.models.includes(model));
   }
 
-  /** Every model some healthy engine serves, with the engines serving it. */
-  models(): Map<string, string[]> {
+  /** Every model some healthy engine serves, with the engines serving it (rebuilt only on change). */
+  models(): ReadonlyMap<string, readonly string[]> {
+    if (this.#models !== undefined) return this.#models;
     const out = new Map<string, string[]>();
     for (const s of this.#states)
       if (s.healthy) for (const m of s.models) out.set(m, [...(out.get(m) ?? []), s.spec.name]);
+    this.#models = out;
     return out;
   }
 
@@ -104,6 +107,7 @@ export class EngineInventory {
         );
       });
       this.#states = next;
+      if (changed) this.#models = undefined;
       this.#probing = undefined;
       if (changed) this.#o.onChange?.(next);
     });
