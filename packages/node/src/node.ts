@@ -1,7 +1,7 @@
 /**
- * One PAIR node, assembled: engines inventory, scheduler, workload history, metrics and the client
- * port. `startNode` listens and probes; `close` stops accepting, lets streams in flight finish
- * within a bound, then ends what is left.
+ * One PAIR node, assembled: engines inventory, scheduler, workload history, metrics, API keys and
+ * the client port. `startNode` listens and probes; `close` stops accepting, lets streams in flight
+ * finish within a bound, then ends what is left. A `listen` beyond loopback needs an active API key.
  * Must not know: command-line parsing, where the config came from.
  */
 
@@ -9,7 +9,14 @@ import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { join } from "node:path";
 import { Agent, type Dispatcher } from "undici";
-import { isLoopbackHost, type PairConfig } from "./config/index.js";
+import {
+  ApiKeyVerifier,
+  authenticateClient,
+  SOCKET_LOOPBACK_POLICY,
+  type LoopbackPolicy,
+} from "./auth/index.js";
+import { startClusterNode, type ClusterNode } from "./cluster-node/index.js";
+import { formatHostPort, type PairConfig } from "./config/index.js";
 import { EngineInventory } from "./engines/engine-inventory.js";
 import { WorkloadHistory } from "./history/workload-history.js";
 import { Metrics } from "./observability/metrics.js";
@@ -23,6 +30,8 @@ export interface NodeOptions {
   readonly config: PairConfig;
   /** Listen on this port instead of the configured one (0: any free port). */
   readonly portOverride?: number;
+  /** The cluster port instead of the configured `cluster_listen` port (0: any free port). */
+  readonly clusterPortOverride?: number;
   readonly dispatcher?: Dispatcher;
   readonly log?: (line: string) => void;
   /** Largest request body accepted. */
@@ -32,6 +41,8 @@ export interface NodeOptions {
   readonly maxQueueWaitMs?: number;
   /** Extra fields for the status route (the config file path, …). */
   readonly statusExtras?: Record<string, unknown>;
+  /** What counts as this machine, for the listen host and for each caller (tests pretend). */
+  readonly loopback?: LoopbackPolicy;
 }
 
 export interface RunningNode {
@@ -42,14 +53,19 @@ export interface RunningNode {
   readonly adminToken: string;
   readonly inventory: EngineInventory;
   readonly history: WorkloadHistory;
+  /** Identity, pinned peers, pairing and the cluster port (`cluster.port`). */
+  readonly cluster: ClusterNode;
   /** Stop accepting, wait up to `graceMs` for requests in flight, then end the rest. */
   close(graceMs?: number): Promise<void>;
 }
 
+/** Stable codes of a refused start. Scripts and tests match on these; add freely, never rename. */
+export const LISTEN_ERROR_CODES = ["port_in_use", "listen_failed", "auth_required"] as const;
+
 export class ListenError extends Error {
   override readonly name = "ListenError";
   constructor(
-    readonly code: "port_in_use" | "listen_failed" | "auth_required",
+    readonly code: (typeof LISTEN_ERROR_CODES)[number],
     message: string,
   ) {
     super(message);
@@ -58,15 +74,27 @@ export class ListenError extends Error {
 
 export async function startNode(options: NodeOptions): Promise<RunningNode> {
   const { config } = options;
-  // Listening beyond loopback requires authentication; API keys are not implemented yet, so refuse.
-  if (!isLoopbackHost(config.node.listen.host))
-    throw new ListenError(
-      "auth_required",
-      `node.listen ${config.node.listen.host}: listening beyond loopback needs API keys, which this version of PAIR ` +
-        "does not check yet; listen on 127.0.0.1 (the default) and reach other machines through paired nodes",
-    );
   const log = options.log ?? (() => undefined);
   const dataDir = config.node.dataDir;
+  const loopback = options.loopback ?? SOCKET_LOOPBACK_POLICY;
+  // Reads <data_dir>/api-keys.json (throws ApiKeyError if it is unreadable or others may write it).
+  const apiKeys = new ApiKeyVerifier({
+    dataDir,
+    onError: (error) => log(`API keys: ${error.message} — no API key is accepted until this is fixed`),
+  });
+  const beyondLoopback = !loopback.isLoopbackHost(config.node.listen.host);
+  if (beyondLoopback && apiKeys.activeIds().length === 0)
+    throw new ListenError(
+      "auth_required",
+      `node.listen ${config.node.listen.host}: auth_required: this address is beyond loopback, so callers ` +
+        `from other machines must send an API key, and ${dataDir} holds no active one: create one with ` +
+        "`pair apikey create ID` (with the same --config), or listen on 127.0.0.1",
+    );
+  if (config.node.apiKeys.length > 0)
+    log(
+      "node.api_keys in the config is not used: API keys live hashed in the data dir " +
+        "(`pair apikey create ID`, `pair apikey list`)",
+    );
   const adminToken = ensureAdminToken(dataDir);
   const sockets = new Set<Socket>();
   // Bind first: a second node on the same port fails here, before it touches the data dir's history.
@@ -88,9 +116,18 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
       adminToken,
       maxBodyBytes: options.maxBodyBytes ?? 16 * 1024 * 1024,
       version: PAIR_VERSION,
+      cluster,
+      authenticate: (req) =>
+        authenticateClient(apiKeys, loopback, {
+          remoteAddress: req.socket.remoteAddress,
+          authorization: req.headers.authorization,
+        }),
       statusExtras: () => ({
         listen: `${config.node.listen.host}:${(server.address() as AddressInfo).port}`,
         data_dir: dataDir,
+        node_id: cluster.identity.nodeId,
+        cluster_listen: formatHostPort({ host: cluster.host, port: cluster.port }),
+        peers: cluster.pairedPeers(),
         ...options.statusExtras,
       }),
     });
@@ -116,6 +153,10 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
       );
     });
     server.listen(port, host, () => resolve());
+  });
+  const cluster = await startCluster(config, options.clusterPortOverride, log).catch((error: unknown) => {
+    server.close();
+    throw error;
   });
   const dispatcher =
     options.dispatcher ??
@@ -164,6 +205,11 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
   const shownHost = host.includes(":") ? `[${host}]` : host;
   const url = `http://${shownHost}:${address().port}`;
   log(`node ${config.node.name} listening on ${url}`);
+  if (beyondLoopback)
+    log(
+      `callers from other machines need an API key (${apiKeys.activeIds().length} active; ` +
+        "`pair apikey list`); callers on this machine do not",
+    );
 
   let closing: Promise<void> | undefined;
   return {
@@ -174,6 +220,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     adminToken,
     inventory,
     history,
+    cluster,
     close: (graceMs = 10_000) =>
       (closing ??= (async () => {
         inventory.stop();
@@ -184,8 +231,39 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
           await new Promise((r) => setTimeout(r, 25));
         for (const s of sockets) s.destroy();
         await closed;
+        await cluster.close();
         history.close();
         if (options.dispatcher === undefined) await dispatcher.close();
       })()),
   };
+}
+
+/** The cluster side (cluster-node/) on `cluster_listen`, its listen errors told as ListenError. */
+async function startCluster(
+  config: PairConfig,
+  portOverride: number | undefined,
+  log: (line: string) => void,
+): Promise<ClusterNode> {
+  const { host } = config.node.clusterListen;
+  const port = portOverride ?? config.node.clusterListen.port;
+  const shown = `node.cluster_listen ${formatHostPort({ host, port })}`;
+  try {
+    return await startClusterNode({
+      name: config.node.name,
+      dataDir: config.node.dataDir,
+      listen: { host, port },
+      log,
+    });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EADDRINUSE")
+      throw new ListenError(
+        "port_in_use",
+        `${shown} is already in use — is another PAIR node running on this machine? Stop it, or set ` +
+          "node.cluster_listen to a free port",
+      );
+    if (code === "EADDRNOTAVAIL" || code === "EACCES")
+      throw new ListenError("listen_failed", `cannot listen on ${shown}: ${(error as Error).message}`);
+    throw error;
+  }
 }

@@ -1,8 +1,9 @@
 /**
  * The CLI's side of the admin API (`/pair/v1/…` on the client port): which node to ask (the
  * config's `node.listen`; a wildcard address is asked on loopback), the bearer token from
- * `<data_dir>/admin.token`, one bounded GET, and a failure message for each way it can go wrong
- * (no node answers, no token, a token of another node, something that is not PAIR on the port).
+ * `<data_dir>/admin.token`, one bounded GET (or POST with a JSON body), and a failure message for
+ * each way it can go wrong (no node answers, no token, a token of another node, something that is
+ * not PAIR on the port).
  * Must not know: what the routes return, how it is shown.
  */
 
@@ -59,20 +60,26 @@ interface RawAnswer {
 type Outcome =
   { readonly ok: true; readonly answer: RawAnswer } | { readonly ok: false; readonly why: string };
 
-function get(target: AdminTarget, path: string, token: string | undefined): Promise<Outcome> {
+function get(
+  target: AdminTarget,
+  path: string,
+  token: string | undefined,
+  post?: AdminPost,
+): Promise<Outcome> {
   return new Promise((resolve) => {
+    const timeoutMs = post?.timeoutMs ?? ADMIN_TIMEOUT_MS;
     const req = request({
       host: target.host,
       port: target.port,
       path,
-      method: "GET",
+      method: post === undefined ? "GET" : "POST",
       agent: false,
-      headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+      headers: {
+        ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+        ...(post === undefined ? {} : { "content-type": "application/json" }),
+      },
     });
-    const deadline = setTimeout(
-      () => req.destroy(new Error(`no answer within ${ADMIN_TIMEOUT_MS} ms`)),
-      ADMIN_TIMEOUT_MS,
-    );
+    const deadline = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
     req.on("error", (error: NodeJS.ErrnoException) => {
       clearTimeout(deadline);
       resolve({ ok: false, why: error.code === "ECONNREFUSED" ? "connection refused" : error.message });
@@ -89,7 +96,7 @@ function get(target: AdminTarget, path: string, token: string | undefined): Prom
       });
       res.on("error", () => undefined); // req's "error" reports it
     });
-    req.end();
+    req.end(post === undefined ? undefined : JSON.stringify(post.body));
   });
 }
 
@@ -109,11 +116,27 @@ async function readToken(target: AdminTarget): Promise<string | { readonly missi
   }
 }
 
+/** An admin API answer that is JSON, whatever its status (errors carry `{"error": {code, message}}`). */
+export interface AdminAnswer {
+  readonly status: number;
+  readonly json: unknown;
+}
+
+/** A JSON body to POST, and how long to wait for the answer. */
+export interface AdminPost {
+  readonly body: unknown;
+  readonly timeoutMs: number;
+}
+
 /**
- * GET an admin route and parse its JSON.
- * @throws CliFailure naming what failed and what to do
+ * Call an admin route (GET, or POST with `post`) and parse its JSON, whatever the status.
+ * @throws CliFailure when no PAIR node answers, the token is missing or refused, or the answer is not JSON
  */
-export async function adminGet(target: AdminTarget, path: string): Promise<unknown> {
+export async function adminRequest(
+  target: AdminTarget,
+  path: string,
+  post?: AdminPost,
+): Promise<AdminAnswer> {
   const token = await readToken(target);
   if (token instanceof CliFailure) throw token;
   if (typeof token !== "string") {
@@ -125,7 +148,7 @@ export async function adminGet(target: AdminTarget, path: string): Promise<unkno
         `pass that node's config with --config FILE (or $PAIR_CONFIG) so pair reads the same data_dir`,
     );
   }
-  const outcome = await get(target, path, token);
+  const outcome = await get(target, path, token, post);
   if (!outcome.ok) throw notRunning(target, outcome.why);
   const { status, body } = outcome.answer;
   if (status === 401) {
@@ -140,18 +163,30 @@ export async function adminGet(target: AdminTarget, path: string): Promise<unkno
   } catch {
     json = undefined;
   }
-  if (status === 404 || json === undefined) {
-    throw new CliFailure(
-      `something answers on ${target.address}, but it is not a PAIR node (HTTP ${status} for ${path}) — if it is ` +
-        `Ollama, move it with OLLAMA_HOST=127.0.0.1:11435 ollama serve and start \`pair serve\``,
-    );
-  }
+  if (json === undefined) throw notPair(target, status, path);
+  return { status, json };
+}
+
+/**
+ * GET an admin route and parse its JSON.
+ * @throws CliFailure naming what failed and what to do
+ */
+export async function adminGet(target: AdminTarget, path: string): Promise<unknown> {
+  const { status, json } = await adminRequest(target, path);
+  if (status === 404) throw notPair(target, status, path);
   if (status !== 200) {
     throw new CliFailure(
       `the node on ${target.address} answered HTTP ${status} for ${path}: ${errorText(json)}`,
     );
   }
   return json;
+}
+
+function notPair(target: AdminTarget, status: number, path: string): CliFailure {
+  return new CliFailure(
+    `something answers on ${target.address}, but it is not a PAIR node (HTTP ${status} for ${path}) — if it is ` +
+      `Ollama, move it with OLLAMA_HOST=127.0.0.1:11435 ollama serve and start \`pair serve\``,
+  );
 }
 
 function errorText(json: unknown): string {

@@ -37,6 +37,8 @@ export interface StatusJson {
   readonly node?: string;
   readonly version?: string;
   readonly listen?: string;
+  readonly node_id?: string;
+  readonly cluster_listen?: string;
   readonly data_dir?: string;
   readonly config_file?: string | null;
   readonly engines?: readonly EngineStatusJson[];
@@ -88,6 +90,8 @@ export function statusLines(status: StatusJson): string[] {
     [
       ["node", `${status.node ?? UNKNOWN}${version}`],
       ["listen", status.listen ?? UNKNOWN],
+      ...(status.cluster_listen === undefined ? [] : [["cluster", status.cluster_listen]]),
+      ...(status.node_id === undefined ? [] : [["node id", status.node_id]]),
       ["data dir", status.data_dir ?? UNKNOWN],
       ["config", status.config_file ?? "none (built-in defaults)"],
       ["workloads", `${status.running_workloads ?? 0} running, ${status.queued ?? 0} queued`],

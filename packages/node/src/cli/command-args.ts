@@ -1,7 +1,8 @@
 /**
  * Reading a command's flags: `node:util` `parseArgs` in strict mode (an unknown flag, a missing
  * value or a stray word is a usage error, exit 2), the options most commands share (`--config`,
- * `--json`, `--help`), and the checked number flags (`--limit`, `--port`).
+ * `--json`, `--help`), commands that also take words (`pair apikey create ID`), and the checked
+ * number flags (`--limit`, `--port`).
  * Must not know: what any command does with its flags.
  */
 
@@ -46,6 +47,26 @@ export function parseCommandArgs<const O extends OptionsConfig>(args: readonly s
     if (isParseArgsError(error)) throw new UsageError(firstSentence(error.message));
     throw error;
   }
+}
+
+/** The flags, and exactly one word for each name in `words` (`pair apikey revoke ID`). @throws UsageError */
+export function parseCommandWords<const O extends OptionsConfig>(
+  args: readonly string[],
+  options: O,
+  words: readonly string[],
+) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...args], options, strict: true, allowPositionals: true });
+  } catch (error) {
+    if (isParseArgsError(error)) throw new UsageError(firstSentence(error.message));
+    throw error;
+  }
+  const { positionals } = parsed;
+  if (positionals.length < words.length) throw new UsageError(`missing ${words[positionals.length]}`);
+  if (positionals.length > words.length)
+    throw new UsageError(`Unexpected argument '${positionals[words.length]}'`);
+  return { values: parsed.values, words: positionals };
 }
 
 /** An integer flag within bounds. @throws UsageError naming the flag and the range */

@@ -72,16 +72,24 @@ export interface DemoSandbox {
 }
 
 const DEMO_NODE_NAME = "demo";
+/** In the config before the node started; the node listens on any free loopback port instead. */
+const DEMO_CLUSTER_PORT_PLACEHOLDER = 14323;
 
-function configYaml(dataDir: string, port: number, engines: readonly DemoEngine[]): string {
-  // cluster_listen is left to its default: the node does not open it yet. When peers arrive, each
-  // demo node gets a loopback cluster port here.
+function configYaml(
+  dataDir: string,
+  port: number,
+  engines: readonly DemoEngine[],
+  clusterPort = DEMO_CLUSTER_PORT_PLACEHOLDER,
+): string {
+  // The cluster port stays on loopback; the node takes any free one (clusterPortOverride 0) and the
+  // file is rewritten with the port it got.
   return [
     "# Written by `pair demo`; removed when the demo stops.",
     "node:",
     `  name: ${DEMO_NODE_NAME}`,
     `  data_dir: ${JSON.stringify(dataDir)}`,
     `  listen: 127.0.0.1:${port}`,
+    `  cluster_listen: 127.0.0.1:${clusterPort}`,
     "  discovery: { mdns: false }",
     "engines:",
     ...engines.flatMap((e) => [
@@ -112,6 +120,7 @@ async function startNodeOnDemoPort(
     return startNode({
       config,
       portOverride: port,
+      clusterPortOverride: 0,
       ...(options.log === undefined ? {} : { log: options.log }),
       statusExtras: { config_file: join(dir, "pair.yaml") },
     });
@@ -151,7 +160,7 @@ export async function startDemoSandbox(options: DemoSandboxOptions): Promise<Dem
     }
     node = await startNodeOnDemoPort(options, dir, dataDir, engines);
     // The file the user points `pair jobs` at names the port the node really got.
-    await writeFile(configFile, configYaml(dataDir, node.port, engines));
+    await writeFile(configFile, configYaml(dataDir, node.port, engines, node.cluster.port));
     const running = node;
     let closing: Promise<void> | undefined;
     return {

@@ -10,11 +10,13 @@
 import { ConfigError } from "../config/index.js";
 import { PAIR_VERSION } from "../node.js";
 import { historyCommand, jobsCommand, modelsCommand, statusCommand } from "./admin-commands.js";
+import { apikeyCommand } from "./apikey-command.js";
 import { CliFailure, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from "./cli-errors.js";
 import { processIo, type CliIo } from "./cli-io.js";
 import type { Command } from "./command.js";
 import { asksForHelp } from "./command-args.js";
 import { demoCommand } from "./demo-command.js";
+import { joinCommand, peersCommand, pinCommand, unpairCommand } from "./pair-commands.js";
 import { serveCommand } from "./serve-command.js";
 
 export const COMMANDS: readonly Command[] = [
@@ -24,6 +26,11 @@ export const COMMANDS: readonly Command[] = [
   jobsCommand,
   historyCommand,
   demoCommand,
+  pinCommand,
+  joinCommand,
+  peersCommand,
+  unpairCommand,
+  apikeyCommand,
 ];
 
 export function globalUsage(): string {

@@ -5,6 +5,8 @@
  * Must not know: what the node does inside, how the config file is parsed.
  */
 
+import { ApiKeyError } from "../auth/index.js";
+import { ClusterError } from "../cluster/index.js";
 import { loadConfig } from "../config/index.js";
 import { ListenError, startNode } from "../node.js";
 import { CliFailure, EXIT_OK } from "./cli-errors.js";
@@ -67,7 +69,8 @@ If Ollama holds 11434, move it: OLLAMA_HOST=127.0.0.1:11435 ollama serve`,
           statusExtras: { config_file: loaded.found ? loaded.file.path : null },
         });
       } catch (error) {
-        if (error instanceof ListenError) throw new CliFailure(error.message, { cause: error });
+        if (error instanceof ListenError || error instanceof ApiKeyError || error instanceof ClusterError)
+          throw new CliFailure(error.message, { cause: error });
         const code = (error as NodeJS.ErrnoException).code;
         if (code === "EACCES" || code === "EPERM" || code === "EROFS" || code === "ENOTDIR") {
           throw new CliFailure(

@@ -2,8 +2,9 @@
  * The refusals of the cluster's trust layer that stop a start or a call: one `ClusterError` with a
  * stable `code`, the file it concerns (when one), and whether retrying can help (never: a person has
  * to fix a file or a call). Messages name files and modes, never key material.
- * Expected refusals during operation (pinning an unfit certificate, revoking an unknown node) are
- * result unions in pinned-peers.ts, not throws.
+ * Expected refusals during operation (pinning an unfit certificate, revoking an unknown node, an
+ * address that does not answer `pair join`) are result unions, not throws; the codes they report
+ * to the admin API are listed here too, so there is one catalogue.
  * Must not know: TLS, sockets, how the node reports errors.
  */
 
@@ -25,6 +26,12 @@ export const CLUSTER_ERROR_CODES = [
   "peer_not_trusted",
   /** A limit is outside its allowed range. */
   "invalid_limit",
+  /** `pair join`: nothing answers on the address given (refused, timed out, no route). */
+  "peer_unreachable",
+  /** `pair join`: something answers on the address, but not a PAIR node's cluster port. */
+  "not_a_pair_node",
+  /** `pair unpair`: no paired node has that node id or name (or several share the name). */
+  "unknown_peer",
 ] as const;
 
 export type ClusterErrorCode = (typeof CLUSTER_ERROR_CODES)[number];

@@ -1,11 +1,12 @@
 /**
  * The cluster's trust layer: the node's identity (key pair, self-signed certificate, node id), the
- * pinned peers (peers.json), the mTLS peer server and the pinned peer client. The public face of
- * this folder; pairing, discovery, inventory and forwarding build on it.
+ * pinned peers (peers.json), the mTLS peer server, the cluster port in front of it (TLS to the peer
+ * server, anything else to a plain handler) and the pinned peer client. The public face of this
+ * folder; pairing, discovery, inventory and forwarding build on it.
  * Must not know: the config file, routes, the scheduler.
  */
 
-export { CLUSTER_ERROR_CODES, ClusterError, type ClusterErrorCode } from "./cluster-error.js";
+export { CLUSTER_ERROR_CODES, checkLimit, ClusterError, type ClusterErrorCode } from "./cluster-error.js";
 export {
   CERT_BACKDATE_MS,
   CERT_VALIDITY_MS,
@@ -40,14 +41,28 @@ export {
 export {
   DEFAULT_PEER_SERVER_LIMITS,
   PEER_SERVER_CHANNEL,
+  createPeerServer,
   startPeerServer,
   type AuthenticatedPeer,
   type PeerHandler,
   type PeerServer,
+  type PeerServerCore,
+  type PeerServerCoreOptions,
   type PeerServerEvent,
   type PeerServerLimits,
   type PeerServerOptions,
 } from "./peer-server.js";
+export {
+  CLUSTER_PORT_CHANNEL,
+  DEFAULT_CLUSTER_PORT_LIMITS,
+  TLS_HANDSHAKE_RECORD,
+  startClusterPort,
+  type ClusterPort,
+  type ClusterPortEvent,
+  type ClusterPortLimits,
+  type ClusterPortOptions,
+  type SocketConsumer,
+} from "./cluster-port.js";
 export {
   DEFAULT_PEER_AGENT_LIMITS,
   createPeerAgent,

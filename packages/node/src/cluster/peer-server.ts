@@ -6,13 +6,15 @@
  * at every request. `syncPins()` re-applies the pinned set to the TLS context and closes the open
  * connections of peers no longer pinned; it is level-triggered, so calling it too often is harmless.
  * Refusals and closings are published on the diagnostics channel `PEER_SERVER_CHANNEL`.
+ * `createPeerServer` has no listener of its own: the cluster port (cluster-port.ts) hands it the
+ * connections that open with a TLS record. `startPeerServer` is the same server on a port of its own.
  * Must not know: routes (the handler's), pairing, discovery, what peers ask for.
  */
 
 import { channel } from "node:diagnostics_channel";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer, type ServerOptions } from "node:https";
-import type { AddressInfo, Socket } from "node:net";
+import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
 import type { PeerCertificate, TLSSocket } from "node:tls";
 import { checkLimit } from "./cluster-error.js";
 import type { NodeIdentity } from "./identity.js";
@@ -65,6 +67,22 @@ export interface PeerServerOptions {
   readonly limits?: Partial<PeerServerLimits>;
 }
 
+/** What `createPeerServer` needs: everything but an address. */
+export type PeerServerCoreOptions = Omit<PeerServerOptions, "host" | "port">;
+
+/** The peer server without a listener: it serves the TCP connections it is handed. */
+export interface PeerServerCore {
+  /**
+   * Serve one TCP connection. Its first bytes may already have been read and put back with
+   * `socket.unshift` (the TLS layer reads them first); the socket may be paused.
+   */
+  accept(socket: Socket): void;
+  /** Apply the current pinned set: new TLS context, and close connections of peers no longer pinned. */
+  syncPins(): void;
+  /** Close every connection at once (in-flight requests are cut). */
+  close(): Promise<void>;
+}
+
 export interface PeerServer {
   readonly host: string;
   readonly port: number;
@@ -111,7 +129,34 @@ function presentedFingerprint(socket: TLSSocket): string | undefined {
   return raw instanceof Uint8Array && raw.length > 0 ? fingerprintOfDer(raw) : undefined;
 }
 
+/** The peer server on a port of its own. */
 export async function startPeerServer(options: PeerServerOptions): Promise<PeerServer> {
+  const limits = peerServerLimits(options.limits);
+  const core = createPeerServer(options);
+  const listener = createNetServer((socket) => core.accept(socket));
+  listener.maxConnections = limits.maxConnections;
+  await new Promise<void>((resolve, reject) => {
+    listener.once("error", reject);
+    listener.listen(options.port, options.host, () => {
+      listener.off("error", reject);
+      resolve();
+    });
+  });
+  const address = listener.address() as AddressInfo;
+  return {
+    host: address.address,
+    port: address.port,
+    syncPins: () => core.syncPins(),
+    async close() {
+      const closed = new Promise<void>((resolve) => listener.close(() => resolve()));
+      await core.close();
+      await closed;
+    },
+  };
+}
+
+/** The peer server, fed connections by its caller (see `PeerServerCore`). */
+export function createPeerServer(options: PeerServerCoreOptions): PeerServerCore {
   const { identity, peers, handler } = options;
   const limits = peerServerLimits(options.limits);
   // Always an array: with `ca` absent, Node would trust its bundled public CAs instead.
@@ -162,7 +207,9 @@ export async function startPeerServer(options: PeerServerOptions): Promise<PeerS
       failed(error);
     }
   });
-  server.maxConnections = limits.maxConnections;
+  // The server never listens (its connections are handed to it), but "listening" is what starts
+  // Node's periodic check of headersTimeout and requestTimeout on every connection.
+  server.emit("listening");
 
   server.on("connection", (socket: Socket) => {
     sockets.add(socket);
@@ -202,18 +249,15 @@ export async function startPeerServer(options: PeerServerOptions): Promise<PeerS
     socket.destroy();
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const address = server.address() as AddressInfo;
-
   return {
-    host: address.address,
-    port: address.port,
+    accept(socket) {
+      if (sockets.size >= limits.maxConnections) {
+        socket.destroy();
+        return;
+      }
+      socket.setNoDelay(true);
+      server.emit("connection", socket);
+    },
     syncPins() {
       server.setSecureContext(secureContext());
       for (const [fingerprint, set] of live) {
@@ -224,8 +268,9 @@ export async function startPeerServer(options: PeerServerOptions): Promise<PeerS
       }
     },
     close() {
-      return new Promise<void>((resolve, reject) => {
-        server.close((error) => (error === undefined ? resolve() : reject(error)));
+      return new Promise<void>((resolve) => {
+        // Not listening, so close() only stops the timeout checks and reports ERR_SERVER_NOT_RUNNING.
+        server.close(() => resolve());
         for (const socket of sockets) socket.destroy();
       });
     },

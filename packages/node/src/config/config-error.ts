@@ -17,7 +17,6 @@ export const CONFIG_PROBLEM_CODES = [
   "invalid_value",
   "insecure_url",
   "literal_credential",
-  "auth_required",
   "duplicate_name",
 ] as const;
 

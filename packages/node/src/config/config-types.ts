@@ -18,8 +18,11 @@ export interface CredentialRef {
   readonly account: string;
 }
 
+/**
+ * @deprecated Read and checked so older files stay valid, but it authenticates nobody: API keys
+ * live hashed in the data dir (`pair apikey create ID`), where the node checks them.
+ */
 export interface ApiKeyConfig {
-  /** Recorded as the requester of the workloads made with this key. */
   readonly id: string;
   readonly keyCredential: CredentialRef;
 }
@@ -36,13 +39,14 @@ export interface NodeSettings {
   readonly name: string;
   /** Absolute. SQLite, node identity, admin token — never a secret. */
   readonly dataDir: string;
-  /** Client API (OpenAI + Ollama + admin). Non-loopback only with `apiKeys`. */
+  /** Client API (OpenAI + Ollama + admin). Beyond loopback only with an active key in the data dir. */
   readonly listen: HostPort;
   /** Peer API, mTLS only. */
   readonly clusterListen: HostPort;
   readonly discovery: { readonly mdns: boolean };
   /** Static peer cluster addresses (pairing still required). */
   readonly peers: readonly HostPort[];
+  /** @deprecated See `ApiKeyConfig`. */
   readonly apiKeys: readonly ApiKeyConfig[];
   readonly history: HistoryRetention;
 }

@@ -1,6 +1,9 @@
 /**
  * The `node:` section: identity, data dir, listen addresses, discovery, static peers, API keys and
- * history retention. A client port off loopback without API keys is refused (`auth_required`).
+ * history retention. Whether a client port off loopback may start depends on the API keys in the
+ * data dir (`pair apikey create`), so the node decides it at start (`auth_required`), not the config.
+ * `api_keys` entries are still read and checked (an id, a credential reference, never a literal key)
+ * so existing files stay valid, but they authenticate nobody; the node says so in its log.
  * Must not know: YAML, sockets, the credential store (API keys stay references).
  */
 
@@ -8,7 +11,7 @@ import type { ApiKeyConfig, ConfigHost, HostPort, NodeSettings } from "./config-
 import { LIMITS, MS_PER_DAY, NODE_DEFAULTS } from "./defaults.js";
 import { describe, Section } from "./field-reader.js";
 import { expandHome } from "./home-path.js";
-import { isLoopbackHost, parseHostPort } from "./net-address.js";
+import { parseHostPort } from "./net-address.js";
 import type { ProblemList } from "./problems.js";
 
 export const NODE_KEYS = [
@@ -75,8 +78,7 @@ export function readNode(problems: ProblemList, value: unknown, host: ConfigHost
   const name = node.name("name") ?? defaultNodeName(host.hostName);
   const defaultDataDir = expandHome(NODE_DEFAULTS.data_dir, host.homeDir);
   const dataDir = node.filePath("data_dir", host.homeDir) ?? (defaultDataDir.ok ? defaultDataDir.path : "");
-  const listenGiven = node.hostPort("listen");
-  const listen = listenGiven ?? defaultAddress(NODE_DEFAULTS.listen);
+  const listen = node.hostPort("listen") ?? defaultAddress(NODE_DEFAULTS.listen);
   const clusterListen = node.hostPort("cluster_listen") ?? defaultAddress(NODE_DEFAULTS.cluster_listen);
   const discovery = node.section("discovery", ["mdns"]);
   const peers = readPeers(node);
@@ -93,17 +95,6 @@ export function readNode(problems: ProblemList, value: unknown, host: ConfigHost
     NODE_DEFAULTS.history_max_days * MS_PER_DAY,
     LIMITS.maxHistoryDays * MS_PER_DAY,
   );
-  // Entries that were refused are reported already; do not also ask for keys that are there.
-  const rawKeys = node.raw("api_keys");
-  const apiKeysGiven = Array.isArray(rawKeys) && rawKeys.length > 0;
-  if (listenGiven !== undefined && !isLoopbackHost(listen.host) && !apiKeysGiven) {
-    node.report(
-      "listen",
-      "auth_required",
-      "a listen address off loopback requires node.api_keys " +
-        "(a list of {id, key_credential: os-credential-store:SERVICE/ACCOUNT})",
-    );
-  }
   return {
     name,
     dataDir,

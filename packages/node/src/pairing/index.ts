@@ -1,8 +1,9 @@
 /**
  * PIN pairing between two PAIR nodes: CPace (CPACE-RISTR255-SHA512) keyed by the PIN and bound to
  * both nodes' ids, names and certificate fingerprints, with explicit key confirmation; the PIN
- * issuer; and the strict wire messages. This is the pure protocol core: the transport (TLS on the
- * peer port), storage of pinned certificates and the CLI are wired elsewhere.
+ * issuer; and the strict wire messages. This is the pure protocol core: the transport (plain HTTP
+ * on the cluster port, each hello carrying its sender's certificate), storage of pinned
+ * certificates and the CLI are wired elsewhere (cluster-node/).
  * Must not know: sockets, TLS, storage, the wall clock, the CLI.
  */
 

@@ -1,12 +1,13 @@
 /**
  * The initiator's side of PIN pairing (the node running `pair join ADDRESS --pin PIN`), as a
- * literal state machine: `start()` → `pair.hello`; `receive(pair.share)` → `pair.confirm`;
- * `finish(pair.confirmed)` → the responder to pin. The first refusal ends the session for good.
+ * literal state machine: `start()` → `pair.hello`; `receive(pair.share, peerFingerprint)` →
+ * `pair.confirm`; `finish(pair.confirmed)` → the responder to pin. The first refusal ends the
+ * session for good.
  *
- * The caller supplies `tlsPeerFingerprint`, the fingerprint of the certificate the responder
- * presented in this TLS session. The responder's claimed fingerprint must equal it, and it is the
- * one bound into the key exchange and returned for pinning; the caller stores exactly that
- * session's certificate.
+ * With `pair.share` the caller supplies `peerFingerprint`: the fingerprint it computed itself from
+ * the certificate PEM that came with the share (never the fingerprint the message claims). The
+ * responder's claimed fingerprint must equal it, and it is the one bound into the key exchange and
+ * returned for pinning; the caller stores exactly that certificate.
  * Must not know: sockets, TLS, storage, the wall clock.
  */
 
@@ -21,7 +22,7 @@ import {
 import { pairingError, type PairingError } from "./pairing-errors.js";
 import {
   checkOwnIdentity,
-  checkTlsFingerprint,
+  checkPeerFingerprint,
   type PairingIdentity,
   type PairedPeer,
 } from "./pairing-identity.js";
@@ -43,8 +44,6 @@ export interface InitiatorOptions {
   readonly self: PairingIdentity;
   /** The PIN as the user typed it. */
   readonly pin: string;
-  /** SHA-256 fingerprint of the certificate the responder presented in this TLS session. */
-  readonly tlsPeerFingerprint: string;
   readonly randomBytes: RandomBytes;
 }
 
@@ -66,7 +65,6 @@ export function createInitiatorPairing(options: InitiatorOptions): Result<Initia
 
 export class InitiatorPairing {
   readonly #self: PairingIdentity;
-  readonly #tlsPeerFingerprint: string;
   readonly #randomBytes: RandomBytes;
   #pin: string;
   #phase: InitiatorPhase = "ready";
@@ -77,7 +75,6 @@ export class InitiatorPairing {
   /** Prefer `createInitiatorPairing`, which refuses a malformed PIN as a result. */
   constructor(options: InitiatorOptions, pin: string) {
     this.#self = checkOwnIdentity(options.self);
-    this.#tlsPeerFingerprint = checkTlsFingerprint(options.tlsPeerFingerprint);
     this.#randomBytes = options.randomBytes;
     this.#pin = pin;
   }
@@ -94,13 +91,18 @@ export class InitiatorPairing {
     return helloMessage(this.#nonce, this.#self);
   }
 
-  /** Reads `pair.share` (or `pair.refused`) and answers with `pair.confirm`. */
-  receive(message: unknown): Result<PairConfirm, PairingError> {
+  /**
+   * Reads `pair.share` (or `pair.refused`) and answers with `pair.confirm`. `peerFingerprint`: SHA-256
+   * of the certificate that came with the message, computed by the caller; `undefined` when none
+   * came (a refusal carries none, and a share without one fails).
+   */
+  receive(message: unknown, peerFingerprint: string | undefined): Result<PairConfirm, PairingError> {
     if (this.#phase !== "awaiting_share" || this.#nonce === undefined) return this.#outOfOrder("receive");
+    const observed = peerFingerprint === undefined ? undefined : checkPeerFingerprint(peerFingerprint);
     const share = readShare(message);
     if (!share.ok) return this.#fail(share.error);
     const responder = share.value.node;
-    const mismatch = peerMismatch(this.#self, responder, this.#tlsPeerFingerprint, "responder");
+    const mismatch = peerMismatch(this.#self, responder, observed, "responder");
     if (mismatch !== undefined) return this.#fail(mismatch);
 
     const inputs: PairingInputs = {

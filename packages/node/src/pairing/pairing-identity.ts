@@ -40,8 +40,8 @@ export function isCanonicalFingerprint(value: string): boolean {
 /**
  * The canonical spelling of a SHA-256 fingerprint given as 64 hex digits in either case or as
  * colon-separated pairs (Node's `X509Certificate.fingerprint256`); `undefined` for anything else.
- * Use it on local inputs (this node's identity, the certificate the TLS session presented), never
- * to loosen what a message may contain.
+ * Use it on local inputs (this node's identity, the fingerprint the caller computed from the peer's
+ * certificate), never to loosen what a message may contain.
  */
 export function canonicalFingerprint(value: string): string | undefined {
   return LOOSE_FINGERPRINT.test(value) ? value.replaceAll(":", "").toLowerCase() : undefined;
@@ -62,11 +62,11 @@ export function checkOwnIdentity(identity: PairingIdentity): PairingIdentity {
   return { nodeId: identity.nodeId, name: identity.name, fingerprint };
 }
 
-/** The TLS-observed peer fingerprint made canonical, or a thrown `RangeError` (a caller bug). */
-export function checkTlsFingerprint(fingerprint: string): string {
+/** The caller-computed peer fingerprint made canonical, or a thrown `RangeError` (a caller bug). */
+export function checkPeerFingerprint(fingerprint: string): string {
   const canonical = canonicalFingerprint(fingerprint);
   if (canonical === undefined) {
-    throw new RangeError(`tlsPeerFingerprint is not a SHA-256 certificate fingerprint: ${fingerprint}`);
+    throw new RangeError(`peerFingerprint is not a SHA-256 certificate fingerprint: ${fingerprint}`);
   }
   return canonical;
 }

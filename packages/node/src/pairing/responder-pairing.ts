@@ -6,8 +6,9 @@
  * went out (a wrong tag, a bad message, `abort`). Each refusal can be sent to the initiator as
  * `refusalMessage(error)`.
  *
- * The caller supplies `tlsPeerFingerprint`, the fingerprint of the client certificate the initiator
- * presented in this TLS session; the initiator's claimed fingerprint must equal it.
+ * The caller supplies `peerFingerprint`: the fingerprint it computed itself from the certificate PEM
+ * that came with the initiator's `pair.hello` (never the fingerprint the message claims). The
+ * initiator's claimed fingerprint must equal it, and both are bound into the key exchange.
  * Must not know: sockets, TLS, storage, the wall clock (time is `nowMs`).
  */
 
@@ -22,7 +23,7 @@ import {
 import { pairingError, type PairingError } from "./pairing-errors.js";
 import {
   checkOwnIdentity,
-  checkTlsFingerprint,
+  checkPeerFingerprint,
   type PairingIdentity,
   type PairedPeer,
 } from "./pairing-identity.js";
@@ -44,8 +45,8 @@ export interface ResponderOptions {
   readonly self: PairingIdentity;
   /** The PIN this node shows; shared by every responder session. */
   readonly issuer: PinIssuer;
-  /** SHA-256 fingerprint of the client certificate the initiator presented in this TLS session. */
-  readonly tlsPeerFingerprint: string;
+  /** SHA-256 fingerprint the caller computed from the certificate that came with `pair.hello`. */
+  readonly peerFingerprint: string;
   readonly randomBytes: RandomBytes;
 }
 
@@ -77,7 +78,7 @@ type Failure = { readonly ok: false; readonly error: PairingError };
 export class ResponderPairing {
   readonly #self: PairingIdentity;
   readonly #issuer: PinIssuer;
-  readonly #tlsPeerFingerprint: string;
+  readonly #peerFingerprint: string;
   readonly #randomBytes: RandomBytes;
   #phase: ResponderPhase = "awaiting_hello";
   #exchange: Exchange | undefined;
@@ -85,7 +86,7 @@ export class ResponderPairing {
   constructor(options: ResponderOptions) {
     this.#self = checkOwnIdentity(options.self);
     this.#issuer = options.issuer;
-    this.#tlsPeerFingerprint = checkTlsFingerprint(options.tlsPeerFingerprint);
+    this.#peerFingerprint = checkPeerFingerprint(options.peerFingerprint);
     this.#randomBytes = options.randomBytes;
   }
 
@@ -99,7 +100,7 @@ export class ResponderPairing {
     const hello = readHello(message);
     if (!hello.ok) return this.#fail(hello.error, nowMs);
     const initiator = hello.value.node;
-    const mismatch = peerMismatch(this.#self, initiator, this.#tlsPeerFingerprint, "initiator");
+    const mismatch = peerMismatch(this.#self, initiator, this.#peerFingerprint, "initiator");
     if (mismatch !== undefined) return this.#fail(mismatch, nowMs);
     const claim = this.#issuer.claim(nowMs);
     if (!claim.ok) return this.#fail(claim.error, nowMs);

@@ -1,7 +1,8 @@
 /**
  * Checks both pairing state machines make on the identity the other side claims, before anything
- * derived from the PIN is computed: the claimed certificate fingerprint must be the one the TLS
- * session presented, and a node cannot pair with itself (a reflected message).
+ * derived from the PIN is computed: the claimed certificate fingerprint must be the one the caller
+ * computed from the certificate that came with the message, and a node cannot pair with itself (a
+ * reflected message).
  * Must not know: the key exchange, PIN issuing, sockets.
  */
 
@@ -16,11 +17,12 @@ export function failed(detail: string): PairingError {
 export function peerMismatch(
   self: PairingIdentity,
   peer: PairingIdentity,
-  tlsPeerFingerprint: string,
+  peerFingerprint: string | undefined,
   role: "initiator" | "responder",
 ): PairingError | undefined {
-  if (peer.fingerprint !== tlsPeerFingerprint) {
-    return failed(`the ${role} claims a certificate other than the one this TLS session presented`);
+  if (peerFingerprint === undefined) return failed(`the ${role} sent no certificate`);
+  if (peer.fingerprint !== peerFingerprint) {
+    return failed(`the ${role} claims a certificate other than the one it sent`);
   }
   if (peer.fingerprint === self.fingerprint || peer.nodeId === self.nodeId) {
     return failed(`the ${role} claims this node's own identity`);

@@ -1,12 +1,17 @@
 /**
  * The client port (default 127.0.0.1:11434): OpenAI routes, Ollama routes, the admin API under
- * /pair/v1/ (bearer token), and /metrics. Every routed request is validated, recorded as a workload
- * (never its text), forwarded, and answered in its own dialect — errors included, with PAIR's codes.
- * Must not know: how engines are reached or chosen (forward.ts), how config was read.
+ * /pair/v1/ (bearer token), and /metrics. Every route but the admin API first asks `authenticate`
+ * who the caller is (a 401 in the route's dialect when nobody). Every routed request is validated,
+ * recorded as a workload with that requester (never its text), forwarded, and answered in its own
+ * dialect — errors included, with PAIR's codes.
+ * Must not know: how engines are reached or chosen (forward.ts), how config was read, how callers
+ * are authenticated (auth/).
  */
 
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { isPairingAdminPath, servePairingAdmin, type ClusterNode } from "../cluster-node/index.js";
+import { unauthorizedReply, type ClientAuth, type ClientAuthRefusal } from "../auth/index.js";
 import {
   isDialectRoute,
   pairErrorOfInvalidRequest,
@@ -32,6 +37,10 @@ export interface ClientApiDeps extends ForwardDeps {
   readonly version: string;
   /** Extra fields for /pair/v1/status (listen addresses, config file, …). */
   readonly statusExtras: () => Record<string, unknown>;
+  /** Who sent this request (an API key's id, `local`), or why nobody may. Not asked for /pair/v1/…. */
+  readonly authenticate: (req: IncomingMessage) => ClientAuth;
+  /** Pairing (/pair/v1/pin, join, peers, unpair); absent: those routes do not exist. */
+  readonly cluster?: ClusterNode;
 }
 
 export function clientHandler(deps: ClientApiDeps): (req: IncomingMessage, res: ServerResponse) => void {
@@ -54,7 +63,10 @@ async function handle(deps: ClientApiDeps, req: IncomingMessage, res: ServerResp
   const url = new URL(req.url ?? "/", "http://pair.invalid");
   const path = url.pathname.replace(/\/+$/, "") || "/";
   const method = req.method ?? "GET";
-  if (method === "POST" && isDialectRoute(path)) return routed(deps, path, req, res);
+  if (path.startsWith("/pair/v1/")) return admin(deps, req, res, path, url);
+  const auth = deps.authenticate(req);
+  if (!auth.ok) return refuse(deps, res, path, auth.reason);
+  if (method === "POST" && isDialectRoute(path)) return routed(deps, path, req, res, auth.requester);
   if (method === "POST" && path === "/api/show") return show(deps, req, res);
   if (method === "GET" || method === "HEAD") {
     switch (path) {
@@ -86,7 +98,6 @@ async function handle(deps: ClientApiDeps, req: IncomingMessage, res: ServerResp
         return;
     }
   }
-  if (path.startsWith("/pair/v1/")) return admin(deps, req, res, path, url);
   const error: PairError = { code: "invalid_request", message: `no route ${method} ${path}` };
   const reply = pairErrorReply(path.startsWith("/api/") ? "ollama" : "openai", error);
   sendJson(res, 404, reply.body);
@@ -97,6 +108,7 @@ async function routed(
   route: DialectRoute,
   req: IncomingMessage,
   res: ServerResponse,
+  requester: string,
 ): Promise<void> {
   const dialect = route.startsWith("/v1/") ? "openai" : "ollama";
   const startedMono = deps.monoMs();
@@ -130,7 +142,7 @@ async function routed(
     model: valid.value.model,
     route,
     originNode: deps.nodeName,
-    requester: "local",
+    requester,
     startedAtMs: deps.nowMs(),
   });
   const gone = new AbortController();
@@ -242,6 +254,8 @@ function admin(deps: ClientApiDeps, req: IncomingMessage, res: ServerResponse, p
       },
     });
   }
+  if (deps.cluster !== undefined && isPairingAdminPath(path))
+    return servePairingAdmin(deps.cluster, req, res, path);
   switch (path) {
     case "/pair/v1/status":
       return sendJson(res, 200, {
@@ -295,6 +309,21 @@ function admin(deps: ClientApiDeps, req: IncomingMessage, res: ServerResponse, p
         error: { message: `no admin route ${path}`, type: "invalid_request_error", code: "invalid_request" },
       });
   }
+}
+
+/** 401 before the body is read; the connection closes so an unauthenticated upload stops there. */
+function refuse(deps: ClientApiDeps, res: ServerResponse, path: string, reason: ClientAuthRefusal): void {
+  deps.metrics.inc(
+    "pair_client_auth_refusals_total",
+    "Client requests refused for want of a valid API key.",
+    {
+      reason,
+    },
+  );
+  const reply = unauthorizedReply(path.startsWith("/api/") ? "ollama" : "openai", reason);
+  for (const [name, value] of Object.entries(reply.headers)) res.setHeader(name, value);
+  res.setHeader("connection", "close");
+  sendJson(res, reply.status, reply.body);
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {

@@ -15,12 +15,13 @@ beforeAll(async () => {
 });
 afterAll(() => engine.close());
 
-function nodeConfig(port: number, dataDir: string): string {
+function nodeConfig(port: number, dataDir: string, clusterPort: number): string {
   return [
     "node:",
     "  name: serve-test",
     `  data_dir: ${dataDir}`,
     `  listen: 127.0.0.1:${port}`,
+    `  cluster_listen: 127.0.0.1:${clusterPort}`,
     "engines:",
     "  - name: ollama",
     "    api: ollama",
@@ -32,7 +33,8 @@ function nodeConfig(port: number, dataDir: string): string {
 describe("pair serve", () => {
   it("runs until SIGINT, lets a stream in flight finish, then exits 0", async () => {
     const port = await freePort();
-    const c = writeConfig((dir) => nodeConfig(port, `${dir}/data`));
+    const clusterPort = await freePort();
+    const c = writeConfig((dir) => nodeConfig(port, `${dir}/data`, clusterPort));
     const signals = manualSignals();
     try {
       const serve = startCli(["serve", "--config", c.file], { signals });
@@ -78,7 +80,8 @@ describe("pair serve", () => {
     const holder = createServer();
     await new Promise<void>((r) => holder.listen(0, "127.0.0.1", r));
     const port = (holder.address() as { port: number }).port;
-    const c = writeConfig((dir) => nodeConfig(port, `${dir}/data`));
+    const clusterPort = await freePort();
+    const c = writeConfig((dir) => nodeConfig(port, `${dir}/data`, clusterPort));
     const signals = manualSignals();
     try {
       const r = await runCli(["serve", "--config", c.file], { signals });

@@ -70,16 +70,6 @@ const literals: Case[] = [
   ],
 ];
 
-const auth: Case[] = [
-  ["0.0.0.0 without API keys", "node: { listen: 0.0.0.0:11434 }\n", ["node.listen: auth_required"]],
-  ["[::] without API keys", 'node: { listen: "[::]:11434" }\n', ["node.listen: auth_required"]],
-  [
-    "a LAN address with an empty list",
-    "node: { listen: 192.168.1.2:11434, api_keys: [] }\n",
-    ["node.listen: auth_required"],
-  ],
-];
-
 const duplicates: Case[] = [
   [
     "two engines of one name",
@@ -173,7 +163,6 @@ const perProvider: Case[] = [
 describe.each([
   ["insecure_url", insecure],
   ["literal_credential", literals],
-  ["auth_required", auth],
   ["duplicate_name", duplicates],
   ["endpoint vs base_url, required keys", perProvider],
 ])("%s", (_code, cases) => {
@@ -198,6 +187,10 @@ describe("accepted where the rules allow", () => {
       "a non-loopback listen with API keys",
       "node: { listen: 0.0.0.0:11434, api_keys: [{ id: a, key_credential: os-credential-store:k }] }\n",
     ],
+    // API keys live in the data dir (`pair apikey create`): the node decides at start (auth_required).
+    ["0.0.0.0 without API keys in the config", "node: { listen: 0.0.0.0:11434 }\n"],
+    ["[::] without API keys in the config", 'node: { listen: "[::]:11434" }\n'],
+    ["a LAN address with an empty list", "node: { listen: 192.168.1.2:11434, api_keys: [] }\n"],
     ["localhost listen without API keys", "node: { listen: localhost:11434 }\n"],
     ["[::1] listen without API keys", 'node: { listen: "[::1]:11434" }\n'],
     ["managed: false on openai-compatible", rentedNode("lifecycle: { managed: false }")],
@@ -223,10 +216,6 @@ describe("messages", () => {
     expect(refusal("tls: { verify: false }\n").problems[0]?.message).toContain(
       "known keys here: extra_ca_file",
     );
-  });
-
-  test("auth_required says what to add", () => {
-    expect(refusal("node: { listen: 0.0.0.0:11434 }\n").problems[0]?.message).toContain("node.api_keys");
   });
 });
 
@@ -254,7 +243,6 @@ describe("all problems at once", () => {
     const error = refusal(yaml);
     expect(error.problems.map((p) => `${p.line}: ${p.path}: ${p.code}`)).toEqual([
       "2: node.lisen: unknown_key",
-      "3: node.listen: auth_required",
       "4: node.peers[0]: invalid_value",
       "6: engines[0].base_url: insecure_url",
       "6: engines[0].max_concurrent: invalid_value",
@@ -276,12 +264,12 @@ describe("all problems at once", () => {
     expect(lines).toHaveLength(error.problems.length);
     expect(lines[0]).toBe('test.yaml:2:3: node.lisen: unknown_key: unknown key; did you mean "listen"?');
     expect(error.message.split("\n")[0]).toBe(
-      "invalid_config: test.yaml: the configuration was refused (11 problems):",
+      "invalid_config: test.yaml: the configuration was refused (10 problems):",
     );
     expect(error.message).toContain(error.toString());
     const json = JSON.parse(JSON.stringify(error)) as ReturnType<ConfigError["toJSON"]>;
     expect(json.code).toBe("invalid_config");
-    expect(json.problems).toHaveLength(11);
+    expect(json.problems).toHaveLength(10);
     expect(json.problems[0]).toEqual({
       path: "node.lisen",
       code: "unknown_key",

@@ -1,8 +1,10 @@
+import { randomBytes } from "node:crypto";
 import { createServer } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { createApiKey, revokeApiKey, type LoopbackPolicy } from "../../src/auth/index.js";
 import { parseConfig } from "../../src/config/index.js";
 import { ListenError, startNode } from "../../src/node.js";
 
@@ -36,11 +38,51 @@ describe("listening", () => {
     }
   });
 
-  it("refuses to listen beyond loopback without authentication", async () => {
+  it("refuses to listen beyond loopback without an API key in the data dir (config api_keys count for nothing)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "pair-listen-"));
     try {
       const err = await startNode({ config: config("0.0.0.0:18999", dir, true) }).catch((e: unknown) => e);
       expect((err as ListenError).code).toBe("auth_required");
+      expect((err as Error).message).toContain("node.listen 0.0.0.0: auth_required:");
+      expect((err as Error).message).toContain("`pair apikey create ID`");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  // Tests bind loopback only: the policy pretends 127.0.0.1 is beyond it.
+  const beyond: LoopbackPolicy = { isLoopbackHost: () => false, isLoopbackPeer: () => false };
+
+  it("refuses while every key is revoked, and starts once one is active", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "pair-listen-"));
+    const deps = { nowMs: () => Date.now(), randomBytes: (n: number) => randomBytes(n) };
+    const lines: string[] = [];
+    try {
+      await createApiKey(dir, "old", deps);
+      await revokeApiKey(dir, "old", deps);
+      const options = { config: config("127.0.0.1:1", dir), portOverride: 0, loopback: beyond };
+      const err = await startNode(options).catch((e: unknown) => e);
+      expect((err as ListenError).code).toBe("auth_required");
+      await createApiKey(dir, "new", deps);
+      const node = await startNode({ ...options, log: (line) => lines.push(line) });
+      await node.close(0);
+      expect(lines.join("\n")).toContain("callers from other machines need an API key (1 active");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("says that node.api_keys in the config is not used", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "pair-listen-"));
+    const lines: string[] = [];
+    try {
+      const node = await startNode({
+        config: config("127.0.0.1:1", dir, true),
+        portOverride: 0,
+        log: (l) => lines.push(l),
+      });
+      await node.close(0);
+      expect(lines.join("\n")).toMatch(/node\.api_keys in the config is not used.*pair apikey create ID/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

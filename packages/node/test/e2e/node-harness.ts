@@ -22,9 +22,15 @@ export interface Cluster {
   close(): Promise<void>;
 }
 
+export interface ClusterSetup {
+  /** Runs on the fresh data dir before the node starts (e.g. to create API keys). */
+  readonly beforeStart?: (dataDir: string) => Promise<void> | void;
+}
+
 export async function startCluster(
   decls: readonly EngineDecl[],
   extra: Partial<NodeOptions> = {},
+  setup: ClusterSetup = {},
 ): Promise<Cluster> {
   const dataDir = mkdtempSync(join(tmpdir(), "pair-node-"));
   const engines = new Map<string, EngineEmulator>();
@@ -43,6 +49,7 @@ export async function startCluster(
     "  name: node-a",
     `  data_dir: ${dataDir}`,
     "  listen: 127.0.0.1:11434",
+    "  cluster_listen: 127.0.0.1:14323",
     "engines:",
     ...decls.flatMap((d) => [
       `  - name: ${d.name}`,
@@ -54,7 +61,8 @@ export async function startCluster(
     ]),
   ].join("\n");
   const config = parseConfig(yaml, "test.yaml", { homeDir: dataDir, hostName: "test" });
-  const node = await startNode({ config, portOverride: 0, ...extra });
+  await setup.beforeStart?.(dataDir);
+  const node = await startNode({ config, portOverride: 0, clusterPortOverride: 0, ...extra });
   return {
     node,
     engines,

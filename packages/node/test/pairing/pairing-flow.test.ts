@@ -73,13 +73,12 @@ describe("PIN pairing", () => {
     const first = new ResponderPairing({
       self: DESKTOP_3090,
       issuer,
-      tlsPeerFingerprint: LAPTOP.fingerprint,
+      peerFingerprint: LAPTOP.fingerprint,
       randomBytes: seededRandom("first"),
     });
     const joining = createInitiatorPairing({
       self: LAPTOP,
       pin,
-      tlsPeerFingerprint: DESKTOP_3090.fingerprint,
       randomBytes: seededRandom("joining"),
     });
     if (!joining.ok) throw new Error("PIN refused");
@@ -96,7 +95,7 @@ describe("PIN pairing", () => {
 });
 
 describe("a man-in-the-middle with its own certificate", () => {
-  it("is refused when it relays the messages unchanged (claimed ≠ TLS certificate)", () => {
+  it("is refused when it relays the messages unchanged (claimed ≠ certificate sent)", () => {
     const { issuer, pin } = issuerWithPin();
     const run = runPairing({ issuer, pin, initiatorSeesFingerprint: MALLORY.fingerprint });
     expect(codes(run)).toEqual(["pairing_failed", "pairing_failed"]);
@@ -257,7 +256,6 @@ describe("the session state machines", () => {
     const joining = createInitiatorPairing({
       self: LAPTOP,
       pin: "123456",
-      tlsPeerFingerprint: DESKTOP_3090.fingerprint,
       randomBytes: seededRandom("order"),
     });
     if (!joining.ok) throw new Error("PIN refused");
@@ -267,7 +265,7 @@ describe("the session state machines", () => {
     const responder = new ResponderPairing({
       self: DESKTOP_3090,
       issuer,
-      tlsPeerFingerprint: LAPTOP.fingerprint,
+      peerFingerprint: LAPTOP.fingerprint,
       randomBytes: seededRandom("order-r"),
     });
     expect(responder.finish({}, 0)).toMatchObject({ ok: false, error: { code: "pairing_failed" } });
@@ -275,11 +273,7 @@ describe("the session state machines", () => {
   });
 
   it("refuse a malformed PIN, a malformed own identity and a reflected hello", () => {
-    const base = {
-      self: LAPTOP,
-      tlsPeerFingerprint: DESKTOP_3090.fingerprint,
-      randomBytes: seededRandom("x"),
-    };
+    const base = { self: LAPTOP, randomBytes: seededRandom("x") };
     expect(createInitiatorPairing({ ...base, pin: "12345" })).toMatchObject({
       error: { code: "invalid_pin" },
     });
@@ -295,6 +289,24 @@ describe("the session state machines", () => {
     });
     expect(run.responder).toMatchObject({ ok: false, error: { code: "pairing_failed" } });
     expect(issuer.status(2_000)).toMatchObject({ attemptsLeft: 3 });
+  });
+
+  it("refuse a share that came without a certificate (no fingerprint observed)", () => {
+    const { issuer, pin } = issuerWithPin("no-cert");
+    const joining = createInitiatorPairing({ self: LAPTOP, pin, randomBytes: seededRandom("no-cert-i") });
+    if (!joining.ok) throw new Error("PIN refused");
+    const responder = new ResponderPairing({
+      self: DESKTOP_3090,
+      issuer,
+      peerFingerprint: LAPTOP.fingerprint,
+      randomBytes: seededRandom("no-cert-r"),
+    });
+    const share = responder.receive(joining.value.start(), 1_000);
+    if (!share.ok) throw new Error("hello refused");
+    const refused = joining.value.receive(share.value, undefined);
+    expect(refused.ok || refused.error).toMatchObject({ code: "pairing_failed" });
+    expect(refused.ok || refused.error.message).toMatch(/sent no certificate/);
+    expect(joining.value.phase).toBe("failed");
   });
 
   it("accept Node's colon-separated uppercase fingerprint spelling for local inputs", () => {

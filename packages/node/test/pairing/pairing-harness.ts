@@ -68,9 +68,9 @@ export interface RunOptions {
   readonly pin: string;
   readonly initiator?: PairingIdentity;
   readonly responder?: PairingIdentity;
-  /** The certificate fingerprint the initiator's TLS session saw (default: the responder's). */
+  /** The fingerprint of the certificate that reached the initiator with the share (default: the responder's). */
   readonly initiatorSeesFingerprint?: string;
-  /** The client certificate fingerprint the responder's TLS session saw (default: the initiator's). */
+  /** The fingerprint of the certificate that reached the responder with the hello (default: the initiator's). */
   readonly responderSeesFingerprint?: string;
   readonly relay?: Relay;
   readonly nowMs?: number;
@@ -101,7 +101,6 @@ export function runPairing(options: RunOptions): PairingRun {
   const created = createInitiatorPairing({
     self: initiatorId,
     pin: options.pin,
-    tlsPeerFingerprint: options.initiatorSeesFingerprint ?? responderId.fingerprint,
     randomBytes: seededRandom(`${seed}/initiator`),
   });
   if (!created.ok) throw new Error(`initiator refused its PIN: ${created.error.code}`);
@@ -109,17 +108,20 @@ export function runPairing(options: RunOptions): PairingRun {
   const responder = new ResponderPairing({
     self: responderId,
     issuer: options.issuer,
-    tlsPeerFingerprint: options.responderSeesFingerprint ?? initiatorId.fingerprint,
+    peerFingerprint: options.responderSeesFingerprint ?? initiatorId.fingerprint,
     randomBytes: seededRandom(`${seed}/responder`),
   });
 
   const share = responder.receive(cross(0, initiator.start()), nowMs);
   if (!share.ok) {
-    const told = initiator.receive(refusalMessage(share.error));
+    const told = initiator.receive(refusalMessage(share.error), responderId.fingerprint);
     if (told.ok) throw new Error("the initiator accepted a refusal");
     return { initiator: told, responder: share, wire };
   }
-  const confirm = initiator.receive(cross(1, share.value));
+  const confirm = initiator.receive(
+    cross(1, share.value),
+    options.initiatorSeesFingerprint ?? responderId.fingerprint,
+  );
   if (!confirm.ok) {
     responder.abort(nowMs);
     const gone = pairingError("pairing_failed", "the initiator gave up before confirming");

@@ -20,7 +20,7 @@ describe("pairing property", () => {
           responderPin: pinArb,
           initiatorFp: hex32,
           responderFp: hex32,
-          // What each TLS session saw of the other side: the real certificate, or an interposer's.
+          // The certificate that reached each side with the other's hello: the real one, or an interposer's.
           initiatorSees: fc.option(hex32, { nil: undefined, freq: 2 }),
           responderSees: fc.option(hex32, { nil: undefined, freq: 2 }),
         }),

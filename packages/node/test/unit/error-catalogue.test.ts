@@ -1,9 +1,11 @@
 // docs/errors.md is the catalogue users rely on: every code the code can produce is listed there.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { AUTH_ERROR_CODES } from "../../src/auth/index.js";
 import { CLUSTER_ERROR_CODES } from "../../src/cluster/index.js";
 import { CONFIG_PROBLEM_CODES } from "../../src/config/index.js";
 import { PAIR_ERROR_CODES } from "../../src/dialects/index.js";
+import { LISTEN_ERROR_CODES } from "../../src/node.js";
 import { PAIRING_ERROR_CODES } from "../../src/pairing/index.js";
 
 const doc = readFileSync(new URL("../../../../docs/errors.md", import.meta.url), "utf8");
@@ -15,6 +17,7 @@ describe("docs/errors.md", () => {
   it.each([
     ["HTTP API", Object.keys(PAIR_ERROR_CODES)],
     ["configuration", [...CONFIG_PROBLEM_CODES]],
+    ["node start and API key", [...LISTEN_ERROR_CODES, ...AUTH_ERROR_CODES]],
     ["cluster", [...CLUSTER_ERROR_CODES]],
     ["pairing", [...PAIRING_ERROR_CODES]],
     ["hosting contract", [...refusals, "illegal-transition"]],
@@ -27,6 +30,8 @@ describe("docs/errors.md", () => {
     const known = new Set<string>([
       ...Object.keys(PAIR_ERROR_CODES),
       ...CONFIG_PROBLEM_CODES,
+      ...LISTEN_ERROR_CODES,
+      ...AUTH_ERROR_CODES,
       ...CLUSTER_ERROR_CODES,
       ...PAIRING_ERROR_CODES,
       ...refusals,

@@ -1,0 +1,280 @@
+/**
+ * The IPC between the benchmark and its two child processes (engine emulator, PAIR node): the
+ * messages, the child side (answer samples of RSS, CPU time and event-loop use; close on request or
+ * when the parent goes away) and the parent side (fork with tsx, wait for ready, call, stop for sure).
+ * Must not know: what a child serves, how load is generated or reported.
+ */
+
+import { fork, type ChildProcess } from "node:child_process";
+import {
+  monitorEventLoopDelay,
+  performance,
+  type EventLoopUtilization,
+  type IntervalHistogram,
+} from "node:perf_hooks";
+
+/** What the parent may ask a child. */
+export type ChildOp = "sample-start" | "sample-stop" | "rss" | "close";
+
+/** Resource use of one child between `sample-start` and `sample-stop`. */
+export interface ResourceSample {
+  readonly elapsedMs: number;
+  /** Largest RSS seen (sampled every `RSS_SAMPLE_EVERY_MS`, and at start and stop). */
+  readonly rssPeakBytes: number;
+  readonly rssBytes: number;
+  readonly cpuUserMs: number;
+  readonly cpuSystemMs: number;
+  /** Event-loop utilization over the window, 0..1 (time the loop was not idle). */
+  readonly eventLoopUtilization: number;
+  /** How late a timer checking every `LOOP_DELAY_RESOLUTION_MS` fired (the loop's stalls), ms. */
+  readonly loopDelayP99Ms: number;
+  readonly loopDelayMaxMs: number;
+}
+
+interface CallMessage {
+  readonly id: number;
+  readonly op: ChildOp;
+}
+interface ReplyMessage {
+  readonly id: number;
+  readonly ok: boolean;
+  readonly value?: unknown;
+  readonly error?: string;
+}
+interface ReadyMessage {
+  readonly ready: true;
+  readonly value: unknown;
+}
+
+const RSS_SAMPLE_EVERY_MS = 50;
+const LOOP_DELAY_RESOLUTION_MS = 10;
+const READY_TIMEOUT_MS = 30_000;
+const CALL_TIMEOUT_MS = 15_000;
+const STOP_GRACE_MS = 5_000;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
+}
+
+// ---- child side ---------------------------------------------------------------------------------
+
+/**
+ * Serves the parent's calls in a child process. `close` (or the parent going away) runs `onClose`
+ * and exits (normally, so `--cpu-prof` can write its profile).
+ */
+export function serveParent(ready: unknown, onClose: () => Promise<void>): void {
+  const send = process.send?.bind(process);
+  if (send === undefined) throw new Error("bench child: start me with child_process.fork (no IPC channel)");
+  let window:
+    | {
+        t0: number;
+        cpu: NodeJS.CpuUsage;
+        elu: EventLoopUtilization;
+        delay: IntervalHistogram;
+        peak: number;
+        timer: NodeJS.Timeout;
+      }
+    | undefined;
+  let closing = false;
+  const close = async (): Promise<void> => {
+    if (closing) return;
+    closing = true;
+    if (window) {
+      clearInterval(window.timer);
+      window.delay.disable();
+    }
+    try {
+      await onClose();
+    } finally {
+      process.disconnect?.();
+      process.exit(0);
+    }
+  };
+  const answer = (op: ChildOp): unknown => {
+    switch (op) {
+      case "rss":
+        return process.memoryUsage().rss;
+      case "sample-start": {
+        if (window) {
+          clearInterval(window.timer);
+          window.delay.disable();
+        }
+        const delay = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
+        delay.enable();
+        const w = {
+          t0: performance.now(),
+          cpu: process.cpuUsage(),
+          elu: performance.eventLoopUtilization(),
+          delay,
+          peak: process.memoryUsage().rss,
+          timer: setInterval(() => {
+            w.peak = Math.max(w.peak, process.memoryUsage().rss);
+          }, RSS_SAMPLE_EVERY_MS),
+        };
+        window = w;
+        return null;
+      }
+      case "sample-stop": {
+        if (!window) throw new Error("sample-stop without sample-start");
+        const w = window;
+        window = undefined;
+        clearInterval(w.timer);
+        w.delay.disable();
+        const rss = process.memoryUsage().rss;
+        const cpu = process.cpuUsage(w.cpu);
+        const sample: ResourceSample = {
+          elapsedMs: performance.now() - w.t0,
+          rssPeakBytes: Math.max(w.peak, rss),
+          rssBytes: rss,
+          cpuUserMs: cpu.user / 1000,
+          cpuSystemMs: cpu.system / 1000,
+          eventLoopUtilization: performance.eventLoopUtilization(w.elu).utilization,
+          // The histogram counts from the timer's due time: subtract the resolution itself.
+          loopDelayP99Ms: Math.max(0, w.delay.percentile(99) / 1e6 - LOOP_DELAY_RESOLUTION_MS),
+          loopDelayMaxMs: Math.max(0, w.delay.max / 1e6 - LOOP_DELAY_RESOLUTION_MS),
+        };
+        return sample;
+      }
+      case "close":
+        return null;
+    }
+  };
+  process.on("message", (message: unknown) => {
+    if (!isRecord(message) || typeof message["id"] !== "number" || typeof message["op"] !== "string") return;
+    const { id, op } = message as unknown as CallMessage;
+    try {
+      send({ id, ok: true, value: answer(op) } satisfies ReplyMessage);
+    } catch (error) {
+      send({ id, ok: false, error: String(error) } satisfies ReplyMessage);
+    }
+    if (op === "close") void close();
+  });
+  process.on("disconnect", () => void close());
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void close());
+  send({ ready: true, value: ready } satisfies ReadyMessage);
+}
+
+// ---- parent side --------------------------------------------------------------------------------
+
+export interface BenchChild {
+  readonly name: string;
+  readonly pid: number;
+  /** What the child sent with its ready message. */
+  readonly ready: unknown;
+  call(op: ChildOp): Promise<unknown>;
+  sample(op: "sample-start"): Promise<void>;
+  sample(op: "sample-stop"): Promise<ResourceSample>;
+  /** Asks the child to close; kills it if it has not exited within a grace period. Idempotent. */
+  stop(): Promise<void>;
+  /** Last resort, synchronous (for `process.on("exit")`). */
+  kill(): void;
+}
+
+export interface ForkOptions {
+  readonly name: string;
+  /** Absolute path of a .ts entry script that calls `serveParent`. */
+  readonly script: string;
+  /** One argument, JSON-encoded on the child's command line. */
+  readonly arg: unknown;
+  /** Extra flags for the child's node (e.g. `--cpu-prof`). */
+  readonly extraExecArgv?: readonly string[];
+  readonly cwd: string;
+}
+
+/** Forks a TypeScript entry script under tsx and waits for its ready message. */
+export async function forkChild(options: ForkOptions): Promise<BenchChild> {
+  const child: ChildProcess = fork(options.script, [JSON.stringify(options.arg)], {
+    cwd: options.cwd,
+    execArgv: ["--import", "tsx", ...(options.extraExecArgv ?? [])],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+    serialization: "json",
+  });
+  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  let nextId = 0;
+  let exited = false;
+  const exitedPromise = new Promise<void>((resolve) =>
+    child.once("exit", () => {
+      exited = true;
+      for (const p of pending.values()) p.reject(new Error(`${options.name}: child exited`));
+      pending.clear();
+      resolve();
+    }),
+  );
+  const ready = await new Promise<unknown>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${options.name}: not ready within ${READY_TIMEOUT_MS} ms`));
+    }, READY_TIMEOUT_MS);
+    child.once("exit", (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${options.name}: exited before ready (code ${code}, signal ${signal})`));
+    });
+    child.on("message", (message: unknown) => {
+      if (!isRecord(message)) return;
+      if (message["ready"] === true) {
+        clearTimeout(timer);
+        resolve(message["value"]);
+        return;
+      }
+      const id = message["id"];
+      const entry = typeof id === "number" ? pending.get(id) : undefined;
+      if (!entry || typeof id !== "number") return;
+      pending.delete(id);
+      if (message["ok"] === true) entry.resolve(message["value"]);
+      else entry.reject(new Error(`${options.name}: ${String(message["error"])}`));
+    });
+  });
+
+  const call = (op: ChildOp): Promise<unknown> => {
+    if (exited) return Promise.reject(new Error(`${options.name}: child has exited`));
+    const id = ++nextId;
+    return new Promise<unknown>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        pending.delete(id);
+        reject(new Error(`${options.name}: no answer to ${op} within ${CALL_TIMEOUT_MS} ms`));
+      }, CALL_TIMEOUT_MS);
+      pending.set(id, {
+        resolve: (v) => {
+          clearTimeout(timer);
+          resolve(v);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      });
+      child.send({ id, op } satisfies CallMessage);
+    });
+  };
+  let stopping: Promise<void> | undefined;
+  const kill = (): void => {
+    if (!exited) child.kill("SIGKILL");
+  };
+  function sample(op: "sample-start"): Promise<void>;
+  function sample(op: "sample-stop"): Promise<ResourceSample>;
+  async function sample(op: "sample-start" | "sample-stop"): Promise<void | ResourceSample> {
+    const value = await call(op);
+    if (op === "sample-start") return;
+    return value as ResourceSample;
+  }
+  return {
+    name: options.name,
+    pid: child.pid ?? -1,
+    ready,
+    call,
+    sample,
+    kill,
+    stop: () =>
+      (stopping ??= (async () => {
+        if (exited) return;
+        call("close").catch(() => undefined);
+        const grace = new Promise<"late">((resolve) =>
+          setTimeout(() => resolve("late"), STOP_GRACE_MS).unref(),
+        );
+        if ((await Promise.race([exitedPromise, grace])) === "late") {
+          kill();
+          await exitedPromise;
+        }
+      })()),
+  };
+}

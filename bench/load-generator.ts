@@ -1,0 +1,193 @@
+/**
+ * The benchmark's load generator, in the benchmark process: closed-loop workers over node:http with
+ * a keep-alive agent sized to the concurrency, each reading whole SSE streams and timing the first
+ * body chunk and the end. Every stream is checked (HTTP 200, ends with `data: [DONE]`, and through
+ * the node, carries `x-pair-served-by`); a failed one counts as an error, not a sample.
+ * Must not know: what serves the target (engine or node), percentiles, the report.
+ */
+
+import { Agent, request } from "node:http";
+import { setTimeout as sleep } from "node:timers/promises";
+
+export interface Target {
+  readonly label: "direct" | "bare" | "node";
+  readonly host: string;
+  readonly port: number;
+  /** Path of the chat-completions route on this target. */
+  readonly chatPath: string;
+  /** A cheap GET on this target, used to open the agent's connections before measuring. */
+  readonly warmPath: string;
+  /** A response header every answer from this target must carry. */
+  readonly mustHaveHeader?: string;
+}
+
+export interface StreamSample {
+  /** Request start (monotonic ms) relative to the load's start. */
+  readonly startMs: number;
+  /** Time from writing the request to the first body chunk. */
+  readonly firstChunkMs: number;
+  /** Time from writing the request to the end of the stream. */
+  readonly totalMs: number;
+  readonly bytes: number;
+}
+
+export interface LoadResult {
+  readonly samples: readonly StreamSample[];
+  /** Streams started, measured or not, failed or not. */
+  readonly sent: number;
+  readonly errors: number;
+  readonly firstError: string | undefined;
+  /** From the first request's start to the last stream's end. */
+  readonly elapsedMs: number;
+}
+
+export interface LoadPlan {
+  readonly target: Target;
+  /** The JSON request body (a streaming chat completion). */
+  readonly body: string;
+  readonly concurrency: number;
+  /** Each worker's requests (counted or until `durationMs` has passed, whichever is given). */
+  readonly requestsPerWorker?: number;
+  readonly durationMs?: number;
+  /** Each worker's first requests, not measured (they run while the load ramps up). */
+  readonly rampRequestsPerWorker: number;
+  /** Spread the workers' first requests evenly over this long (0: all at once). */
+  readonly staggerMs: number;
+  /** One stream longer than this is an error. */
+  readonly requestTimeoutMs: number;
+}
+
+/** Largest number of streams a plan may run (a bound on the benchmark's size). */
+const MAX_REQUESTS = 1_000_000;
+
+function streamOnce(
+  agent: Agent,
+  target: Target,
+  body: Buffer,
+  timeoutMs: number,
+  originMs: number,
+): Promise<StreamSample> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    let first = -1;
+    let bytes = 0;
+    let tail = "";
+    const req = request(
+      {
+        agent,
+        host: target.host,
+        port: target.port,
+        path: target.chatPath,
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "content-length": body.length,
+          accept: "text/event-stream",
+        },
+      },
+      (res) => {
+        if (res.statusCode !== 200) {
+          res.resume();
+          reject(new Error(`HTTP ${res.statusCode} from ${target.label}`));
+          return;
+        }
+        if (target.mustHaveHeader !== undefined && res.headers[target.mustHaveHeader] === undefined) {
+          res.resume();
+          reject(new Error(`${target.label}: no ${target.mustHaveHeader} header`));
+          return;
+        }
+        res.on("data", (chunk: Buffer) => {
+          if (first < 0) first = performance.now();
+          bytes += chunk.length;
+          tail = (tail + chunk.toString("latin1")).slice(-64);
+        });
+        res.once("end", () => {
+          const end = performance.now();
+          if (!tail.includes("data: [DONE]"))
+            reject(new Error(`${target.label}: stream ended without [DONE]`));
+          else resolve({ startMs: t0 - originMs, firstChunkMs: first - t0, totalMs: end - t0, bytes });
+        });
+        res.once("error", reject);
+      },
+    );
+    req.setTimeout(timeoutMs, () =>
+      req.destroy(new Error(`${target.label}: no progress in ${timeoutMs} ms`)),
+    );
+    req.once("error", reject);
+    req.end(body);
+  });
+}
+
+/** Opens `concurrency` keep-alive connections (concurrent GETs) so no measured request pays a connect. */
+async function openConnections(agent: Agent, target: Target, concurrency: number): Promise<void> {
+  await Promise.all(
+    Array.from(
+      { length: concurrency },
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const req = request(
+            { agent, host: target.host, port: target.port, path: target.warmPath },
+            (res) => {
+              res.resume();
+              res.once("end", () => resolve());
+              res.once("error", reject);
+            },
+          );
+          req.once("error", reject);
+          req.end();
+        }),
+    ),
+  );
+}
+
+/** Runs one closed-loop load against one target and returns every measured stream. */
+export async function runLoad(plan: LoadPlan): Promise<LoadResult> {
+  if (plan.requestsPerWorker === undefined && plan.durationMs === undefined)
+    throw new RangeError("runLoad: give requestsPerWorker or durationMs");
+  if (plan.concurrency < 1 || plan.concurrency * (plan.requestsPerWorker ?? 0) > MAX_REQUESTS)
+    throw new RangeError("runLoad: concurrency or request count out of bounds");
+  const agent = new Agent({
+    keepAlive: true,
+    maxSockets: plan.concurrency,
+    maxFreeSockets: plan.concurrency,
+  });
+  const body = Buffer.from(plan.body);
+  const samples: StreamSample[] = [];
+  let errors = 0;
+  let sent = 0;
+  let firstError: string | undefined;
+  try {
+    await openConnections(agent, plan.target, plan.concurrency);
+    const origin = performance.now();
+    const endBy = plan.durationMs === undefined ? Infinity : origin + plan.durationMs;
+    const worker = async (index: number): Promise<void> => {
+      if (plan.staggerMs > 0) await sleep((index * plan.staggerMs) / plan.concurrency);
+      for (let n = 0; ; n++) {
+        const measuring = n >= plan.rampRequestsPerWorker;
+        if (plan.requestsPerWorker !== undefined && n >= plan.rampRequestsPerWorker + plan.requestsPerWorker)
+          return;
+        if (measuring && performance.now() >= endBy) return;
+        sent += 1;
+        try {
+          const sample = await streamOnce(agent, plan.target, body, plan.requestTimeoutMs, origin);
+          if (measuring) samples.push(sample);
+        } catch (error) {
+          errors += 1;
+          firstError ??= error instanceof Error ? error.message : String(error);
+          if (errors > 100) throw new Error(`${plan.target.label}: too many errors, first: ${firstError}`);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: plan.concurrency }, (_, i) => worker(i)));
+    let firstStart = Infinity;
+    let lastEnd = -Infinity;
+    for (const s of samples) {
+      firstStart = Math.min(firstStart, s.startMs);
+      lastEnd = Math.max(lastEnd, s.startMs + s.totalMs);
+    }
+    const elapsedMs = samples.length === 0 ? 0 : lastEnd - firstStart;
+    return { samples, sent, errors, firstError, elapsedMs };
+  } finally {
+    agent.destroy();
+  }
+}

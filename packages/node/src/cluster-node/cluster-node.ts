@@ -1,0 +1,211 @@
+/**
+ * The node's side of the cluster, wired: its identity (made at first start), the pinned peers
+ * (peers.json), the PIN it shows, and the cluster port — strict mTLS for peers, plain HTTP for the
+ * pairing handshake only. Pinning and revoking re-sync the peer server at once, so a node just
+ * paired is accepted on its very next mTLS request and a node unpaired loses its open connections.
+ * Must not know: the client API, the CLI, the config file (it is given what it needs).
+ */
+
+import { randomBytes as nodeRandomBytes } from "node:crypto";
+import { err, ok, type Result } from "@pair/provision";
+import {
+  createPeerServer,
+  loadOrCreateIdentity,
+  openPinnedPeers,
+  startClusterPort,
+  type ClusterPort,
+  type ClusterPortLimits,
+  type NodeIdentity,
+  type PeerServerCore,
+  type PeerServerLimits,
+  type PinnedPeer,
+  type PinnedPeers,
+} from "../cluster/index.js";
+import { formatHostPort, type HostPort } from "../config/index.js";
+import {
+  PinIssuer,
+  pinAnnouncement,
+  type PinAnnouncement,
+  type PinIssuerOptions,
+  type PinStatus,
+  type RandomBytes,
+} from "../pairing/index.js";
+import { createPairingServer, type PairingServer, type PairingServerLimits } from "./pairing-server.js";
+import { joinByPin, type JoinError } from "./pairing-join.js";
+import { peerRoutes } from "./peer-routes.js";
+
+/** A pinned peer as the admin API shows it: never a key, not even the certificate. */
+export interface PeerJson {
+  readonly node_id: string;
+  readonly name: string;
+  readonly fingerprint: string;
+  readonly paired_at: string;
+  readonly revoked_at?: string;
+}
+
+export interface ClusterNodeOptions {
+  readonly name: string;
+  readonly dataDir: string;
+  /** `cluster_listen` (port 0: any free port). */
+  readonly listen: HostPort;
+  readonly nowMs?: () => number;
+  readonly randomBytes?: RandomBytes;
+  readonly log?: (line: string) => void;
+  /** PIN lifetime, attempts and hold time (defaults: 2 min, 3, 30 s). */
+  readonly pins?: Omit<PinIssuerOptions, "randomBytes">;
+  readonly joinTimeoutMs?: number;
+  readonly limits?: {
+    readonly port?: Partial<ClusterPortLimits>;
+    readonly peer?: Partial<PeerServerLimits>;
+    readonly pairing?: Partial<PairingServerLimits>;
+  };
+}
+
+export type UnpairResult =
+  | { readonly ok: true; readonly peer: PeerJson; readonly alreadyRevoked: boolean }
+  | { readonly ok: false; readonly code: "unknown_peer"; readonly message: string };
+
+export interface ClusterNode {
+  readonly identity: NodeIdentity;
+  readonly host: string;
+  readonly port: number;
+  /** The trust store; pin and revoke through it and the peer server follows. */
+  readonly peers: PinnedPeers;
+  /** Show a new PIN (replacing any other). The caller prints it; never log it. */
+  issuePin(): PinAnnouncement;
+  /** Whether a PIN is shown, and how many wrong attempts it has left (never the PIN). */
+  pinStatus(): PinStatus;
+  /** Pair with the node whose `cluster_listen` is `address`, using the PIN it shows. */
+  join(address: HostPort, pin: string): Promise<Result<PeerJson, JoinError>>;
+  /** The peers trusted now. */
+  pairedPeers(): PeerJson[];
+  /** Stop trusting a node, named by its node id or (when unique) its name. */
+  unpair(node: string): UnpairResult;
+  close(): Promise<void>;
+}
+
+export function peerJson(peer: PinnedPeer): PeerJson {
+  const base = {
+    node_id: peer.node_id,
+    name: peer.name,
+    fingerprint: peer.fingerprint,
+    paired_at: peer.paired_at,
+  };
+  return peer.revoked_at === undefined ? base : { ...base, revoked_at: peer.revoked_at };
+}
+
+const defaultRandomBytes: RandomBytes = (count) => new Uint8Array(nodeRandomBytes(count));
+
+/** Load or create the identity, open peers.json and listen on the cluster port. */
+export async function startClusterNode(options: ClusterNodeOptions): Promise<ClusterNode> {
+  const nowMs = options.nowMs ?? (() => Date.now());
+  const randomBytes = options.randomBytes ?? defaultRandomBytes;
+  const log = options.log ?? (() => undefined);
+  const identity = await loadOrCreateIdentity(options.dataDir, { name: options.name, nowMs });
+  const wiring: { peerServer?: PeerServerCore } = {};
+  const peers = openPinnedPeers(options.dataDir, {
+    nowMs,
+    onChange: (change) => {
+      wiring.peerServer?.syncPins();
+      log(`peer ${change.peer.name} (${change.peer.node_id}): ${change.kind}`);
+    },
+  });
+  const peerServer = createPeerServer({
+    identity,
+    peers,
+    handler: peerRoutes({ nodeId: identity.nodeId, name: identity.name }),
+    ...(options.limits?.peer === undefined ? {} : { limits: options.limits.peer }),
+  });
+  wiring.peerServer = peerServer;
+  const issuer = new PinIssuer({ randomBytes, ...options.pins });
+  const self = { nodeId: identity.nodeId, name: identity.name, fingerprint: identity.fingerprint };
+  const pairing: PairingServer = createPairingServer({
+    self,
+    certPem: identity.certPem,
+    issuer,
+    pinPeer: (request) => peers.pin(request),
+    nowMs,
+    randomBytes,
+    onEvent: (event) =>
+      log(
+        event.type === "PairedByPin"
+          ? `paired by PIN with ${event.name} (${event.nodeId})`
+          : `pairing refused: ${event.code}`,
+      ),
+    ...(options.limits?.pairing === undefined ? {} : { limits: options.limits.pairing }),
+  });
+  let port: ClusterPort;
+  try {
+    port = await startClusterPort({
+      host: options.listen.host,
+      port: options.listen.port,
+      tls: (socket) => peerServer.accept(socket),
+      plain: (socket) => pairing.accept(socket),
+      ...(options.limits?.port === undefined ? {} : { limits: options.limits.port }),
+    });
+  } catch (error) {
+    await peerServer.close();
+    pairing.close();
+    throw error;
+  }
+  log(
+    `cluster port ${formatHostPort({ host: port.host, port: port.port })}: node id ${identity.nodeId}, ` +
+      `${peers.active().length} paired peer(s)`,
+  );
+
+  let closing: Promise<void> | undefined;
+  return {
+    identity,
+    host: port.host,
+    port: port.port,
+    peers,
+    issuePin: () => pinAnnouncement(issuer.issue(nowMs())),
+    pinStatus: () => issuer.status(nowMs()),
+    async join(address, pin) {
+      const joined = await joinByPin({
+        identity,
+        address,
+        pin,
+        randomBytes,
+        pinPeer: (request) => peers.pin(request),
+        ...(options.joinTimeoutMs === undefined ? {} : { timeoutMs: options.joinTimeoutMs }),
+      });
+      if (!joined.ok) return joined;
+      log(`joined ${joined.value.name} (${joined.value.node_id}) at ${formatHostPort(address)}`);
+      return ok(peerJson(joined.value));
+    },
+    pairedPeers: () => peers.active().map(peerJson),
+    unpair(node) {
+      const found = findPeer(peers, node);
+      if (!found.ok) return { ok: false, ...found.error };
+      const revoked = peers.revoke(found.value.node_id);
+      if (!revoked.ok) return revoked;
+      return { ok: true, peer: peerJson(revoked.peer), alreadyRevoked: revoked.alreadyRevoked };
+    },
+    close: () =>
+      (closing ??= (async () => {
+        pairing.close();
+        await port.close();
+        await peerServer.close();
+      })()),
+  };
+}
+
+/** A peer by node id (revoked ones too), else by name among the trusted ones when exactly one has it. */
+function findPeer(
+  peers: PinnedPeers,
+  node: string,
+): Result<PinnedPeer, { readonly code: "unknown_peer"; readonly message: string }> {
+  const byId = peers.list().find((peer) => peer.node_id === node);
+  if (byId !== undefined) return ok(byId);
+  const byName = peers.active().filter((peer) => peer.name === node);
+  const [only] = byName;
+  if (byName.length === 1 && only !== undefined) return ok(only);
+  return err({
+    code: "unknown_peer",
+    message:
+      byName.length === 0
+        ? `no paired node has the name or node id "${node}" (pair peers lists them)`
+        : `${byName.length} paired nodes are named "${node}": name one by its node id (pair peers lists them)`,
+  });
+}

@@ -1,0 +1,26 @@
+/**
+ * The cluster, wired into a node: the cluster port (strict mTLS for peers, plain HTTP for the PIN
+ * handshake only), pairing by PIN on both sides, the peer API, and the admin routes that drive
+ * pairing from the client port. The public face of this folder.
+ * Must not know: the scheduler, engines, the CLI.
+ */
+
+export {
+  peerJson,
+  startClusterNode,
+  type ClusterNode,
+  type ClusterNodeOptions,
+  type PeerJson,
+  type UnpairResult,
+} from "./cluster-node.js";
+export { DEFAULT_JOIN_TIMEOUT_MS, joinByPin, type JoinError, type JoinErrorCode } from "./pairing-join.js";
+export {
+  DEFAULT_PAIRING_SERVER_LIMITS,
+  createPairingServer,
+  type PairingServer,
+  type PairingServerEvent,
+  type PairingServerLimits,
+} from "./pairing-server.js";
+export { envelopeText, HANDSHAKE_PATH, MAX_ENVELOPE_BYTES, readEnvelope } from "./pairing-wire.js";
+export { PEER_HELLO_PATH, peerRoutes } from "./peer-routes.js";
+export { isPairingAdminPath, PAIRING_ADMIN_PATHS, servePairingAdmin } from "./pairing-admin-routes.js";

@@ -1,0 +1,126 @@
+/**
+ * Real PAIR nodes for the cluster tests: each with its own data dir, client port and cluster port
+ * on 127.0.0.1 (port 0, so files run in parallel), no engines. Helpers call a node's admin API with
+ * its bearer token, and talk to its cluster port over mTLS (createPeerAgent) or plain HTTP.
+ * Must not know: how pairing works inside; it drives the node as a user or a peer would.
+ */
+
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { request, type Agent } from "undici";
+import { createPeerAgent } from "../../src/cluster/index.js";
+import { PEER_HELLO_PATH, type PeerJson } from "../../src/cluster-node/index.js";
+import { parseConfig } from "../../src/config/index.js";
+import { startNode, type RunningNode } from "../../src/node.js";
+
+export interface TestNode {
+  readonly node: RunningNode;
+  readonly name: string;
+  readonly dataDir: string;
+  /** `127.0.0.1:PORT` of the cluster port, as `pair join` takes it. */
+  readonly clusterAddress: string;
+  /** A config file for the CLI that points at this node (its client port and data dir). */
+  readonly configFile: string;
+  /** Every line the node logged. */
+  readonly log: readonly string[];
+  close(): Promise<void>;
+}
+
+export async function startTestNode(name: string): Promise<TestNode> {
+  const dir = mkdtempSync(join(tmpdir(), `pair-cluster-${name}-`));
+  const dataDir = join(dir, "data");
+  const yaml = (port: number, clusterPort: number) =>
+    [
+      "node:",
+      `  name: ${name}`,
+      `  data_dir: ${dataDir}`,
+      `  listen: 127.0.0.1:${port}`,
+      `  cluster_listen: 127.0.0.1:${clusterPort}`,
+      "engines: []",
+    ].join("\n");
+  const config = parseConfig(yaml(11434, 14323), "test.yaml", { homeDir: dir, hostName: name });
+  const log: string[] = [];
+  const node = await startNode({
+    config,
+    portOverride: 0,
+    clusterPortOverride: 0,
+    log: (line) => void log.push(line),
+  });
+  const configFile = join(dir, "pair.yaml");
+  writeFileSync(configFile, yaml(node.port, node.cluster.port));
+  return {
+    node,
+    name,
+    dataDir,
+    clusterAddress: `127.0.0.1:${node.cluster.port}`,
+    configFile,
+    log,
+    close: async () => {
+      await node.close(500);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface AdminAnswer {
+  readonly status: number;
+  readonly json: unknown;
+}
+
+/** Call an admin route of `n` with its token (POST when `body` is given). */
+export async function admin(n: TestNode, path: string, body?: unknown): Promise<AdminAnswer> {
+  const res = await fetch(`${n.node.url}${path}`, {
+    method: body === undefined ? "GET" : "POST",
+    headers: { authorization: `Bearer ${n.node.adminToken}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const json: unknown = await res.json();
+  return { status: res.status, json };
+}
+
+export async function showPin(n: TestNode): Promise<string> {
+  const answer = await admin(n, "/pair/v1/pin", {});
+  if (answer.status !== 200) throw new Error(`pin: HTTP ${answer.status}`);
+  return (answer.json as { pin: string }).pin;
+}
+
+/** `joiner` runs `pair join` against `shower`'s cluster port with `pin`. */
+export function joinWith(joiner: TestNode, shower: TestNode | string, pin: string): Promise<AdminAnswer> {
+  const address = typeof shower === "string" ? shower : shower.clusterAddress;
+  return admin(joiner, "/pair/v1/join", { address, pin });
+}
+
+export function errorCode(answer: AdminAnswer): string | undefined {
+  return (answer.json as { error?: { code?: string } }).error?.code;
+}
+
+/** A PIN other than `pin`. */
+export function wrongPin(pin: string): string {
+  return String((Number(pin) + 1) % 1_000_000).padStart(6, "0");
+}
+
+/**
+ * An mTLS agent from `from` to `to`, trusting `to`'s certificate as a pin would (whether or not
+ * `from` really pinned it: the server side decides what counts).
+ */
+export function agentBetween(from: TestNode, to: TestNode): Agent {
+  const { identity } = to.node.cluster;
+  return createPeerAgent({
+    identity: from.node.cluster.identity,
+    peer: { node_id: identity.nodeId, cert_pem: identity.certPem, fingerprint: identity.fingerprint },
+    limits: { connectTimeoutMs: 2_000, headersTimeoutMs: 2_000, bodyTimeoutMs: 2_000 },
+  });
+}
+
+/** `GET /pair/v1/peer/hello` on `to`'s cluster port over mTLS with `agent`. */
+export async function peerHello(to: TestNode, agent: Agent): Promise<{ status: number; json: unknown }> {
+  const res = await request(`https://127.0.0.1:${to.node.cluster.port}${PEER_HELLO_PATH}`, {
+    dispatcher: agent,
+  });
+  return { status: res.statusCode, json: await res.body.json() };
+}
+
+export function peersOf(n: TestNode): readonly PeerJson[] {
+  return n.node.cluster.pairedPeers();
+}
