@@ -159,6 +159,8 @@ export class WorkloadHistory {
     this.#db = new Database(options.path);
     this.#db.pragma("journal_mode = WAL");
     this.#db.pragma("synchronous = NORMAL");
+    // Small, frequent checkpoints: a long one would stall the event loop in the middle of streams.
+    this.#db.pragma("wal_autocheckpoint = 128");
     this.#db.exec(SCHEMA);
     this.#upsert = this.#db.prepare(
       `INSERT INTO workloads VALUES (@id, @model, @route, @origin_node, @requester, @started_at_ms, @serving_node,

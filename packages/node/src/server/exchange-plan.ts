@@ -116,8 +116,8 @@ const TAIL_CHUNKS = 4;
 
 /**
  * A relay that forwards nothing itself and does almost nothing per chunk: it keeps references to the
- * last few chunks, and at the end decodes only those, where the final usage chunk (OpenAI) or the
- * `done` object (Ollama) is. The bytes the client gets are the engine's, untouched.
+ * last few chunks, and at the end parses only the frame there that carries the final usage (OpenAI)
+ * or the `done` object (Ollama). The bytes the client gets are the engine's, untouched.
  */
 function watcher(openai: boolean, counts: TokenCounts): StreamRelay {
   const tail: Uint8Array[] = [];
@@ -128,20 +128,18 @@ function watcher(openai: boolean, counts: TokenCounts): StreamRelay {
       return "";
     },
     end() {
+      // Find the last frame that carries counts with a native string search; parse only that frame.
       const text = Buffer.concat(tail).toString("utf8");
-      // Start at a frame boundary: the first chunk kept may begin mid-event.
-      const boundary = openai ? text.indexOf("\n\n") : text.indexOf("\n");
-      const framed = boundary < 0 ? text : text.slice(boundary + (openai ? 2 : 1));
-      const bytes = new TextEncoder().encode(framed);
+      const marker = openai ? text.lastIndexOf('"usage":{') : text.lastIndexOf('"done":true');
+      if (marker < 0) return "";
       if (openai) {
-        const decoder = new SseDecoder();
-        for (const r of [decoder.push(bytes), decoder.end()])
-          if (r.ok)
-            for (const e of r.value) if (e.data.includes('"usage"')) countTokens(readJson(e.data), counts);
+        const start = text.lastIndexOf("data:", marker);
+        const stop = text.indexOf("\n", marker);
+        if (start >= 0) countTokens(readJson(text.slice(start + 5, stop < 0 ? undefined : stop)), counts);
       } else {
-        const decoder = new NdjsonDecoder();
-        for (const r of [decoder.push(bytes), decoder.end()])
-          if (r.ok) for (const v of r.value) countTokens(v, counts);
+        const start = text.lastIndexOf("\n", marker) + 1;
+        const stop = text.indexOf("\n", marker);
+        countTokens(readJson(text.slice(start, stop < 0 ? undefined : stop)), counts);
       }
       return "";
     },

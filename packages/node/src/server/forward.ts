@@ -8,8 +8,8 @@
  * Must not know: which dialect the client speaks beyond the plan it is given.
  */
 
-import { once } from "node:events";
 import type { ServerResponse } from "node:http";
+import type { Readable } from "node:stream";
 import type { Dispatcher } from "undici";
 import type { DialectRequests, DialectRoute, PairError } from "../dialects/index.js";
 import { pairErrorOfInvalidRequest } from "../dialects/index.js";
@@ -166,10 +166,13 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: EngineSt
       };
     }
     const counts: TokenCounts = {};
-    const iterator = response.body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-    let first: IteratorResult<Buffer>;
+    const body = response.body;
+    // An error between two listeners (after the first chunk, before the pump) must not go unheard:
+    // it is kept on the stream (`errored`) and read by the pump.
+    body.on("error", () => undefined);
+    let first: Buffer | undefined;
     try {
-      first = await iterator.next();
+      first = await readFirst(body);
     } catch (cause) {
       if (fr.signal.aborted) return { kind: "done", outcome: { kind: "cancelled" } };
       if (upstream.signal.reason instanceof FirstByteTimeout) return timedOut(deps, engine, timeoutMs);
@@ -189,9 +192,10 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: EngineSt
 
     if (!p.stream) {
       // A non-streamed reply is small: collect it whole, then answer (failover stays possible until then).
-      const chunks: Buffer[] = first.done ? [] : [first.value];
+      const chunks: Buffer[] = first === undefined ? [] : [first];
       try {
-        for (let r = await iterator.next(); !r.done; r = await iterator.next()) chunks.push(r.value);
+        if (first !== undefined && (await pump(body, fr.res, (c) => void chunks.push(c))) === "closed")
+          return { kind: "done", outcome: { kind: "cancelled" } };
       } catch (cause) {
         if (fr.signal.aborted) return { kind: "done", outcome: { kind: "cancelled" } };
         return unreachable(`the reply broke: ${describe(cause)}`);
@@ -199,9 +203,9 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: EngineSt
       const raw = Buffer.concat(chunks);
       const parsed = parseMaybeJson(raw.toString("utf8"));
       countTokens(parsed, counts);
-      const body = p.passthrough ? raw : JSON.stringify(p.translateJson(parsed, deps.nowMs()));
-      fr.res.writeHead(200, { ...headers, "content-length": String(Buffer.byteLength(body)) });
-      fr.res.end(body);
+      const reply = p.passthrough ? raw : JSON.stringify(p.translateJson(parsed, deps.nowMs()));
+      fr.res.writeHead(200, { ...headers, "content-length": String(Buffer.byteLength(reply)) });
+      fr.res.end(reply);
       applyCounts(fr.workload, counts);
       return { kind: "done", outcome: { kind: "completed" } };
     }
@@ -209,21 +213,19 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: EngineSt
     // The headers leave with the first chunk, in one write.
     fr.res.writeHead(200, headers);
     const relay = p.relay(deps.nowMs(), counts);
-    const write = async (data: Buffer | string): Promise<boolean> => {
-      if (data.length === 0) return true;
-      if (fr.res.write(data)) return true;
-      await Promise.race([once(fr.res, "drain"), once(fr.res, "close")]);
-      return !fr.res.destroyed;
+    const forwardChunk = (chunk: Buffer) => {
+      const out = relay.push(chunk);
+      const data = p.passthrough ? chunk : out;
+      return data.length === 0 || fr.res.write(data);
     };
     try {
-      let r = first;
-      while (!r.done) {
-        const out = relay.push(r.value);
-        if (!(await write(p.passthrough ? r.value : out)))
+      if (first !== undefined) {
+        forwardChunk(first);
+        if ((await pump(body, fr.res, forwardChunk)) === "closed")
           return { kind: "done", outcome: { kind: "cancelled" } };
-        r = await iterator.next();
       }
-      await write(relay.end());
+      const tail = relay.end();
+      if (tail.length > 0) fr.res.write(tail);
     } catch (cause) {
       if (fr.signal.aborted) return { kind: "done", outcome: { kind: "cancelled" } };
       // After the first byte there is no failover: end the stream the way the dialect's clients notice.
@@ -240,6 +242,80 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: EngineSt
     clearTimeout(firstByteTimer);
     fr.signal.removeEventListener("abort", onClientGone);
   }
+}
+
+/** The first chunk of a body, or undefined if it ended empty. Leaves the stream paused. */
+function readFirst(body: Readable): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const done = () => {
+      body.off("data", onData);
+      body.off("end", onEnd);
+      body.off("error", onError);
+    };
+    const onData = (chunk: Buffer) => {
+      done();
+      body.pause();
+      resolve(chunk);
+    };
+    const onEnd = () => {
+      done();
+      resolve(undefined);
+    };
+    const onError = (e: Error) => {
+      done();
+      reject(e);
+    };
+    body.on("data", onData);
+    body.once("end", onEnd);
+    body.once("error", onError);
+  });
+}
+
+/**
+ * Feed every further chunk of `body` to `onChunk` with backpressure (a false return pauses the body
+ * until the client drains). Resolves "ended" at the body's end, "closed" if the client went away.
+ */
+function pump(
+  body: Readable,
+  res: ServerResponse,
+  onChunk: (chunk: Buffer) => boolean | void,
+): Promise<"ended" | "closed"> {
+  // The body may have ended or failed already, right after its first chunk, before we listened.
+  if (body.errored !== null) return Promise.reject(body.errored);
+  if (body.readableEnded) return Promise.resolve("ended");
+  return new Promise((resolve, reject) => {
+    const done = () => {
+      body.off("data", onData);
+      body.off("end", onEnd);
+      body.off("error", onError);
+      res.off("drain", onDrain);
+      res.off("close", onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      if (onChunk(chunk) === false) {
+        body.pause();
+        res.once("drain", onDrain);
+      }
+    };
+    const onDrain = () => body.resume();
+    const onEnd = () => {
+      done();
+      resolve("ended");
+    };
+    const onError = (e: Error) => {
+      done();
+      reject(e);
+    };
+    const onClose = () => {
+      done();
+      resolve("closed");
+    };
+    body.on("data", onData);
+    body.once("end", onEnd);
+    body.once("error", onError);
+    res.once("close", onClose);
+    body.resume();
+  });
 }
 
 class FirstByteTimeout extends Error {
