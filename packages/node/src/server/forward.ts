@@ -213,10 +213,22 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: EngineSt
     // The headers leave with the first chunk, in one write.
     fr.res.writeHead(200, headers);
     const relay = p.relay(deps.nowMs(), counts);
+    // Chunks that arrive in the same tick leave in one write: cork on the first, uncork on the next tick.
+    let corked = false;
+    const uncork = () => {
+      corked = false;
+      fr.res.uncork();
+    };
     const forwardChunk = (chunk: Buffer) => {
       const out = relay.push(chunk);
       const data = p.passthrough ? chunk : out;
-      return data.length === 0 || fr.res.write(data);
+      if (data.length === 0) return true;
+      if (!corked) {
+        corked = true;
+        fr.res.cork();
+        process.nextTick(uncork);
+      }
+      return fr.res.write(data);
     };
     try {
       if (first !== undefined) {
