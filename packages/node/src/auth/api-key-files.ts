@@ -8,17 +8,9 @@
  * Must not know: HTTP, the command line, how keys are verified per request.
  */
 
-import {
-  closeSync,
-  fsyncSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeSync,
-} from "node:fs";
-import { dirname, join } from "node:path";
+import { syncDirectory, writeFileAtomically } from "../files/atomic-file.js";
+import { closeSync, fsyncSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
+import { join } from "node:path";
 import { apiKeyIdProblem } from "./api-key-format.js";
 import {
   API_KEY_HASH_ALGORITHM,
@@ -97,35 +89,7 @@ export function serializeApiKeys(keys: readonly StoredApiKey[]): string {
 
 /** Replace api-keys.json with these records: a fresh 0600 temp file beside it, flushed, renamed over it. */
 export function writeApiKeysFile(dataDir: string, keys: readonly StoredApiKey[], tempSuffix: string): void {
-  const path = apiKeysPath(dataDir);
-  const temp = `${path}.${tempSuffix}.tmp`;
-  const fd = openSync(temp, "wx", 0o600);
-  try {
-    try {
-      writeSync(fd, serializeApiKeys(keys));
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temp, path);
-  } catch (cause) {
-    rmSync(temp, { force: true });
-    throw cause;
-  }
-  syncDirectory(dirname(path));
-}
-
-/** Make a rename or a creation durable. Not every platform can open a directory (Windows): best effort. */
-function syncDirectory(dir: string): void {
-  let fd: number | undefined;
-  try {
-    fd = openSync(dir, "r");
-    fsyncSync(fd);
-  } catch {
-    // The file's content is already flushed; only the directory entry's durability is at stake.
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
+  writeFileAtomically(apiKeysPath(dataDir), serializeApiKeys(keys), tempSuffix);
 }
 
 /**

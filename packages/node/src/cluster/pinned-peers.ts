@@ -7,18 +7,9 @@
  * Must not know: TLS, sockets, how pairing proves a certificate (the PIN exchange).
  */
 
-import {
-  closeSync,
-  fsyncSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeSync,
-} from "node:fs";
-import { randomBytes } from "node:crypto";
-import { dirname, join } from "node:path";
+import { writeFileAtomically } from "../files/atomic-file.js";
+import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { ClusterError } from "./cluster-error.js";
 import { readNodeCertificate } from "./node-certificate.js";
 
@@ -186,38 +177,6 @@ class PinnedPeers implements PinnedPeerView {
 
 function isPeerName(name: string): boolean {
   return name.length <= PEER_NAME_MAX_CHARS && PEER_NAME.test(name);
-}
-
-/** Replace `path` with `text`: a fresh 0600 temp file beside it, flushed, then renamed over it. */
-function writeFileAtomically(path: string, text: string): void {
-  const temp = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
-  const fd = openSync(temp, "wx", 0o600);
-  try {
-    try {
-      writeSync(fd, text);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temp, path);
-  } catch (cause) {
-    rmSync(temp, { force: true });
-    throw cause;
-  }
-  syncDirectory(dirname(path));
-}
-
-/** Make the rename itself durable. Not every platform can open a directory (Windows): best effort. */
-function syncDirectory(dir: string): void {
-  let fd: number | undefined;
-  try {
-    fd = openSync(dir, "r");
-    fsyncSync(fd);
-  } catch {
-    // The file's content is already flushed; only the rename's durability is at stake.
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
 }
 
 function readPeersFile(path: string): readonly PinnedPeer[] {
