@@ -15,7 +15,12 @@ import {
   SOCKET_LOOPBACK_POLICY,
   type LoopbackPolicy,
 } from "./auth/index.js";
-import { startClusterNode, type ClusterNode } from "./cluster-node/index.js";
+import {
+  PeerMembership,
+  startClusterNode,
+  type ClusterNode,
+  type LocalInventory,
+} from "./cluster-node/index.js";
 import { formatHostPort, type PairConfig } from "./config/index.js";
 import { EngineInventory } from "./engines/engine-inventory.js";
 import { WorkloadHistory } from "./history/workload-history.js";
@@ -43,6 +48,8 @@ export interface NodeOptions {
   readonly statusExtras?: Record<string, unknown>;
   /** What counts as this machine, for the listen host and for each caller (tests pretend). */
   readonly loopback?: LoopbackPolicy;
+  /** How often paired peers are asked for their inventory, and how long each may take. */
+  readonly membership?: { readonly refreshMs?: number; readonly timeoutMs?: number };
 }
 
 export interface RunningNode {
@@ -55,6 +62,8 @@ export interface RunningNode {
   readonly history: WorkloadHistory;
   /** Identity, pinned peers, pairing and the cluster port (`cluster.port`). */
   readonly cluster: ClusterNode;
+  /** The paired peers' state and inventories, kept fresh. */
+  readonly membership: PeerMembership;
   /** Stop accepting, wait up to `graceMs` for requests in flight, then end the rest. */
   close(graceMs?: number): Promise<void>;
 }
@@ -117,6 +126,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
       maxBodyBytes: options.maxBodyBytes ?? 16 * 1024 * 1024,
       version: PAIR_VERSION,
       cluster,
+      membership,
       authenticate: (req) =>
         authenticateClient(apiKeys, loopback, {
           remoteAddress: req.socket.remoteAddress,
@@ -154,7 +164,11 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     });
     server.listen(port, host, () => resolve());
   });
-  const cluster = await startCluster(config, options.clusterPortOverride, log).catch((error: unknown) => {
+  // The peer inventory route reads the engines and scheduler made below (never before they exist).
+  const local: { inventory?: () => LocalInventory } = {};
+  const cluster = await startCluster(config, options.clusterPortOverride, log, () =>
+    local.inventory === undefined ? { models: [], in_flight: 0, capacity: 0 } : local.inventory(),
+  ).catch((error: unknown) => {
     server.close();
     throw error;
   });
@@ -196,10 +210,19 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
       inventory.engines.find((s) => s.spec.name === e.name)?.healthy === true ? 1 : 0,
     );
   }
+  local.inventory = () => localInventory(inventory, scheduler);
+  const membership = new PeerMembership({
+    identity: cluster.identity,
+    peers: cluster.peers,
+    log,
+    ...options.membership,
+  });
   metrics.gauge("pair_queue_depth", "Requests waiting for a slot.", {}, () => scheduler.queued());
   metrics.gauge("pair_workloads_running", "Workloads in flight.", {}, () => history.running().length);
 
   await inventory.start();
+  // In the background: a peer that does not answer must not hold up the start.
+  void membership.start();
   handler = client();
   const address = () => server.address() as AddressInfo;
   const shownHost = host.includes(":") ? `[${host}]` : host;
@@ -221,9 +244,11 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     inventory,
     history,
     cluster,
+    membership,
     close: (graceMs = 10_000) =>
       (closing ??= (async () => {
         inventory.stop();
+        await membership.stop();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         const deadline = Date.now() + graceMs;
@@ -243,6 +268,7 @@ async function startCluster(
   config: PairConfig,
   portOverride: number | undefined,
   log: (line: string) => void,
+  inventory: () => LocalInventory,
 ): Promise<ClusterNode> {
   const { host } = config.node.clusterListen;
   const port = portOverride ?? config.node.clusterListen.port;
@@ -253,6 +279,7 @@ async function startCluster(
       dataDir: config.node.dataDir,
       listen: { host, port },
       log,
+      inventory,
     });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
@@ -266,4 +293,16 @@ async function startCluster(
       throw new ListenError("listen_failed", `cannot listen on ${shown}: ${(error as Error).message}`);
     throw error;
   }
+}
+
+/** This node's own inventory for its peers: local engines only, never a peer's models. */
+function localInventory(inventory: EngineInventory, scheduler: Scheduler): LocalInventory {
+  const healthy = inventory.engines.filter((e) => e.healthy);
+  return {
+    models: [...inventory.models()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([model, engines]) => ({ model, engines: engines.length })),
+    in_flight: inventory.engines.reduce((sum, e) => sum + scheduler.inFlight(e.spec.name), 0),
+    capacity: healthy.reduce((sum, e) => sum + e.spec.maxConcurrent, 0),
+  };
 }

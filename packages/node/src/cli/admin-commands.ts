@@ -6,7 +6,16 @@
 
 import { loadConfig } from "../config/index.js";
 import { adminGet, adminTarget } from "./admin-client.js";
-import { asModels, asStatus, asWorkloads, modelLines, statusLines, workloadLines } from "./admin-views.js";
+import {
+  asModels,
+  asNodes,
+  asStatus,
+  asWorkloads,
+  modelLines,
+  nodeLines,
+  statusLines,
+  workloadLines,
+} from "./admin-views.js";
 import { EXIT_OK, UsageError } from "./cli-errors.js";
 import type { CliIo } from "./cli-io.js";
 import type { Command } from "./command.js";
@@ -75,6 +84,26 @@ ${COMMON_HELP}`,
     const models = asModels(await ask(io, flags.config, "/pair/v1/models"));
     if (flags.json === true) printJson(io, models);
     else printLines(io, modelLines(models));
+    return EXIT_OK;
+  },
+};
+
+export const nodesCommand: Command = {
+  name: "nodes",
+  summary: "this node and its paired peers: state, load, models",
+  usage: `Usage: pair nodes [--config FILE] [--json]
+
+Lists this node, then every paired peer: kind (self or peer), state (up or down), load (requests in
+flight / capacity), when it last answered, and the models it serves. A peer that stops answering is
+shown down within a few seconds, and up again with its next answer.
+--json prints [{"name", "kind", "node_id", "state", "models", "in_flight", "capacity", "last_seen"}].
+
+${COMMON_HELP}`,
+  async run(args, io) {
+    const flags = parseCommandArgs(args, COMMON_OPTIONS);
+    const nodes = asNodes(await ask(io, flags.config, "/pair/v1/nodes"));
+    if (flags.json === true) printJson(io, nodes);
+    else printLines(io, nodeLines(nodes, io.nowMs()));
     return EXIT_OK;
   },
 };

@@ -1,5 +1,5 @@
 /**
- * What `pair status`, `pair models`, `pair jobs` and `pair history` show a person: the admin API's
+ * What `pair status`, `pair models`, `pair nodes`, `pair jobs` and `pair history` show a person: the admin API's
  * JSON turned into aligned text. Answers from the wire are checked just enough to fail with a clear
  * message rather than print nonsense (an array where one is expected, the fields a row needs).
  * Must not know: HTTP, flags, where the JSON came from.
@@ -121,6 +121,51 @@ export function statusLines(status: StatusJson): string[] {
     e.healthy === true ? (e.models ?? []).join(", ") || "(none)" : `(${e.last_error ?? "not answering"})`,
   ]);
   return [...facts, "", ...renderTable(columns, rows)];
+}
+
+/** One node of `pair nodes` (interface.md's fields that apply; rented ones come later). */
+export interface NodeJson {
+  readonly name: string;
+  readonly kind: string;
+  readonly node_id: string | null;
+  readonly state: string;
+  readonly models: readonly string[];
+  readonly in_flight: number;
+  readonly capacity: number;
+  readonly last_seen: string | null;
+  readonly address?: string;
+  readonly last_error?: string;
+}
+
+export function asNodes(json: unknown): NodeJson[] {
+  if (!Array.isArray(json)) throw unexpected("nodes");
+  for (const item of json as unknown[]) {
+    const n = item as Partial<NodeJson> | null;
+    if (typeof n?.name !== "string" || typeof n.state !== "string" || !Array.isArray(n.models))
+      throw unexpected("nodes");
+  }
+  return json as NodeJson[];
+}
+
+export function nodeLines(nodes: readonly NodeJson[], nowMs: number): string[] {
+  return renderTable(
+    [
+      { header: "NAME" },
+      { header: "KIND" },
+      { header: "STATE" },
+      { header: "LOAD", align: "right" },
+      { header: "LAST SEEN" },
+      { header: "MODELS" },
+    ],
+    nodes.map((n) => [
+      n.name,
+      n.kind,
+      n.state,
+      `${n.in_flight}/${n.capacity}`,
+      n.kind === "self" ? "-" : n.last_seen === null ? "never" : formatStartedAt(n.last_seen, nowMs),
+      n.state === "up" ? n.models.join(", ") || "(none)" : `(${n.last_error ?? "not answering"})`,
+    ]),
+  );
 }
 
 export function modelLines(models: readonly ModelJson[]): string[] {

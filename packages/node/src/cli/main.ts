@@ -9,7 +9,7 @@
 
 import { ConfigError } from "../config/index.js";
 import { PAIR_VERSION } from "../node.js";
-import { historyCommand, jobsCommand, modelsCommand, statusCommand } from "./admin-commands.js";
+import { historyCommand, jobsCommand, modelsCommand, nodesCommand, statusCommand } from "./admin-commands.js";
 import { apikeyCommand } from "./apikey-command.js";
 import { CliFailure, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from "./cli-errors.js";
 import { processIo, type CliIo } from "./cli-io.js";
@@ -23,6 +23,7 @@ export const COMMANDS: readonly Command[] = [
   serveCommand,
   statusCommand,
   modelsCommand,
+  nodesCommand,
   jobsCommand,
   historyCommand,
   demoCommand,

@@ -32,7 +32,7 @@ import {
 } from "../pairing/index.js";
 import { createPairingServer, type PairingServer, type PairingServerLimits } from "./pairing-server.js";
 import { joinByPin, type JoinError } from "./pairing-join.js";
-import { peerRoutes } from "./peer-routes.js";
+import { peerRoutes, type LocalInventory } from "./peer-routes.js";
 
 /** A pinned peer as the admin API shows it: never a key, not even the certificate. */
 export interface PeerJson {
@@ -54,6 +54,8 @@ export interface ClusterNodeOptions {
   /** PIN lifetime, attempts and hold time (defaults: 2 min, 3, 30 s). */
   readonly pins?: Omit<PinIssuerOptions, "randomBytes">;
   readonly joinTimeoutMs?: number;
+  /** This node's own inventory, served to peers on `GET /pair/v1/peer/inventory`. */
+  readonly inventory?: () => LocalInventory;
   readonly limits?: {
     readonly port?: Partial<ClusterPortLimits>;
     readonly peer?: Partial<PeerServerLimits>;
@@ -113,7 +115,12 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Clu
   const peerServer = createPeerServer({
     identity,
     peers,
-    handler: peerRoutes({ nodeId: identity.nodeId, name: identity.name }),
+    handler: peerRoutes({
+      nodeId: identity.nodeId,
+      name: identity.name,
+      nowMs,
+      ...(options.inventory === undefined ? {} : { inventory: options.inventory }),
+    }),
     ...(options.limits?.peer === undefined ? {} : { limits: options.limits.peer }),
   });
   wiring.peerServer = peerServer;
@@ -168,6 +175,7 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Clu
         pin,
         randomBytes,
         pinPeer: (request) => peers.pin(request),
+        clusterPort: port.port,
         ...(options.joinTimeoutMs === undefined ? {} : { timeoutMs: options.joinTimeoutMs }),
       });
       if (!joined.ok) return joined;

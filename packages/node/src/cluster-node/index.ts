@@ -22,5 +22,17 @@ export {
   type PairingServerLimits,
 } from "./pairing-server.js";
 export { envelopeText, HANDSHAKE_PATH, MAX_ENVELOPE_BYTES, readEnvelope } from "./pairing-wire.js";
-export { PEER_HELLO_PATH, peerRoutes } from "./peer-routes.js";
+export {
+  PEER_HELLO_PATH,
+  PEER_INVENTORY_PATH,
+  peerRoutes,
+  type LocalInventory,
+  type PeerInventory,
+} from "./peer-routes.js";
+export {
+  DEFAULT_MEMBERSHIP_OPTIONS,
+  PeerMembership,
+  type MemberView,
+  type MembershipOptions,
+} from "./peer-membership.js";
 export { isPairingAdminPath, PAIRING_ADMIN_PATHS, servePairingAdmin } from "./pairing-admin-routes.js";

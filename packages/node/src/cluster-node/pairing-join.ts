@@ -56,6 +56,8 @@ export interface JoinOptions {
   /** Trust the responder (the node's pinned-peers store). */
   readonly pinPeer: (request: PinRequest) => PinResult;
   readonly timeoutMs?: number;
+  /** This node's cluster port, sent with the hello so the responder can reach it later. */
+  readonly clusterPort?: number;
 }
 
 type Answer = Result<Envelope, JoinError>;
@@ -80,7 +82,12 @@ export async function joinByPin(options: JoinOptions): Promise<Result<PinnedPeer
     bodyTimeout: timeoutMs,
   });
   try {
-    const hello = await post(client, envelopeText(initiator.start(), identity.certPem), signal, shown);
+    const hello = await post(
+      client,
+      envelopeText(initiator.start(), identity.certPem, options.clusterPort),
+      signal,
+      shown,
+    );
     if (!hello.ok) return hello;
     const cert: NodeCertificate | undefined = hello.value.cert;
     const confirm = initiator.receive(hello.value.message, cert?.fingerprint);
@@ -90,7 +97,7 @@ export async function joinByPin(options: JoinOptions): Promise<Result<PinnedPeer
     if (!confirmed.ok) return confirmed;
     const done = initiator.finish(confirmed.value.message);
     if (!done.ok) return err(fromPairing(done.error));
-    const pinned = options.pinPeer({ name: done.value.name, certPem: cert.pem });
+    const pinned = options.pinPeer({ name: done.value.name, certPem: cert.pem, address: shown });
     if (!pinned.ok)
       return err({
         code: "pairing_failed",

@@ -65,6 +65,8 @@ export interface PairingServer {
 interface Session {
   readonly responder: ResponderPairing;
   readonly cert: NodeCertificate;
+  /** Where the initiator's cluster port is: this connection's remote IP and the port its hello gave. */
+  readonly address: string | undefined;
 }
 
 export function createPairingServer(options: PairingServerOptions): PairingServer {
@@ -115,7 +117,7 @@ export function createPairingServer(options: PairingServerOptions): PairingServe
       });
       const share = responder.receive(envelope.value.message, options.nowMs());
       if (!share.ok) return refuse(res, 200, share.error);
-      sessions.set(socket, { responder, cert });
+      sessions.set(socket, { responder, cert, address: peerAddress(socket, envelope.value.clusterPort) });
       return send(res, 200, envelopeText(share.value, options.certPem));
     }
     sessions.delete(socket);
@@ -126,7 +128,11 @@ export function createPairingServer(options: PairingServerOptions): PairingServe
     }
     const done = session.responder.finish(envelope.value.message, options.nowMs());
     if (!done.ok) return refuse(res, 200, done.error);
-    const pinned = options.pinPeer({ name: done.value.peer.name, certPem: session.cert.pem });
+    const pinned = options.pinPeer({
+      name: done.value.peer.name,
+      certPem: session.cert.pem,
+      ...(session.address === undefined ? {} : { address: session.address }),
+    });
     if (!pinned.ok) return refuse(res, 200, pairingError("pairing_failed", `cannot pin: ${pinned.message}`));
     options.onEvent?.({ type: "PairedByPin", nodeId: pinned.peer.node_id, name: pinned.peer.name });
     res.setHeader("connection", "close");
@@ -164,6 +170,13 @@ export function createPairingServer(options: PairingServerOptions): PairingServe
       server.close();
     },
   };
+}
+
+/** `IP:PORT` (`[v6]:PORT`) of the initiator's cluster port, when its hello gave the port. */
+function peerAddress(socket: Socket, clusterPort: number | undefined): string | undefined {
+  const ip = socket.remoteAddress?.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, "");
+  if (ip === undefined || clusterPort === undefined) return undefined;
+  return ip.includes(":") ? `[${ip}]:${clusterPort}` : `${ip}:${clusterPort}`;
 }
 
 function send(res: ServerResponse, status: number, text: string): void {

@@ -1,6 +1,7 @@
 /**
  * How pairing messages travel on the cluster port: plain HTTP/1.1, `POST /pair/v1/handshake`, one
- * JSON envelope per request and per answer, `{"cert"?: PEM, "message": <pairing message>}`. The
+ * JSON envelope per request and per answer, `{"cert"?: PEM, "cluster_port"?: N, "message": <pairing
+ * message>}`. The
  * hellos (`pair.hello`, and `pair.share`, the responder's hello) carry their sender's certificate;
  * the receiver reads it itself — a fit node certificate, its fingerprint, its node id — and hands
  * that fingerprint to the pairing core, which binds both into the key exchange. Nothing here trusts
@@ -20,11 +21,22 @@ export const MAX_ENVELOPE_BYTES = 16 * 1024;
 export interface Envelope {
   readonly message: unknown;
   readonly cert: NodeCertificate | undefined;
+  /**
+   * The initiator's cluster port (its hello only), so the responder can reach it later at the
+   * connection's remote IP. Not secret and not bound into the key exchange: every later connection
+   * to that address is authenticated by the pinned certificate, so a forged port can only make
+   * the peer unreachable, never impersonate it.
+   */
+  readonly clusterPort?: number;
 }
 
 /** The text of an envelope. */
-export function envelopeText(message: unknown, certPem?: string): string {
-  return JSON.stringify(certPem === undefined ? { message } : { cert: certPem, message });
+export function envelopeText(message: unknown, certPem?: string, clusterPort?: number): string {
+  return JSON.stringify({
+    ...(certPem === undefined ? {} : { cert: certPem }),
+    ...(clusterPort === undefined ? {} : { cluster_port: clusterPort }),
+    message,
+  });
 }
 
 /**
@@ -41,10 +53,22 @@ export function readEnvelope(text: string): Result<Envelope, PairingError> {
   }
   if (!isObject(parsed)) return err(malformed("not a JSON object"));
   for (const key of Object.keys(parsed))
-    if (key !== "cert" && key !== "message") return err(malformed(`${key}: unexpected field`));
+    if (key !== "cert" && key !== "message" && key !== "cluster_port")
+      return err(malformed(`${key}: unexpected field`));
   if (!Object.hasOwn(parsed, "message")) return err(malformed("message: missing"));
-  const { message, cert } = parsed;
-  if (cert === undefined) return ok({ message, cert: undefined });
+  const { message, cert, cluster_port: clusterPort } = parsed;
+  if (
+    clusterPort !== undefined &&
+    !(
+      typeof clusterPort === "number" &&
+      Number.isInteger(clusterPort) &&
+      clusterPort >= 1 &&
+      clusterPort <= 65_535
+    )
+  )
+    return err(malformed("cluster_port: an integer from 1 to 65535 is required"));
+  const port = clusterPort === undefined ? {} : { clusterPort };
+  if (cert === undefined) return ok({ message, cert: undefined, ...port });
   if (typeof cert !== "string") return err(malformed("cert: a PEM certificate is required"));
   const read = readNodeCertificate(cert);
   if (!read.ok) return err(malformed(`cert: not a node certificate: ${read.reason}`));
@@ -53,7 +77,7 @@ export function readEnvelope(text: string): Result<Envelope, PairingError> {
     return err(
       pairingError("pairing_failed", "pairing failed: the node id claimed is not the certificate's"),
     );
-  return ok({ message, cert: read.certificate });
+  return ok({ message, cert: read.certificate, ...port });
 }
 
 /** The `node.id` a hello or share claims, when it has one of the right type. */

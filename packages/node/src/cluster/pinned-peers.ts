@@ -33,6 +33,11 @@ export interface PinnedPeer {
   readonly fingerprint: string;
   readonly paired_at: string;
   readonly revoked_at?: string;
+  /**
+   * Where the peer's cluster port was reached (`HOST:PORT`), recorded at pairing; membership polls
+   * it. Records from before it was recorded have none and are simply not polled.
+   */
+  readonly address?: string;
 }
 
 /** What the peer server needs: the pins in force now. */
@@ -46,6 +51,8 @@ export interface PinnedPeerView {
 export interface PinRequest {
   readonly name: string;
   readonly certPem: string;
+  /** The peer's cluster port address (`HOST:PORT`), when known (left out when not one). */
+  readonly address?: string;
 }
 
 export type PinResult =
@@ -119,6 +126,10 @@ class PinnedPeers implements PinnedPeerView {
       cert_pem: pem,
       fingerprint,
       paired_at: new Date(this.#options.nowMs()).toISOString(),
+      // An address that is not HOST:PORT is left out: the peer is trusted, just not polled.
+      ...(request.address !== undefined && isPeerAddress(request.address)
+        ? { address: request.address }
+        : {}),
     });
     this.#commit([...others, peer]);
     this.#options.onChange?.({ kind: "pinned", peer });
@@ -179,6 +190,13 @@ function isPeerName(name: string): boolean {
   return name.length <= PEER_NAME_MAX_CHARS && PEER_NAME.test(name);
 }
 
+/** `host:port`, `[v6]:port`: a loose check (the address is only ever dialled, under the pin). */
+export function isPeerAddress(address: string): boolean {
+  const match = /^(.{1,255}):([0-9]{1,5})$/.exec(address);
+  const port = Number(match?.[2]);
+  return match !== null && port >= 1 && port <= 65_535 && !/[\s/@?#]/.test(match[1] ?? "");
+}
+
 function readPeersFile(path: string): readonly PinnedPeer[] {
   let text: string;
   try {
@@ -220,17 +238,26 @@ function readPeersFile(path: string): readonly PinnedPeer[] {
 /** A record as stored, checked against its own certificate; a string says what is wrong. */
 function readRecord(raw: unknown): PinnedPeer | string {
   if (!isObject(raw)) return "not an object";
-  const { node_id, name, cert_pem, fingerprint, paired_at, revoked_at } = raw;
+  const { node_id, name, cert_pem, fingerprint, paired_at, revoked_at, address } = raw;
   if (typeof node_id !== "string" || typeof fingerprint !== "string" || typeof cert_pem !== "string")
     return "node_id, fingerprint and cert_pem must be strings";
   if (typeof name !== "string" || !isPeerName(name)) return "name is not a valid node name";
   if (!isIsoTime(paired_at)) return "paired_at is not an ISO 8601 time";
   if (revoked_at !== undefined && !isIsoTime(revoked_at)) return "revoked_at is not an ISO 8601 time";
+  if (address !== undefined && (typeof address !== "string" || !isPeerAddress(address)))
+    return "address is not a HOST:PORT address";
   const read = readNodeCertificate(cert_pem);
   if (!read.ok) return `cert_pem is not a node certificate: ${read.reason}`;
   if (read.certificate.fingerprint !== fingerprint) return "fingerprint does not match cert_pem";
   if (read.certificate.nodeId !== node_id) return "node_id does not match cert_pem";
-  const base = { node_id, name, cert_pem: read.certificate.pem, fingerprint, paired_at };
+  const base = {
+    node_id,
+    name,
+    cert_pem: read.certificate.pem,
+    fingerprint,
+    paired_at,
+    ...(address === undefined ? {} : { address }),
+  };
   return Object.freeze(revoked_at === undefined ? base : { ...base, revoked_at });
 }
 

@@ -10,7 +10,12 @@
 
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { isPairingAdminPath, servePairingAdmin, type ClusterNode } from "../cluster-node/index.js";
+import {
+  isPairingAdminPath,
+  servePairingAdmin,
+  type ClusterNode,
+  type PeerMembership,
+} from "../cluster-node/index.js";
 import { unauthorizedReply, type ClientAuth, type ClientAuthRefusal } from "../auth/index.js";
 import {
   isDialectRoute,
@@ -41,6 +46,8 @@ export interface ClientApiDeps extends ForwardDeps {
   readonly authenticate: (req: IncomingMessage) => ClientAuth;
   /** Pairing (/pair/v1/pin, join, peers, unpair); absent: those routes do not exist. */
   readonly cluster?: ClusterNode;
+  /** Paired peers' state and inventories, for /pair/v1/models and /pair/v1/nodes; absent: self only. */
+  readonly membership?: PeerMembership;
 }
 
 export function clientHandler(deps: ClientApiDeps): (req: IncomingMessage, res: ServerResponse) => void {
@@ -279,11 +286,9 @@ function admin(deps: ClientApiDeps, req: IncomingMessage, res: ServerResponse, p
         ...deps.statusExtras(),
       });
     case "/pair/v1/models":
-      return sendJson(
-        res,
-        200,
-        [...deps.inventory.models().keys()].sort().map((model) => ({ model, nodes: [deps.nodeName] })),
-      );
+      return sendJson(res, 200, mergedModels(deps));
+    case "/pair/v1/nodes":
+      return sendJson(res, 200, mergedNodes(deps));
     case "/pair/v1/jobs":
       return sendJson(res, 200, deps.history.running().map(workloadJson));
     case "/pair/v1/history": {
@@ -312,6 +317,44 @@ function admin(deps: ClientApiDeps, req: IncomingMessage, res: ServerResponse, p
 }
 
 /** 401 before the body is read; the connection closes so an unauthenticated upload stops there. */
+/** Model → nodes serving it: this node first, then the peers that are up (admin view only). */
+function mergedModels(deps: ClientApiDeps): { model: string; nodes: string[] }[] {
+  const byModel = new Map<string, string[]>();
+  for (const model of deps.inventory.models().keys()) byModel.set(model, [deps.nodeName]);
+  for (const peer of deps.membership?.members() ?? [])
+    if (peer.state === "up")
+      for (const { model } of peer.models) byModel.set(model, [...(byModel.get(model) ?? []), peer.name]);
+  return [...byModel].sort(([a], [b]) => a.localeCompare(b)).map(([model, nodes]) => ({ model, nodes }));
+}
+
+/** This node, then every paired peer with an address, with its state and what it serves. */
+function mergedNodes(deps: ClientApiDeps): unknown[] {
+  const healthy = deps.inventory.engines.filter((e) => e.healthy);
+  const self = {
+    name: deps.nodeName,
+    kind: "self",
+    node_id: deps.cluster?.identity.nodeId ?? null,
+    state: "up",
+    models: [...deps.inventory.models().keys()].sort(),
+    in_flight: deps.inventory.engines.reduce((sum, e) => sum + deps.scheduler.inFlight(e.spec.name), 0),
+    capacity: healthy.reduce((sum, e) => sum + e.spec.maxConcurrent, 0),
+    last_seen: new Date(deps.nowMs()).toISOString(),
+  };
+  const peers = (deps.membership?.members() ?? []).map((p) => ({
+    name: p.name,
+    kind: "peer",
+    node_id: p.node_id,
+    state: p.state,
+    models: p.models.map((m) => m.model),
+    in_flight: p.in_flight,
+    capacity: p.capacity,
+    last_seen: p.last_seen,
+    address: p.address,
+    ...(p.last_error === undefined ? {} : { last_error: p.last_error }),
+  }));
+  return [self, ...peers];
+}
+
 function refuse(deps: ClientApiDeps, res: ServerResponse, path: string, reason: ClientAuthRefusal): void {
   deps.metrics.inc(
     "pair_client_auth_refusals_total",

@@ -8,6 +8,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { startEngineEmulator, type EngineEmulator } from "@pair/emulators";
 import { request, type Agent } from "undici";
 import { createPeerAgent } from "../../src/cluster/index.js";
 import { PEER_HELLO_PATH, type PeerJson } from "../../src/cluster-node/index.js";
@@ -24,11 +25,47 @@ export interface TestNode {
   readonly configFile: string;
   /** Every line the node logged. */
   readonly log: readonly string[];
+  /** Stop the node and remove its files (and its engine, if any). */
   close(): Promise<void>;
+  /** Stop the node only: its data dir, ports and engine stay for `restart`. */
+  stop(): Promise<void>;
+  /** Start it again on the same data dir and ports (after `stop`). */
+  restart(): Promise<TestNode>;
 }
 
-export async function startTestNode(name: string): Promise<TestNode> {
+export interface TestNodeOptions {
+  /** Models of an Ollama engine emulator the node adopts (none: no engine). */
+  readonly models?: readonly string[];
+  /** Membership refresh and timeout (ms). */
+  readonly refreshMs?: number;
+  readonly timeoutMs?: number;
+}
+
+export function startTestNode(name: string): Promise<TestNode> {
+  return startTestNodeWith(name, {});
+}
+
+export async function startTestNodeWith(name: string, options: TestNodeOptions): Promise<TestNode> {
   const dir = mkdtempSync(join(tmpdir(), `pair-cluster-${name}-`));
+  const engine =
+    options.models === undefined
+      ? undefined
+      : await startEngineEmulator({
+          api: "ollama",
+          name: `${name}-ollama`,
+          models: options.models.map((model) => ({ name: model, maxTokens: 8 })),
+          tokenDelayMs: 0,
+        });
+  return launch(name, dir, engine, options, { port: 0, clusterPort: 0 });
+}
+
+async function launch(
+  name: string,
+  dir: string,
+  engine: EngineEmulator | undefined,
+  options: TestNodeOptions,
+  ports: { port: number; clusterPort: number },
+): Promise<TestNode> {
   const dataDir = join(dir, "data");
   const yaml = (port: number, clusterPort: number) =>
     [
@@ -37,15 +74,28 @@ export async function startTestNode(name: string): Promise<TestNode> {
       `  data_dir: ${dataDir}`,
       `  listen: 127.0.0.1:${port}`,
       `  cluster_listen: 127.0.0.1:${clusterPort}`,
-      "engines: []",
+      ...(engine === undefined
+        ? ["engines: []"]
+        : [
+            "engines:",
+            `  - name: ${name}-ollama`,
+            "    api: ollama",
+            `    base_url: ${engine.url}`,
+            "    max_concurrent: 3",
+            "    probe_interval_s: 0.2",
+          ]),
     ].join("\n");
   const config = parseConfig(yaml(11434, 14323), "test.yaml", { homeDir: dir, hostName: name });
   const log: string[] = [];
   const node = await startNode({
     config,
-    portOverride: 0,
-    clusterPortOverride: 0,
+    portOverride: ports.port,
+    clusterPortOverride: ports.clusterPort,
     log: (line) => void log.push(line),
+    membership: {
+      ...(options.refreshMs === undefined ? {} : { refreshMs: options.refreshMs }),
+      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    },
   });
   const configFile = join(dir, "pair.yaml");
   writeFileSync(configFile, yaml(node.port, node.cluster.port));
@@ -58,8 +108,11 @@ export async function startTestNode(name: string): Promise<TestNode> {
     log,
     close: async () => {
       await node.close(500);
+      await engine?.close();
       rmSync(dir, { recursive: true, force: true });
     },
+    stop: () => node.close(500),
+    restart: () => launch(name, dir, engine, options, { port: node.port, clusterPort: node.cluster.port }),
   };
 }
 

@@ -155,3 +155,22 @@ describe("PinnedPeers", () => {
     );
   });
 });
+
+describe("a peer's address", () => {
+  it("is kept across a reopen; a record without one still loads; a bad one is left out", async () => {
+    const dir = dirs.make();
+    const a = await makeIdentity(dirs, "node-a");
+    const b = await makeIdentity(dirs, "node-b");
+    const c = await makeIdentity(dirs, "node-c");
+    const store = openPinnedPeers(dir, { nowMs });
+    expect(store.pin({ name: "node-a", certPem: a.certPem, address: "10.0.0.7:14323" }).ok).toBe(true);
+    expect(store.pin({ name: "node-b", certPem: b.certPem }).ok).toBe(true);
+    expect(store.pin({ name: "node-c", certPem: c.certPem, address: "no port" }).ok).toBe(true);
+    const reopened = openPinnedPeers(dir, { nowMs }).active();
+    expect(reopened.map((p) => [p.name, p.address])).toEqual([
+      ["node-a", "10.0.0.7:14323"],
+      ["node-b", undefined],
+      ["node-c", undefined],
+    ]);
+  });
+});
