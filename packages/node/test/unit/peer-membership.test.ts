@@ -1,0 +1,106 @@
+// PeerMembership without sockets: injected fetch, timer and clock.
+import { describe, expect, it } from "vitest";
+import type { NodeIdentity, PinnedPeer } from "../../src/cluster/index.js";
+import { PeerMembership } from "../../src/cluster-node/peer-membership.js";
+import type { PeerInventory } from "../../src/cluster-node/peer-routes.js";
+
+function peer(id: string, address: string | null = "127.0.0.2:14323"): PinnedPeer {
+  return {
+    node_id: id,
+    name: `node-${id}`,
+    cert_pem: "-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n",
+    fingerprint: `fp-${id}`,
+    paired_at: new Date(0).toISOString(),
+    ...(address === null ? {} : { address }),
+  };
+}
+
+function inventory(id: string, models: string[]): PeerInventory {
+  return {
+    node_id: id,
+    name: `node-${id}`,
+    models: models.map((model) => ({ model, engines: 1 })),
+    in_flight: 1,
+    capacity: 4,
+    generated_at: new Date(0).toISOString(),
+  };
+}
+
+function world() {
+  let now = 1_000;
+  let pending: (() => void) | undefined;
+  const answers = new Map<string, PeerInventory | Error>();
+  let active: PinnedPeer[] = [peer("a"), peer("b"), peer("old", null)];
+  const asked: string[] = [];
+  const m = new PeerMembership({
+    identity: {} as NodeIdentity, // not used: fetchInventory replaces the mTLS fetch
+    peers: { active: () => active },
+    refreshMs: 5_000,
+    timeoutMs: 2_000,
+    nowMs: () => now,
+    setTimer: (fn) => {
+      pending = fn;
+      return { cancel: () => (pending = undefined) };
+    },
+    fetchInventory: (p) => {
+      asked.push(p.node_id);
+      const a = answers.get(p.node_id);
+      return a instanceof Error || a === undefined
+        ? Promise.reject(a ?? new Error("no answer"))
+        : Promise.resolve(a);
+    },
+  });
+  return {
+    m,
+    answers,
+    asked,
+    setActive: (peers: PinnedPeer[]) => (active = peers),
+    tick: async (ms: number) => {
+      now += ms;
+      const fn = pending;
+      pending = undefined;
+      fn?.();
+      await m.refresh();
+    },
+  };
+}
+
+describe("PeerMembership", () => {
+  it("polls peers with an address, marks failures down at once and answers up again", async () => {
+    const w = world();
+    w.answers.set("a", inventory("a", ["llama3.2:latest"]));
+    w.answers.set("b", new Error("ECONNREFUSED"));
+    await w.m.refresh();
+    expect(w.asked.sort()).toEqual(["a", "b"]); // "old" has no address: never polled
+    expect(w.m.members().map((v) => [v.node_id, v.state, v.models.map((x) => x.model)])).toEqual([
+      ["a", "up", ["llama3.2:latest"]],
+      ["b", "down", []],
+    ]);
+    w.answers.set("a", new Error("timeout"));
+    w.answers.set("b", inventory("b", ["qwen"]));
+    await w.tick(5_000);
+    const views = w.m.members();
+    expect(views.find((v) => v.node_id === "a")).toMatchObject({
+      state: "down",
+      models: [],
+      last_error: expect.any(String) as unknown,
+    });
+    expect(views.find((v) => v.node_id === "b")).toMatchObject({ state: "up", capacity: 4, in_flight: 1 });
+    await w.m.stop();
+  });
+
+  it("refuses an answer from another node id, and forgets an unpaired peer at once", async () => {
+    const w = world();
+    w.answers.set("a", inventory("someone-else", ["m"]));
+    w.answers.set("b", inventory("b", ["m"]));
+    await w.m.refresh();
+    expect(w.m.members().find((v) => v.node_id === "a")?.state).toBe("down");
+    w.setActive([peer("b")]);
+    expect(w.m.members().map((v) => v.node_id)).toEqual(["b"]);
+    await w.m.stop();
+    // Stopped: no more rounds.
+    const before = w.asked.length;
+    await w.m.refresh();
+    expect(w.asked.length).toBe(before);
+  });
+});
