@@ -156,63 +156,75 @@ function readJson(text: string): unknown {
 
 type Translator<I, O> = { push(item: I, nowMs?: number): O[]; finish(nowMs?: number): O[] };
 
-/** Decode an OpenAI engine's SSE, translate each chunk, encode NDJSON for an Ollama client. */
-function sseToNdjson(translator: Translator<never, unknown>, counts: TokenCounts): StreamRelay {
+/** An incremental decoder of the engine's stream, as values (JSON objects) ready to translate. */
+interface ValueDecoder {
+  push(chunk: Uint8Array): readonly unknown[];
+  end(): readonly unknown[];
+}
+
+/** OpenAI's SSE: every `data:` event holding JSON (the `[DONE]` sentinel is dropped). */
+function sseValues(): ValueDecoder {
   const decoder = new SseDecoder();
-  let out = "";
-  const take = (events: readonly { data: string }[]) => {
-    for (const e of events) {
-      const ev = readOpenAIStreamEvent(e);
-      if (ev.kind !== "json") continue;
-      countTokens(ev.value, counts);
-      for (const item of translator.push(ev.value as never)) out += encodeNdjson(item);
-    }
-  };
+  const values = (r: ReturnType<SseDecoder["push"]>) =>
+    r.ok ? r.value.map(readOpenAIStreamEvent).flatMap((ev) => (ev.kind === "json" ? [ev.value] : [])) : [];
+  return { push: (chunk) => values(decoder.push(chunk)), end: () => values(decoder.end()) };
+}
+
+/** Ollama's NDJSON: one JSON value per line. */
+function ndjsonValues(): ValueDecoder {
+  const decoder = new NdjsonDecoder();
   return {
-    push(chunk) {
-      out = "";
+    push: (chunk) => {
       const r = decoder.push(chunk);
-      if (r.ok) take(r.value);
-      return out;
+      return r.ok ? r.value : [];
     },
-    end() {
-      out = "";
+    end: () => {
       const r = decoder.end();
-      if (r.ok) take(r.value);
-      for (const item of translator.finish()) out += encodeNdjson(item);
-      return out;
+      return r.ok ? r.value : [];
     },
   };
 }
 
-/** Decode an Ollama engine's NDJSON, translate each object, encode SSE for an OpenAI client. */
-function ndjsonToSse(translator: Translator<never, unknown>, counts: TokenCounts): StreamRelay {
-  const decoder = new NdjsonDecoder();
-  let out = "";
-  let ended = false;
+/**
+ * Decode the engine's stream, count tokens, translate every value and encode it for the client;
+ * `trailer` closes the client's stream (OpenAI's `[DONE]`).
+ */
+function translatingRelay(
+  decoder: ValueDecoder,
+  translator: Translator<never, unknown>,
+  encode: (item: unknown) => string,
+  counts: TokenCounts,
+  trailer = "",
+): StreamRelay {
   const take = (values: readonly unknown[]) => {
+    let out = "";
     for (const v of values) {
       countTokens(v, counts);
-      for (const item of translator.push(v as never)) out += encodeSseData(item);
+      for (const item of translator.push(v as never)) out += encode(item);
     }
+    return out;
   };
+  let ended = false;
   return {
-    push(chunk) {
-      out = "";
-      const r = decoder.push(chunk);
-      if (r.ok) take(r.value);
-      return out;
-    },
+    push: (chunk) => take(decoder.push(chunk)),
     end() {
-      out = "";
-      const r = decoder.end();
-      if (r.ok) take(r.value);
-      for (const item of translator.finish()) out += encodeSseData(item);
-      if (!ended) out += SSE_DONE;
+      if (ended) return "";
       ended = true;
-      return out;
+      let out = take(decoder.end());
+      for (const item of translator.finish()) out += encode(item);
+      return out + trailer;
     },
   };
+}
+
+/** An OpenAI engine's SSE → NDJSON for an Ollama client. */
+function sseToNdjson(translator: Translator<never, unknown>, counts: TokenCounts): StreamRelay {
+  return translatingRelay(sseValues(), translator, encodeNdjson, counts);
+}
+
+/** An Ollama engine's NDJSON → SSE for an OpenAI client. */
+function ndjsonToSse(translator: Translator<never, unknown>, counts: TokenCounts): StreamRelay {
+  return translatingRelay(ndjsonValues(), translator, encodeSseData, counts, SSE_DONE);
 }
 
 const NO_RELAY = (): StreamRelay => ({ push: () => "", end: () => "" });
