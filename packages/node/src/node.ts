@@ -15,11 +15,15 @@ import {
   SOCKET_LOOPBACK_POLICY,
   type LoopbackPolicy,
 } from "./auth/index.js";
+import type { AuthenticatedPeer } from "./cluster/index.js";
 import {
+  PeerLinks,
   PeerMembership,
   startClusterNode,
   type ClusterNode,
+  type ClusterNodeOptions,
   type LocalInventory,
+  type PeerChange,
 } from "./cluster-node/index.js";
 import { formatHostPort, type PairConfig } from "./config/index.js";
 import { EngineInventory } from "./engines/engine-inventory.js";
@@ -27,7 +31,7 @@ import { WorkloadHistory } from "./history/workload-history.js";
 import { Metrics } from "./observability/metrics.js";
 import { Scheduler } from "./scheduler/scheduler.js";
 import { ensureAdminToken } from "./server/admin-token.js";
-import { clientHandler } from "./server/client-api.js";
+import { clientHandler, peerRouteHandler, type ClientApiDeps } from "./server/client-api.js";
 
 export const PAIR_VERSION = "0.1.0";
 
@@ -50,6 +54,8 @@ export interface NodeOptions {
   readonly loopback?: LoopbackPolicy;
   /** How often paired peers are asked for their inventory, and how long each may take. */
   readonly membership?: { readonly refreshMs?: number; readonly timeoutMs?: number };
+  /** Longest wait for a peer's first byte on a forwarded request (default 120 s). */
+  readonly peerFirstByteTimeoutMs?: number;
 }
 
 export interface RunningNode {
@@ -112,35 +118,35 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     res.end("PAIR is starting\n");
   };
   const server: Server = createServer((req, res) => handler(req, res));
-  const client = () =>
-    clientHandler({
-      nodeName: config.node.name,
-      inventory,
-      scheduler,
-      dispatcher,
-      nowMs: () => Date.now(),
-      monoMs: () => performance.now(),
-      history,
-      metrics,
-      adminToken,
-      maxBodyBytes: options.maxBodyBytes ?? 16 * 1024 * 1024,
-      version: PAIR_VERSION,
-      cluster,
-      membership,
-      authenticate: (req) =>
-        authenticateClient(apiKeys, loopback, {
-          remoteAddress: req.socket.remoteAddress,
-          authorization: req.headers.authorization,
-        }),
-      statusExtras: () => ({
-        listen: `${config.node.listen.host}:${(server.address() as AddressInfo).port}`,
-        data_dir: dataDir,
-        node_id: cluster.identity.nodeId,
-        cluster_listen: formatHostPort({ host: cluster.host, port: cluster.port }),
-        peers: cluster.pairedPeers(),
-        ...options.statusExtras,
+  const clientDeps = (): ClientApiDeps => ({
+    nodeName: config.node.name,
+    inventory,
+    scheduler,
+    dispatcher,
+    nowMs: () => Date.now(),
+    monoMs: () => performance.now(),
+    history,
+    metrics,
+    adminToken,
+    maxBodyBytes: options.maxBodyBytes ?? 16 * 1024 * 1024,
+    version: PAIR_VERSION,
+    cluster,
+    membership,
+    peers: links,
+    authenticate: (req) =>
+      authenticateClient(apiKeys, loopback, {
+        remoteAddress: req.socket.remoteAddress,
+        authorization: req.headers.authorization,
       }),
-    });
+    statusExtras: () => ({
+      listen: `${config.node.listen.host}:${(server.address() as AddressInfo).port}`,
+      data_dir: dataDir,
+      node_id: cluster.identity.nodeId,
+      cluster_listen: formatHostPort({ host: cluster.host, port: cluster.port }),
+      peers: cluster.pairedPeers(),
+      ...options.statusExtras,
+    }),
+  });
   server.keepAliveTimeout = 5_000;
   server.headersTimeout = 30_000;
   server.requestTimeout = 0; // streams may last long; the scheduler and first-byte timeouts bound the rest
@@ -164,11 +170,25 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     });
     server.listen(port, host, () => resolve());
   });
-  // The peer inventory route reads the engines and scheduler made below (never before they exist).
-  const local: { inventory?: () => LocalInventory } = {};
-  const cluster = await startCluster(config, options.clusterPortOverride, log, () =>
-    local.inventory === undefined ? { models: [], in_flight: 0, capacity: 0 } : local.inventory(),
-  ).catch((error: unknown) => {
+  // The peer routes read the engines, scheduler and client API made below (never before they exist):
+  // until then a peer sees an empty inventory and its forwarded requests get 503.
+  const local: {
+    inventory?: () => LocalInventory;
+    route?: ReturnType<typeof peerRouteHandler>;
+    changed?: (peer: AuthenticatedPeer, change: PeerChange) => void;
+    notify?: ((change: PeerChange) => void) | undefined;
+  } = {};
+  const cluster = await startCluster(config, options.clusterPortOverride, log, {
+    inventory: () =>
+      local.inventory === undefined ? { models: [], in_flight: 0, capacity: 0 } : local.inventory(),
+    route: (req, res, peer, route) => {
+      if (local.route !== undefined) return local.route(req, res, peer, route);
+      req.resume();
+      res.writeHead(503, { "retry-after": "1", "content-type": "text/plain" });
+      res.end("PAIR is starting\n");
+    },
+    changed: (peer, change) => local.changed?.(peer, change),
+  }).catch((error: unknown) => {
     server.close();
     throw error;
   });
@@ -191,6 +211,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
         log(
           `engine ${e.spec.name}: ${e.healthy ? `up, ${e.models.length} model(s)` : `down (${e.lastError ?? "?"})`}`,
         );
+      local.notify?.("changed");
     },
   });
   const scheduler = new Scheduler({
@@ -217,13 +238,31 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     log,
     ...options.membership,
   });
+  const links = new PeerLinks({
+    identity: cluster.identity,
+    peers: cluster.peers,
+    membership,
+    log,
+    ...(options.peerFirstByteTimeoutMs === undefined
+      ? {}
+      : { firstByteTimeoutMs: options.peerFirstByteTimeoutMs }),
+  });
+  local.changed = (peer, change) => {
+    if (change === "leaving") membership.markDown(peer.nodeId, "it said it is shutting down");
+    else void membership.poke(peer.nodeId);
+  };
   metrics.gauge("pair_queue_depth", "Requests waiting for a slot.", {}, () => scheduler.queued());
   metrics.gauge("pair_workloads_running", "Workloads in flight.", {}, () => history.running().length);
 
   await inventory.start();
   // In the background: a peer that does not answer must not hold up the start.
   void membership.start();
-  handler = client();
+  const deps = clientDeps();
+  handler = clientHandler(deps);
+  local.route = peerRouteHandler(deps);
+  // Peers learn at once that this node is (back) up and what it serves; then on every change.
+  local.notify = (change) => void links.notify(change);
+  local.notify("changed");
   const address = () => server.address() as AddressInfo;
   const shownHost = host.includes(":") ? `[${host}]` : host;
   const url = `http://${shownHost}:${address().port}`;
@@ -247,7 +286,10 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     membership,
     close: (graceMs = 10_000) =>
       (closing ??= (async () => {
+        local.notify = undefined;
         inventory.stop();
+        // Peers stop sending work here now, not at their next poll.
+        await links.notify("leaving");
         await membership.stop();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
@@ -256,6 +298,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
           await new Promise((r) => setTimeout(r, 25));
         for (const s of sockets) s.destroy();
         await closed;
+        await links.close();
         await cluster.close();
         history.close();
         if (options.dispatcher === undefined) await dispatcher.close();
@@ -268,7 +311,7 @@ async function startCluster(
   config: PairConfig,
   portOverride: number | undefined,
   log: (line: string) => void,
-  inventory: () => LocalInventory,
+  peerApi: Pick<ClusterNodeOptions, "inventory" | "route" | "changed">,
 ): Promise<ClusterNode> {
   const { host } = config.node.clusterListen;
   const port = portOverride ?? config.node.clusterListen.port;
@@ -279,7 +322,7 @@ async function startCluster(
       dataDir: config.node.dataDir,
       listen: { host, port },
       log,
-      inventory,
+      ...peerApi,
     });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;

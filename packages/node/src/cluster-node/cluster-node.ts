@@ -32,7 +32,7 @@ import {
 } from "../pairing/index.js";
 import { createPairingServer, type PairingServer, type PairingServerLimits } from "./pairing-server.js";
 import { joinByPin, type JoinError } from "./pairing-join.js";
-import { peerRoutes, type LocalInventory } from "./peer-routes.js";
+import { peerRoutes, type LocalInventory, type PeerRoutesOptions } from "./peer-routes.js";
 
 /** A pinned peer as the admin API shows it: never a key, not even the certificate. */
 export interface PeerJson {
@@ -56,6 +56,9 @@ export interface ClusterNodeOptions {
   readonly joinTimeoutMs?: number;
   /** This node's own inventory, served to peers on `GET /pair/v1/peer/inventory`. */
   readonly inventory?: () => LocalInventory;
+  /** Forwarded client requests and peers' notices (peer-routes.ts); absent: 404. */
+  readonly route?: PeerRoutesOptions["route"];
+  readonly changed?: PeerRoutesOptions["changed"];
   readonly limits?: {
     readonly port?: Partial<ClusterPortLimits>;
     readonly peer?: Partial<PeerServerLimits>;
@@ -120,6 +123,8 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Clu
       name: identity.name,
       nowMs,
       ...(options.inventory === undefined ? {} : { inventory: options.inventory }),
+      ...(options.route === undefined ? {} : { route: options.route }),
+      ...(options.changed === undefined ? {} : { changed: options.changed }),
     }),
     ...(options.limits?.peer === undefined ? {} : { limits: options.limits.peer }),
   });

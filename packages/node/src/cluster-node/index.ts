@@ -23,12 +23,16 @@ export {
 } from "./pairing-server.js";
 export { envelopeText, HANDSHAKE_PATH, MAX_ENVELOPE_BYTES, readEnvelope } from "./pairing-wire.js";
 export {
+  PEER_CHANGED_PATH,
   PEER_HELLO_PATH,
   PEER_INVENTORY_PATH,
+  PEER_ROUTE_PREFIX,
   peerRoutes,
   type LocalInventory,
+  type PeerChange,
   type PeerInventory,
 } from "./peer-routes.js";
+export { DEFAULT_PEER_FIRST_BYTE_TIMEOUT_MS, PeerLinks, type PeerLinkTarget } from "./peer-links.js";
 export {
   DEFAULT_MEMBERSHIP_OPTIONS,
   PeerMembership,

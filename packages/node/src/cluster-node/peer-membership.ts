@@ -104,6 +104,24 @@ export class PeerMembership {
     return this.#round;
   }
 
+  /** Ask one peer now (its notice said its inventory changed); a no-op for an unknown peer. */
+  async poke(nodeId: string): Promise<void> {
+    if (this.#stopped) return;
+    const peer = this.#o.peers.active().find((p) => p.node_id === nodeId && p.address !== undefined);
+    if (peer !== undefined) await this.#poll(peer);
+  }
+
+  /** Take a peer out of the view now (it failed a request, or said it is leaving); its next good answer brings it back. */
+  markDown(nodeId: string, why: string): void {
+    const state = this.#members.get(nodeId);
+    if (state === undefined || this.#stopped) return;
+    const peer = this.#o.peers.active().find((p) => p.node_id === nodeId);
+    if (state.up) this.#o.log?.(`peer ${peer?.name ?? nodeId} (${nodeId}): down (${why})`);
+    state.up = false;
+    state.inventory = undefined;
+    state.lastError = why;
+  }
+
   /** Active pinned peers with an address, in pinning order, as last seen. */
   members(): MemberView[] {
     const views: MemberView[] = [];

@@ -3,14 +3,28 @@
  * here comes from a pinned peer (the peer server refuses anyone else before a request is read).
  * `GET /pair/v1/peer/hello` → `{node_id, name}` proves the mTLS path works after pairing;
  * `GET /pair/v1/peer/inventory` → this node's own view (its local engines' models, load, capacity),
- * never another peer's models: inventory is not transitive. Anything else is 404.
- * Must not know: pairing, TLS, the client API.
+ * never another peer's models: inventory is not transitive.
+ * `POST /pair/v1/peer/route/<client route>` → a client request the peer forwards here, answered as
+ * the client API would (served by this node's engines only).
+ * `POST /pair/v1/peer/changed` `{"state":"changed"|"leaving"}` → the peer's inventory changed (ask it
+ * now) or it is shutting down (mark it down now): push on change, pull for the data.
+ * Anything else is 404.
+ * Must not know: pairing, TLS, how routed requests are served.
  */
 
-import type { PeerHandler } from "../cluster/index.js";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AuthenticatedPeer, PeerHandler } from "../cluster/index.js";
 
 export const PEER_HELLO_PATH = "/pair/v1/peer/hello";
 export const PEER_INVENTORY_PATH = "/pair/v1/peer/inventory";
+export const PEER_ROUTE_PREFIX = "/pair/v1/peer/route";
+export const PEER_CHANGED_PATH = "/pair/v1/peer/changed";
+
+/** What a peer tells this node about itself. */
+export type PeerChange = "changed" | "leaving";
+
+/** Largest `changed` notice read. */
+const MAX_NOTICE_BYTES = 1024;
 
 /** One node's own inventory, as its peers fetch it. */
 export interface PeerInventory {
@@ -32,6 +46,15 @@ export interface PeerRoutesOptions {
   readonly name: string;
   /** This node's local view; absent: an empty one. */
   readonly inventory?: () => LocalInventory;
+  /** Serve a forwarded client request (`route` is the client route, e.g. `/v1/chat/completions`). */
+  readonly route?: (
+    req: IncomingMessage,
+    res: ServerResponse,
+    peer: AuthenticatedPeer,
+    route: string,
+  ) => void;
+  /** A peer's notice about itself. */
+  readonly changed?: (peer: AuthenticatedPeer, change: PeerChange) => void;
   readonly nowMs?: () => number;
 }
 
@@ -50,8 +73,11 @@ export function peerRoutes(options: PeerRoutesOptions): PeerHandler {
     };
     return JSON.stringify(body);
   };
-  return (req, res) => {
-    const path = (req.url ?? "/").split("?")[0];
+  return (req, res, peer) => {
+    const path = (req.url ?? "/").split("?")[0] ?? "/";
+    if (req.method === "POST" && path.startsWith(`${PEER_ROUTE_PREFIX}/`) && options.route !== undefined)
+      return options.route(req, res, peer, path.slice(PEER_ROUTE_PREFIX.length));
+    if (req.method === "POST" && path === PEER_CHANGED_PATH) return notice(req, res, peer, options.changed);
     const readable = req.method === "GET" || req.method === "HEAD";
     const [status, text] =
       readable && path === PEER_HELLO_PATH
@@ -67,4 +93,35 @@ export function peerRoutes(options: PeerRoutesOptions): PeerHandler {
     });
     res.end(text);
   };
+}
+
+function notice(
+  req: IncomingMessage,
+  res: ServerResponse,
+  peer: AuthenticatedPeer,
+  changed: PeerRoutesOptions["changed"],
+): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  req.on("data", (chunk: Buffer) => {
+    size += chunk.length;
+    if (size <= MAX_NOTICE_BYTES) chunks.push(chunk);
+  });
+  req.on("end", () => {
+    let change: PeerChange | undefined;
+    try {
+      const state = (JSON.parse(Buffer.concat(chunks).toString("utf8")) as { state?: unknown }).state;
+      if (state === "changed" || state === "leaving") change = state;
+    } catch {
+      change = undefined;
+    }
+    if (size > MAX_NOTICE_BYTES || change === undefined) {
+      res.writeHead(400, { "content-type": "application/json; charset=utf-8" });
+      res.end(JSON.stringify({ error: 'expected {"state": "changed" | "leaving"}' }));
+      return;
+    }
+    changed?.(peer, change);
+    res.writeHead(204);
+    res.end();
+  });
 }

@@ -38,7 +38,7 @@ export interface InventoryOptions {
 }
 
 /** The URL of an engine route: Ollama paths hang off the host, OpenAI paths off the /v1 root. */
-export function engineUrl(spec: EngineSpec, path: string): URL {
+export function engineUrl(spec: Pick<EngineSpec, "baseUrl">, path: string): URL {
   const base = spec.baseUrl.endsWith("/") ? spec.baseUrl : `${spec.baseUrl}/`;
   return new URL(path.replace(/^\//, ""), base);
 }

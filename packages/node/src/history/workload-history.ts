@@ -32,6 +32,14 @@ export interface Workload {
   tokensOut?: number;
   estCostMicroUsd: number;
   errorCode?: string;
+  /** Where the request was tried, in order (a failover adds one per failed upstream). */
+  attempts: WorkloadAttempt[];
+}
+
+/** One upstream tried for a workload: `engine NAME` or `node NAME`, and the code it failed with. */
+export interface WorkloadAttempt {
+  readonly target: string;
+  readonly error?: string;
 }
 
 /** The `--json` shape of `pair jobs` / `pair history` (interface.md). */
@@ -53,6 +61,7 @@ export interface WorkloadJson {
   engine: string | null;
   route: string;
   error_code: string | null;
+  attempts: WorkloadAttempt[];
 }
 
 export function workloadJson(w: Workload): WorkloadJson {
@@ -74,6 +83,7 @@ export function workloadJson(w: Workload): WorkloadJson {
     engine: w.engine ?? null,
     route: w.route,
     error_code: w.errorCode ?? null,
+    attempts: [...w.attempts],
   };
 }
 
@@ -112,6 +122,7 @@ interface Row {
   tokens_out: number | null;
   est_cost_micro_usd: number;
   error_code: string | null;
+  attempts: string | null;
 }
 
 const SCHEMA = `
@@ -132,7 +143,8 @@ CREATE TABLE IF NOT EXISTS workloads (
   tokens_in INTEGER,
   tokens_out INTEGER,
   est_cost_micro_usd INTEGER NOT NULL,
-  error_code TEXT
+  error_code TEXT,
+  attempts TEXT
 ) STRICT;
 CREATE INDEX IF NOT EXISTS workloads_started ON workloads (started_at_ms);
 `;
@@ -162,14 +174,23 @@ export class WorkloadHistory {
     // Small, frequent checkpoints: a long one would stall the event loop in the middle of streams.
     this.#db.pragma("wal_autocheckpoint = 128");
     this.#db.exec(SCHEMA);
+    // Databases made before attempts were recorded gain the column (NULL: not recorded then).
+    const columns = this.#db.prepare("SELECT name FROM pragma_table_info('workloads')").all() as {
+      name: string;
+    }[];
+    if (!columns.some((c) => c.name === "attempts"))
+      this.#db.exec("ALTER TABLE workloads ADD COLUMN attempts TEXT");
     this.#upsert = this.#db.prepare(
-      `INSERT INTO workloads VALUES (@id, @model, @route, @origin_node, @requester, @started_at_ms, @serving_node,
+      `INSERT INTO workloads (id, model, route, origin_node, requester, started_at_ms, serving_node, engine, sponsor,
+         off_lan, status, first_byte_ms, duration_ms, tokens_in, tokens_out, est_cost_micro_usd, error_code, attempts)
+       VALUES (@id, @model, @route, @origin_node, @requester, @started_at_ms, @serving_node,
          @engine, @sponsor, @off_lan, @status, @first_byte_ms, @duration_ms, @tokens_in, @tokens_out,
-         @est_cost_micro_usd, @error_code)
+         @est_cost_micro_usd, @error_code, @attempts)
        ON CONFLICT (id) DO UPDATE SET serving_node = excluded.serving_node, engine = excluded.engine,
          sponsor = excluded.sponsor, off_lan = excluded.off_lan, status = excluded.status,
          first_byte_ms = excluded.first_byte_ms, duration_ms = excluded.duration_ms, tokens_in = excluded.tokens_in,
-         tokens_out = excluded.tokens_out, est_cost_micro_usd = excluded.est_cost_micro_usd, error_code = excluded.error_code`,
+         tokens_out = excluded.tokens_out, est_cost_micro_usd = excluded.est_cost_micro_usd, error_code = excluded.error_code,
+         attempts = excluded.attempts`,
     );
     this.#finishedSince = this.#db.prepare(
       "SELECT * FROM workloads WHERE status != 'running' AND started_at_ms >= ? ORDER BY started_at_ms DESC, id DESC LIMIT ?",
@@ -202,8 +223,16 @@ export class WorkloadHistory {
     this.prune();
   }
 
-  begin(w: Omit<Workload, "status" | "estCostMicroUsd" | "offLan"> & { offLan?: boolean }): Workload {
-    const workload: Workload = { ...w, offLan: w.offLan ?? false, status: "running", estCostMicroUsd: 0 };
+  begin(
+    w: Omit<Workload, "status" | "estCostMicroUsd" | "offLan" | "attempts"> & { offLan?: boolean },
+  ): Workload {
+    const workload: Workload = {
+      ...w,
+      offLan: w.offLan ?? false,
+      status: "running",
+      estCostMicroUsd: 0,
+      attempts: [],
+    };
     this.#running.set(workload.id, workload);
     this.#enqueue(workload);
     return workload;
@@ -224,7 +253,7 @@ export class WorkloadHistory {
   /** Write every queued row now, in one transaction. */
   flush(): void {
     if (this.#queued.size === 0) return;
-    const rows = [...this.#queued.values()].map((w) => ({ ...w }));
+    const rows = [...this.#queued.values()].map((w) => ({ ...w, attempts: [...w.attempts] }));
     this.#queued.clear();
     this.#writeBatch(rows);
   }
@@ -278,6 +307,7 @@ export class WorkloadHistory {
       tokens_out: w.tokensOut ?? null,
       est_cost_micro_usd: w.estCostMicroUsd,
       error_code: w.errorCode ?? null,
+      attempts: w.attempts.length === 0 ? null : JSON.stringify(w.attempts),
     });
   }
 }
@@ -293,6 +323,7 @@ function fromRow(r: Row): Workload {
     offLan: r.off_lan === 1,
     status: r.status as WorkloadStatus,
     estCostMicroUsd: r.est_cost_micro_usd,
+    attempts: readAttempts(r.attempts),
     ...(r.serving_node === null ? {} : { servingNode: r.serving_node }),
     ...(r.engine === null ? {} : { engine: r.engine }),
     ...(r.sponsor === null ? {} : { sponsor: r.sponsor }),
@@ -302,4 +333,21 @@ function fromRow(r: Row): Workload {
     ...(r.tokens_out === null ? {} : { tokensOut: r.tokens_out }),
     ...(r.error_code === null ? {} : { errorCode: r.error_code }),
   };
+}
+
+function readAttempts(text: string | null): WorkloadAttempt[] {
+  if (text === null) return [];
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (!Array.isArray(parsed)) return [];
+    return parsed.flatMap((a: unknown) => {
+      const o = (typeof a === "object" && a !== null ? a : {}) as Record<string, unknown>;
+      if (typeof o["target"] !== "string") return [];
+      return [
+        typeof o["error"] === "string" ? { target: o["target"], error: o["error"] } : { target: o["target"] },
+      ];
+    });
+  } catch {
+    return [];
+  }
 }

@@ -28,7 +28,7 @@ import {
 import { workloadJson, type WorkloadHistory } from "../history/workload-history.js";
 import type { Metrics } from "../observability/metrics.js";
 import { bearerMatches } from "./admin-token.js";
-import { forward, type ForwardDeps, type ForwardOutcome } from "./forward.js";
+import { forward, PEER_REQUESTER_HEADER, type ForwardDeps, type ForwardOutcome } from "./forward.js";
 import { readBody } from "./request-body.js";
 
 /** The Ollama version PAIR reports on /api/version, for clients that check for features. */
@@ -73,7 +73,8 @@ async function handle(deps: ClientApiDeps, req: IncomingMessage, res: ServerResp
   if (path.startsWith("/pair/v1/")) return admin(deps, req, res, path, url);
   const auth = deps.authenticate(req);
   if (!auth.ok) return refuse(deps, res, path, auth.reason);
-  if (method === "POST" && isDialectRoute(path)) return routed(deps, path, req, res, auth.requester);
+  if (method === "POST" && isDialectRoute(path))
+    return routed(deps, path, req, res, { requester: auth.requester, originNode: deps.nodeName });
   if (method === "POST" && path === "/api/show") return show(deps, req, res);
   if (method === "GET" || method === "HEAD") {
     switch (path) {
@@ -82,13 +83,11 @@ async function handle(deps: ClientApiDeps, req: IncomingMessage, res: ServerResp
       case "/v1/models":
         return sendJson(res, 200, {
           object: "list",
-          data: [...deps.inventory.models().keys()]
-            .sort()
-            .map((id) => ({ id, object: "model", created: 0, owned_by: "pair" })),
+          data: clusterModels(deps).map((id) => ({ id, object: "model", created: 0, owned_by: "pair" })),
         });
       case "/api/tags":
         return sendJson(res, 200, {
-          models: [...deps.inventory.models().keys()].sort().map((name) => ({
+          models: clusterModels(deps).map((name) => ({
             name,
             model: name,
             modified_at: new Date(0).toISOString(),
@@ -110,12 +109,69 @@ async function handle(deps: ClientApiDeps, req: IncomingMessage, res: ServerResp
   sendJson(res, 404, reply.body);
 }
 
+/** Who a routed request is for: the caller's requester id and the node it first reached. */
+interface RoutedOrigin {
+  readonly requester: string;
+  readonly originNode: string;
+  /** Came from a peer: serve locally, never forward again. */
+  readonly fromPeer?: boolean;
+}
+
+/**
+ * A paired peer's request, forwarded to this node over mTLS (`POST /pair/v1/peer/route/<client
+ * route>`): served by this node's own engines only, recorded with the peer as origin node, answered
+ * in the client's dialect for the peer to relay unchanged.
+ */
+export function peerRouteHandler(
+  deps: ClientApiDeps,
+): (req: IncomingMessage, res: ServerResponse, peer: { readonly name: string }, route: string) => void {
+  return (req, res, peer, route) => {
+    const header = req.headers[PEER_REQUESTER_HEADER];
+    const requester = typeof header === "string" && /^[\w.:@/-]{1,160}$/.test(header) ? header : "peer";
+    const run = isDialectRoute(route)
+      ? routed(deps, route, req, res, { requester, originNode: peer.name, fromPeer: true })
+      : Promise.resolve(
+          sendJson(
+            res,
+            404,
+            pairErrorReply("openai", { code: "invalid_request", message: `no route ${route}` }).body,
+          ),
+        );
+    void run.catch((cause: unknown) => {
+      if (!res.headersSent)
+        sendJson(res, 500, {
+          error: {
+            message: `internal error: ${String(cause)}`,
+            type: "server_error",
+            code: "upstream_error",
+          },
+        });
+      else res.destroy();
+    });
+  };
+}
+
+/** Every model a client may ask for here: this node's engines' and the up peers' (sorted, unique). */
+function clusterModels(deps: ClientApiDeps): string[] {
+  const models = new Set(deps.inventory.models().keys());
+  for (const peer of deps.membership?.members() ?? [])
+    if (peer.state === "up") for (const { model } of peer.models) models.add(model);
+  return [...models].sort();
+}
+
+function clusterServes(deps: ClientApiDeps, model: string): boolean {
+  if (deps.inventory.models().has(model)) return true;
+  return (deps.membership?.members() ?? []).some(
+    (p) => p.state === "up" && p.models.some((m) => m.model === model),
+  );
+}
+
 async function routed(
   deps: ClientApiDeps,
   route: DialectRoute,
   req: IncomingMessage,
   res: ServerResponse,
-  requester: string,
+  origin: RoutedOrigin,
 ): Promise<void> {
   const dialect = route.startsWith("/v1/") ? "openai" : "ollama";
   const startedMono = deps.monoMs();
@@ -148,8 +204,8 @@ async function routed(
     id,
     model: valid.value.model,
     route,
-    originNode: deps.nodeName,
-    requester,
+    originNode: origin.originNode,
+    requester: origin.requester,
     startedAtMs: deps.nowMs(),
   });
   const gone = new AbortController();
@@ -167,6 +223,7 @@ async function routed(
       id,
       res,
       signal: gone.signal,
+      localOnly: origin.fromPeer === true,
     });
   } finally {
     res.off("close", onClose);
@@ -195,8 +252,13 @@ async function routed(
     }
   }
   // Only models some engine serves become label values: a client cannot grow the series without bound.
-  const model = deps.inventory.models().has(workload.model) ? workload.model : "unserved";
-  const series = { route, model, engine: workload.engine ?? "none" };
+  const model = clusterServes(deps, workload.model) ? workload.model : "unserved";
+  // A peer's work is labelled by its node (a bounded set: paired peers and the rented nodes they sponsor).
+  const servedBy =
+    workload.servingNode !== undefined && workload.servingNode !== deps.nodeName
+      ? `node:${workload.servingNode}`
+      : "none";
+  const series = { route, model, engine: workload.engine ?? servedBy };
   const outcomeLabel = outcome.kind === "error" ? outcome.error.code : outcome.kind;
   deps.metrics.inc("pair_requests_total", "Routed requests by route, model, engine and outcome.", {
     ...series,
@@ -229,7 +291,7 @@ async function show(deps: ClientApiDeps, req: IncomingMessage, res: ServerRespon
   }
   if (typeof model !== "string" || model === "")
     return sendJson(res, 400, { error: "model: expected a model name", code: "invalid_request" });
-  if (!deps.inventory.models().has(model))
+  if (!clusterServes(deps, model))
     return sendJson(res, 404, { error: `model "${model}" not found on any node`, code: "model_not_found" });
   sendJson(res, 200, {
     license: "",

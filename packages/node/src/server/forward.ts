@@ -1,11 +1,14 @@
 /**
- * Forwarding one validated request: take a slot on the least loaded engine that serves the model,
- * send the request, and relay the reply with backpressure. Nothing is written to the client until
- * the engine's first body byte (or its complete non-streamed reply) arrives, so any failure before
- * that — refused connection, 5xx, the engine no longer has the model, no first byte in time — fails
- * over to the next engine. After the first byte, never: the stream is cut instead.
- * A client that goes away aborts the upstream request.
- * Must not know: which dialect the client speaks beyond the plan it is given.
+ * Forwarding one validated request: take a slot on the least loaded upstream that serves the model,
+ * send the request, and relay the reply with backpressure. Upstreams are this node's own engines
+ * first; only when none of them serves the model (or every one of them failed) a paired peer that
+ * does, over mTLS — and a request that came from a peer is never sent to another peer (no loops).
+ * Nothing is written to the client until the upstream's first body byte (or its complete non-streamed
+ * reply) arrives, so any failure before that — refused connection, 5xx, the model gone, no first byte
+ * in time — fails over to the next upstream, and the workload records every attempt. After the first
+ * byte, never: the stream is cut instead. A client that goes away aborts the upstream request (and
+ * so, through a peer, the whole chain).
+ * Must not know: which dialect the client speaks beyond the plan it is given, how peers are trusted.
  */
 
 import type { ServerResponse } from "node:http";
@@ -13,16 +16,43 @@ import type { Readable } from "node:stream";
 import type { Dispatcher } from "undici";
 import type { DialectRequests, DialectRoute, PairError } from "../dialects/index.js";
 import { pairErrorOfInvalidRequest } from "../dialects/index.js";
-import { engineUrl, type EngineInventory, type EngineState } from "../engines/engine-inventory.js";
+import {
+  engineUrl,
+  type EngineApi,
+  type EngineInventory,
+  type EngineSpec,
+} from "../engines/engine-inventory.js";
 import type { Workload } from "../history/workload-history.js";
 import type { Scheduler } from "../scheduler/scheduler.js";
 import { countTokens, planExchange, type TokenCounts } from "./exchange-plan.js";
+
+/** A paired peer that is up and advertises a model, as forwarding sees it. */
+export interface PeerUpstream {
+  readonly nodeId: string;
+  readonly name: string;
+  /** Most requests this node sends it at once (its advertised capacity, at least 1). */
+  readonly maxConcurrent: number;
+}
+
+/** How requests reach paired peers (cluster-node/ implements it over mTLS). */
+export interface PeerUpstreams {
+  /** Peers that are up and serve `model`, best first. */
+  serving(model: string): readonly PeerUpstream[];
+  /** The pinned mTLS dispatcher and base URL for a peer's route API; undefined if it is gone. */
+  link(peer: PeerUpstream): { readonly dispatcher: Dispatcher; readonly baseUrl: string } | undefined;
+  /** A peer failed to connect: take it out of the view until it answers again. */
+  markDown(peer: PeerUpstream, why: string): void;
+  /** Longest wait for a peer's first byte (it may itself be waiting for an engine). */
+  readonly firstByteTimeoutMs: number;
+}
 
 export interface ForwardDeps {
   readonly nodeName: string;
   readonly inventory: EngineInventory;
   readonly scheduler: Scheduler;
   readonly dispatcher: Dispatcher;
+  /** Paired peers; absent: this node's engines only. */
+  readonly peers?: PeerUpstreams;
   /** Wall clock (epoch ms). */
   readonly nowMs: () => number;
   /** Monotonic clock (ms) for latencies. */
@@ -43,19 +73,103 @@ export interface ForwardRequest {
   readonly id: string;
   readonly res: ServerResponse;
   readonly signal: AbortSignal;
+  /** The request came from a peer: serve it from this node's engines only. */
+  readonly localOnly?: boolean;
+}
+
+/** Request headers that tell a peer who asked (the peer records them; they carry no secret). */
+export const PEER_REQUESTER_HEADER = "x-pair-requester";
+export const SERVED_BY_HEADER = "x-pair-served-by";
+export const OFF_LAN_HEADER = "x-pair-off-lan";
+
+/** One place a request can go: a local engine or a peer, with what it takes to reach it. */
+interface Upstream {
+  /** Scheduler target id (`peer:` + node id for peers, never clashing with an engine name). */
+  readonly id: string;
+  /** For messages: `engine NAME` or `node NAME`. */
+  readonly label: string;
+  readonly api: EngineApi;
+  readonly baseUrl: string;
+  readonly maxConcurrent: number;
+  readonly firstByteTimeoutMs: number;
+  readonly dispatcher: Dispatcher;
+  readonly headers: Record<string, string>;
+  /** Record on the workload who served it, from the reply's headers. */
+  served(workload: Workload, headers: Dispatcher.ResponseData["headers"]): void;
+  markDown(why: string): void;
 }
 
 type Attempt =
   | { readonly kind: "done"; readonly outcome: ForwardOutcome }
   | { readonly kind: "next"; readonly error: PairError; readonly markDown?: string };
 
+const dialectOf = (route: DialectRoute): EngineApi => (route.startsWith("/v1/") ? "openai" : "ollama");
+
+function engineUpstream(deps: ForwardDeps, spec: EngineSpec): Upstream {
+  return {
+    id: spec.name,
+    label: `engine ${spec.name}`,
+    api: spec.api,
+    baseUrl: spec.baseUrl,
+    maxConcurrent: spec.maxConcurrent,
+    firstByteTimeoutMs: spec.firstByteTimeoutMs,
+    dispatcher: deps.dispatcher,
+    headers: {},
+    served(workload) {
+      workload.servingNode = deps.nodeName;
+      workload.engine = spec.name;
+    },
+    markDown: (why) => deps.inventory.markDown(spec.name, why),
+  };
+}
+
+function peerUpstream(peers: PeerUpstreams, peer: PeerUpstream, fr: ForwardRequest): Upstream | undefined {
+  const link = peers.link(peer);
+  if (link === undefined) return undefined;
+  const api = dialectOf(fr.route);
+  return {
+    id: `peer:${peer.nodeId}`,
+    label: `node ${peer.name}`,
+    // The peer answers in the client's own dialect: its route API mirrors the client API.
+    api,
+    baseUrl: api === "openai" ? `${link.baseUrl}/v1` : link.baseUrl,
+    maxConcurrent: Math.max(1, peer.maxConcurrent),
+    firstByteTimeoutMs: peers.firstByteTimeoutMs,
+    dispatcher: link.dispatcher,
+    headers: { [PEER_REQUESTER_HEADER]: fr.workload.requester },
+    served(workload, headers) {
+      // The peer names who served it (itself, or a rented node it sponsors); the name is checked
+      // for shape only, since a pinned peer is trusted to report its own work.
+      const by = headers[SERVED_BY_HEADER];
+      workload.servingNode = typeof by === "string" && /^[\w.@-]{1,128}$/.test(by) ? by : peer.name;
+      if (headers[OFF_LAN_HEADER] === "1") workload.offLan = true;
+    },
+    markDown: (why) => peers.markDown(peer, why),
+  };
+}
+
+/** Where the request may go now: local engines not tried yet, else (never for a peer's request) peers. */
+function candidates(deps: ForwardDeps, fr: ForwardRequest, tried: ReadonlySet<string>): Upstream[] {
+  const model = fr.request.model;
+  const local = deps.inventory
+    .serving(model)
+    .filter((e) => !tried.has(e.spec.name))
+    .map((e) => engineUpstream(deps, e.spec));
+  if (local.length > 0 || fr.localOnly === true || deps.peers === undefined) return local;
+  const peers = deps.peers;
+  return peers
+    .serving(model)
+    .filter((p) => !tried.has(`peer:${p.nodeId}`))
+    .flatMap((p) => peerUpstream(peers, p, fr) ?? []);
+}
+
 export async function forward(deps: ForwardDeps, fr: ForwardRequest): Promise<ForwardOutcome> {
   const model = fr.request.model;
   const tried = new Set<string>();
   let last: PairError | undefined;
   for (;;) {
-    const engines = deps.inventory.serving(model).filter((e) => !tried.has(e.spec.name));
-    if (engines.length === 0) {
+    const upstreams = candidates(deps, fr, tried);
+    if (upstreams.length === 0) {
       return {
         kind: "error",
         error: last ?? {
@@ -64,8 +178,7 @@ export async function forward(deps: ForwardDeps, fr: ForwardRequest): Promise<Fo
         },
       };
     }
-    const targets = engines.map((e) => ({ id: e.spec.name, maxConcurrent: e.spec.maxConcurrent }));
-    const slot = await deps.scheduler.acquire(targets, fr.signal);
+    const slot = await deps.scheduler.acquire(upstreams, fr.signal);
     if (!slot.ok) {
       if (slot.reason === "aborted") return { kind: "cancelled" };
       return {
@@ -74,34 +187,38 @@ export async function forward(deps: ForwardDeps, fr: ForwardRequest): Promise<Fo
           code: "upstream_error",
           message:
             slot.reason === "queue-full"
-              ? `every engine serving "${model}" is busy and the queue is full; retry later`
-              : `every engine serving "${model}" stayed busy for the whole queue wait; retry later`,
+              ? `every node serving "${model}" is busy and the queue is full; retry later`
+              : `every node serving "${model}" stayed busy for the whole queue wait; retry later`,
           node: deps.nodeName,
         },
       };
     }
-    const engine = engines.find((e) => e.spec.name === slot.slot.target.id)!;
-    tried.add(engine.spec.name);
+    const upstream = upstreams.find((u) => u.id === slot.slot.target.id)!;
+    tried.add(upstream.id);
     let attempt: Attempt;
     try {
-      attempt = await attemptOn(deps, fr, engine);
+      attempt = await attemptOn(deps, fr, upstream);
     } finally {
       slot.slot.release();
     }
-    if (attempt.kind === "done") return attempt.outcome;
+    if (attempt.kind === "done") {
+      fr.workload.attempts.push({ target: upstream.label });
+      return attempt.outcome;
+    }
+    fr.workload.attempts.push({ target: upstream.label, error: attempt.error.code });
     last = attempt.error;
-    if (attempt.markDown !== undefined) deps.inventory.markDown(engine.spec.name, attempt.markDown);
+    if (attempt.markDown !== undefined) upstream.markDown(attempt.markDown);
     if (fr.signal.aborted) return { kind: "cancelled" };
   }
 }
 
-async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: EngineState): Promise<Attempt> {
+async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream): Promise<Attempt> {
   const started = deps.monoMs();
   const plan = planExchange({
     route: fr.route,
     request: fr.request,
     raw: fr.raw,
-    engineApi: engine.spec.api,
+    engineApi: engine.api,
     id: fr.id,
     startedMs: deps.nowMs(),
     node: deps.nodeName,
@@ -109,8 +226,8 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: EngineSt
   if (!plan.ok)
     return { kind: "done", outcome: { kind: "error", error: pairErrorOfInvalidRequest(plan.error) } };
   const p = plan.value;
-  const url = engineUrl(engine.spec, p.enginePath);
-  const timeoutMs = engine.spec.firstByteTimeoutMs;
+  const url = engineUrl({ baseUrl: engine.baseUrl }, p.enginePath);
+  const timeoutMs = engine.firstByteTimeoutMs;
   const upstream = new AbortController();
   const onClientGone = () => upstream.abort(new Error("client went away"));
   fr.signal.addEventListener("abort", onClientGone, { once: true });
@@ -119,18 +236,19 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: EngineSt
     kind: "next",
     error: {
       code: "upstream_error",
-      message: `engine ${engine.spec.name} failed: ${detail}`,
+      message: `${engine.label} failed: ${detail}`,
       node: deps.nodeName,
     },
   });
   try {
     let response: Dispatcher.ResponseData;
     try {
-      response = await deps.dispatcher.request({
+      response = await engine.dispatcher.request({
         origin: url.origin,
         path: url.pathname,
         method: "POST",
         headers: {
+          ...engine.headers,
           "content-type": "application/json",
           accept: p.stream ? "text/event-stream, application/x-ndjson" : "application/json",
         },
@@ -180,10 +298,10 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: EngineSt
     }
     clearTimeout(firstByteTimer);
     fr.workload.firstByteMs = Math.round(deps.monoMs() - started);
-    fr.workload.servingNode = deps.nodeName;
-    fr.workload.engine = engine.spec.name;
+    engine.served(fr.workload, response.headers);
     const headers: Record<string, string> = {
-      "x-pair-served-by": deps.nodeName,
+      [SERVED_BY_HEADER]: fr.workload.servingNode ?? deps.nodeName,
+      ...(fr.workload.offLan ? { [OFF_LAN_HEADER]: "1" } : {}),
       "content-type": p.passthrough
         ? String(response.headers["content-type"] ?? p.contentType)
         : p.contentType,
@@ -336,12 +454,12 @@ class FirstByteTimeout extends Error {
   }
 }
 
-function timedOut(deps: ForwardDeps, engine: EngineState, timeoutMs: number): Attempt {
+function timedOut(deps: ForwardDeps, engine: Upstream, timeoutMs: number): Attempt {
   return {
     kind: "next",
     error: {
       code: "cold_start_timeout",
-      message: `engine ${engine.spec.name} sent no first byte within ${timeoutMs / 1000} s`,
+      message: `${engine.label} sent no first byte within ${timeoutMs / 1000} s`,
       node: deps.nodeName,
     },
   };

@@ -147,11 +147,11 @@ describe("membership between two paired nodes", () => {
       ["pc-3090", "peer", "up"],
     ]);
 
-    // The client routes still list this node's own models only (until forwarding exists).
+    // The client routes list what the cluster serves: a peer's model can be asked for here.
     const tags = (await (await fetch(`${laptop.node.url}/api/tags`)).json()) as {
       models: { name: string }[];
     };
-    expect(tags.models.map((m) => m.name)).toEqual(["llama3:8b"]);
+    expect(tags.models.map((m) => m.name)).toEqual(["llama3:8b", "qwen:32b"]);
   });
 
   it("serves only the node's own models on the peer inventory route, to pinned peers only", async () => {

@@ -25,6 +25,8 @@ export interface TestNode {
   readonly configFile: string;
   /** Every line the node logged. */
   readonly log: readonly string[];
+  /** The node's engine emulator, if it has one. */
+  readonly engine: EngineEmulator | undefined;
   /** Stop the node and remove its files (and its engine, if any). */
   close(): Promise<void>;
   /** Stop the node only: its data dir, ports and engine stay for `restart`. */
@@ -39,6 +41,9 @@ export interface TestNodeOptions {
   /** Membership refresh and timeout (ms). */
   readonly refreshMs?: number;
   readonly timeoutMs?: number;
+  /** The engine's delay between tokens and tokens per answer (defaults 0 and 8). */
+  readonly tokenDelayMs?: number;
+  readonly maxTokens?: number;
 }
 
 export function startTestNode(name: string): Promise<TestNode> {
@@ -53,8 +58,8 @@ export async function startTestNodeWith(name: string, options: TestNodeOptions):
       : await startEngineEmulator({
           api: "ollama",
           name: `${name}-ollama`,
-          models: options.models.map((model) => ({ name: model, maxTokens: 8 })),
-          tokenDelayMs: 0,
+          models: options.models.map((model) => ({ name: model, maxTokens: options.maxTokens ?? 8 })),
+          tokenDelayMs: options.tokenDelayMs ?? 0,
         });
   return launch(name, dir, engine, options, { port: 0, clusterPort: 0 });
 }
@@ -106,6 +111,7 @@ async function launch(
     clusterAddress: `127.0.0.1:${node.cluster.port}`,
     configFile,
     log,
+    engine,
     close: async () => {
       await node.close(500);
       await engine?.close();

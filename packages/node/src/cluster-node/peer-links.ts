@@ -1,0 +1,133 @@
+/**
+ * Links to paired peers for forwarding: one pinned mTLS agent per peer, sized for streams (no body
+ * timeout: a generation may pause), made when first needed and dropped when the peer is unpaired,
+ * re-pinned or moves. It answers the forwarder's questions — which up peers serve a model, least
+ * loaded first, and how to reach one — from the membership view, and carries this node's notices to
+ * its peers (`changed` when its inventory changes, `leaving` when it shuts down).
+ * Must not know: dialects, the scheduler, the client API, how a forwarded request is relayed.
+ */
+
+import { request, type Agent } from "undici";
+import { createPeerAgent, type NodeIdentity, type PinnedPeer } from "../cluster/index.js";
+import type { PeerMembership } from "./peer-membership.js";
+import { PEER_CHANGED_PATH, PEER_ROUTE_PREFIX, type PeerChange } from "./peer-routes.js";
+
+export interface PeerLinksOptions {
+  readonly identity: NodeIdentity;
+  readonly peers: { active(): readonly PinnedPeer[] };
+  readonly membership: PeerMembership;
+  /** Longest wait for a forwarded request's first byte (default 120 s). */
+  readonly firstByteTimeoutMs?: number;
+  /** Longest a notice may take (default 2 s). */
+  readonly noticeTimeoutMs?: number;
+  readonly log?: (line: string) => void;
+}
+
+/** A peer a request can be forwarded to (the shape server/forward.ts asks for). */
+export interface PeerLinkTarget {
+  readonly nodeId: string;
+  readonly name: string;
+  readonly maxConcurrent: number;
+}
+
+interface Link {
+  readonly fingerprint: string;
+  readonly address: string;
+  readonly agent: Agent;
+}
+
+export const DEFAULT_PEER_FIRST_BYTE_TIMEOUT_MS = 120_000;
+
+export class PeerLinks {
+  readonly #o: PeerLinksOptions;
+  readonly #links = new Map<string, Link>();
+  readonly firstByteTimeoutMs: number;
+  #closed = false;
+
+  constructor(options: PeerLinksOptions) {
+    this.#o = options;
+    this.firstByteTimeoutMs = options.firstByteTimeoutMs ?? DEFAULT_PEER_FIRST_BYTE_TIMEOUT_MS;
+  }
+
+  /** Up peers serving `model`, least loaded first (their own in-flight over capacity). */
+  serving(model: string): PeerLinkTarget[] {
+    return this.#o.membership
+      .members()
+      .filter((m) => m.state === "up" && m.models.some((x) => x.model === model))
+      .map((m) => ({ member: m, load: m.capacity > 0 ? m.in_flight / m.capacity : 1 }))
+      .sort((a, b) => a.load - b.load)
+      .map(({ member }) => ({ nodeId: member.node_id, name: member.name, maxConcurrent: member.capacity }));
+  }
+
+  /** The agent and route base URL for a peer still trusted, with an address. */
+  link(target: Pick<PeerLinkTarget, "nodeId">): { dispatcher: Agent; baseUrl: string } | undefined {
+    const peer = this.#o.peers.active().find((p) => p.node_id === target.nodeId);
+    if (peer?.address === undefined || this.#closed) return undefined;
+    const link = this.#linkOf({ ...peer, address: peer.address });
+    return { dispatcher: link.agent, baseUrl: `https://${link.address}${PEER_ROUTE_PREFIX}` };
+  }
+
+  markDown(target: Pick<PeerLinkTarget, "nodeId">, why: string): void {
+    this.#o.membership.markDown(target.nodeId, why);
+  }
+
+  /** Tell every trusted peer with an address; bounded by the notice timeout, never throws. */
+  async notify(change: PeerChange): Promise<void> {
+    const timeoutMs = this.#o.noticeTimeoutMs ?? 2_000;
+    const body = JSON.stringify({ state: change });
+    await Promise.all(
+      this.#o.peers.active().map(async (peer) => {
+        if (peer.address === undefined || this.#closed) return;
+        const link = this.#linkOf({ ...peer, address: peer.address });
+        try {
+          const res = await request(`https://${link.address}${PEER_CHANGED_PATH}`, {
+            method: "POST",
+            dispatcher: link.agent,
+            headers: { "content-type": "application/json" },
+            body,
+            signal: AbortSignal.timeout(timeoutMs),
+          });
+          await res.body.dump();
+        } catch (cause) {
+          this.#o.log?.(`peer ${peer.name}: could not tell it "${change}": ${(cause as Error).message}`);
+        }
+      }),
+    );
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const agents = [...this.#links.values()].map((l) => l.agent);
+    this.#links.clear();
+    await Promise.all(agents.map((a) => a.destroy().catch(() => undefined)));
+  }
+
+  #linkOf(peer: PinnedPeer & { address: string }): Link {
+    // Forget links to peers no longer trusted (unpaired, re-pinned).
+    for (const [id, link] of this.#links) {
+      const now = this.#o.peers.active().find((p) => p.node_id === id);
+      if (now === undefined || now.fingerprint !== link.fingerprint || now.address !== link.address) {
+        this.#links.delete(id);
+        void link.agent.destroy().catch(() => undefined);
+      }
+    }
+    const known = this.#links.get(peer.node_id);
+    if (known !== undefined) return known;
+    const link: Link = {
+      fingerprint: peer.fingerprint,
+      address: peer.address,
+      agent: createPeerAgent({
+        identity: this.#o.identity,
+        peer,
+        limits: {
+          connectTimeoutMs: 3_000,
+          headersTimeoutMs: this.firstByteTimeoutMs,
+          bodyTimeoutMs: 0,
+          maxConnections: 128,
+        },
+      }),
+    };
+    this.#links.set(peer.node_id, link);
+    return link;
+  }
+}
