@@ -29,6 +29,7 @@ import { formatHostPort, type PairConfig } from "./config/index.js";
 import { EngineInventory } from "./engines/engine-inventory.js";
 import { WorkloadHistory } from "./history/workload-history.js";
 import { Metrics } from "./observability/metrics.js";
+import { createOutboundAgent, RentedNodes, type CredentialReader } from "./rented/index.js";
 import { Scheduler } from "./scheduler/scheduler.js";
 import { ensureAdminToken } from "./server/admin-token.js";
 import { clientHandler, peerRouteHandler, type ClientApiDeps } from "./server/client-api.js";
@@ -56,6 +57,10 @@ export interface NodeOptions {
   readonly membership?: { readonly refreshMs?: number; readonly timeoutMs?: number };
   /** Longest wait for a peer's first byte on a forwarded request (default 120 s). */
   readonly peerFirstByteTimeoutMs?: number;
+  /** Where rented nodes' credentials are read (default: the OS credential store). */
+  readonly credentials?: CredentialReader;
+  /** How often rented nodes are probed (default 30 s). */
+  readonly rentedProbeIntervalMs?: number;
 }
 
 export interface RunningNode {
@@ -231,7 +236,19 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
       inventory.engines.find((s) => s.spec.name === e.name)?.healthy === true ? 1 : 0,
     );
   }
-  local.inventory = () => localInventory(inventory, scheduler);
+  const outbound = createOutboundAgent({ extraCaFile: config.tls.extraCaFile });
+  const rented = new RentedNodes({
+    nodeName: config.node.name,
+    dataDir,
+    configured: config.rentedNodes,
+    credentials: options.credentials ?? unavailableCredentials,
+    dispatcher: outbound,
+    log,
+    ...(options.rentedProbeIntervalMs === undefined
+      ? {}
+      : { probeIntervalMs: options.rentedProbeIntervalMs }),
+  });
+  local.inventory = () => ({ ...localInventory(inventory, scheduler), rented: rented.peerViews() });
   const membership = new PeerMembership({
     identity: cluster.identity,
     peers: cluster.peers,
@@ -254,7 +271,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
   metrics.gauge("pair_queue_depth", "Requests waiting for a slot.", {}, () => scheduler.queued());
   metrics.gauge("pair_workloads_running", "Workloads in flight.", {}, () => history.running().length);
 
-  await inventory.start();
+  await Promise.all([inventory.start(), rented.start()]);
   // In the background: a peer that does not answer must not hold up the start.
   void membership.start();
   const deps = clientDeps();
@@ -288,6 +305,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
       (closing ??= (async () => {
         local.notify = undefined;
         inventory.stop();
+        rented.stop();
         // Peers stop sending work here now, not at their next poll.
         await links.notify("leaving");
         await membership.stop();
@@ -302,6 +320,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
         await cluster.close();
         history.close();
         if (options.dispatcher === undefined) await dispatcher.close();
+        await outbound.close();
       })()),
   };
 }
@@ -349,3 +368,13 @@ function localInventory(inventory: EngineInventory, scheduler: Scheduler): Local
     capacity: healthy.reduce((sum, e) => sum + e.spec.maxConcurrent, 0),
   };
 }
+
+/** Until the OS credential store is wired: every credential is unavailable, saying so. */
+const unavailableCredentials: CredentialReader = {
+  get: () =>
+    Promise.reject(
+      Object.assign(new Error("credential_unavailable: no credential store is configured for this node"), {
+        code: "credential_unavailable",
+      }),
+    ),
+};

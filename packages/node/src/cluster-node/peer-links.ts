@@ -59,6 +59,31 @@ export class PeerLinks {
       .map(({ member }) => ({ nodeId: member.node_id, name: member.name, maxConcurrent: member.capacity }));
   }
 
+  /** Rented nodes serving `model` that up peers sponsor, as the sponsors publish them. */
+  sponsoring(model: string): {
+    peer: PeerLinkTarget;
+    name: string;
+    shared: boolean;
+    eligible: boolean;
+    reason: string | null;
+  }[] {
+    return this.#o.membership
+      .members()
+      .filter((m) => m.state === "up")
+      .flatMap((m) =>
+        m.rented
+          .filter((r) => r.models.includes(model))
+          .map((r) => ({
+            // The sponsor relays to the rented node: its own engines' capacity says nothing of it.
+            peer: { nodeId: m.node_id, name: m.name, maxConcurrent: 64 },
+            name: r.name,
+            shared: r.shared,
+            eligible: r.eligible,
+            reason: r.reason,
+          })),
+      );
+  }
+
   /** The agent and route base URL for a peer still trusted, with an address. */
   link(target: Pick<PeerLinkTarget, "nodeId">): { dispatcher: Agent; baseUrl: string } | undefined {
     const peer = this.#o.peers.active().find((p) => p.node_id === target.nodeId);

@@ -11,6 +11,7 @@
 
 import { request, type Agent } from "undici";
 import { createPeerAgent, type NodeIdentity, type PinnedPeer } from "../cluster/index.js";
+import { readRentedPeerViews } from "../rented/index.js";
 import { PEER_INVENTORY_PATH, type PeerInventory } from "./peer-routes.js";
 
 /** Largest inventory answer read from a peer. */
@@ -43,6 +44,8 @@ export interface MemberView {
   readonly models: PeerInventory["models"];
   readonly in_flight: number;
   readonly capacity: number;
+  /** Rented nodes it sponsors (empty while it is down). */
+  readonly rented: PeerInventory["rented"];
   /** When it last answered (ISO 8601), or null if it never did since this node started. */
   readonly last_seen: string | null;
   /** Why it is down, for people. */
@@ -140,6 +143,7 @@ export class PeerMembership {
         models: inv?.models ?? [],
         in_flight: inv?.in_flight ?? 0,
         capacity: inv?.capacity ?? 0,
+        rented: inv?.rented ?? [],
         last_seen: current?.lastSeenMs === undefined ? null : new Date(current.lastSeenMs).toISOString(),
         ...(up || lastError === undefined ? {} : { last_error: lastError }),
       });
@@ -276,6 +280,7 @@ export function readInventory(json: unknown): PeerInventory {
     models,
     in_flight: o["in_flight"],
     capacity: o["capacity"],
+    rented: readRentedPeerViews(o["rented"]),
     generated_at: typeof o["generated_at"] === "string" ? o["generated_at"] : "",
   };
 }

@@ -14,6 +14,7 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AuthenticatedPeer, PeerHandler } from "../cluster/index.js";
+import type { RentedPeerView } from "../rented/index.js";
 
 export const PEER_HELLO_PATH = "/pair/v1/peer/hello";
 export const PEER_INVENTORY_PATH = "/pair/v1/peer/inventory";
@@ -35,11 +36,15 @@ export interface PeerInventory {
   readonly in_flight: number;
   /** Sum of max_concurrent over the healthy local engines. */
   readonly capacity: number;
+  /** Rented nodes this node sponsors, as peers may see them (never a URL or a credential). */
+  readonly rented: readonly RentedPeerView[];
   readonly generated_at: string;
 }
 
 /** What the inventory route reports (the rest comes from the node's identity). */
-export type LocalInventory = Pick<PeerInventory, "models" | "in_flight" | "capacity">;
+export type LocalInventory = Pick<PeerInventory, "models" | "in_flight" | "capacity"> & {
+  readonly rented?: readonly RentedPeerView[];
+};
 
 export interface PeerRoutesOptions {
   readonly nodeId: string;
@@ -69,6 +74,7 @@ export function peerRoutes(options: PeerRoutesOptions): PeerHandler {
       models: local.models,
       in_flight: local.in_flight,
       capacity: local.capacity,
+      rented: local.rented ?? [],
       generated_at: new Date(nowMs()).toISOString(),
     };
     return JSON.stringify(body);

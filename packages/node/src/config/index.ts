@@ -61,3 +61,4 @@ export {
   type Parsed,
 } from "./net-address.js";
 export { defaultConfig, parseConfig } from "./parse-config.js";
+export { readRentedNodeValue, RENTED_NODE_KEYS, type RentedNodeProblem } from "./read-rented-nodes.js";

@@ -22,7 +22,7 @@ import {
 } from "./config-types.js";
 import { LIMITS, MS_PER_MINUTE, MS_PER_SECOND, RENTED_DEFAULTS } from "./defaults.js";
 import { Section } from "./field-reader.js";
-import type { ProblemList } from "./problems.js";
+import { formatPath, ProblemList } from "./problems.js";
 
 export const RENTED_NODE_KEYS = [
   "name",
@@ -198,4 +198,36 @@ export function readRentedNodes(problems: ProblemList, top: Section, nodeName: s
     if (node !== undefined) nodes.push(node);
   });
   return nodes;
+}
+
+/** A problem with one rented node given as plain values, its path relative to the node. */
+export interface RentedNodeProblem {
+  readonly path: string;
+  readonly code: string;
+  readonly message: string;
+}
+
+/**
+ * One rented node given as plain values (`pair rented attach` at run time, the data dir's file),
+ * read by exactly the rules of the config file's `rented_nodes:` entries.
+ */
+export function readRentedNodeValue(
+  value: unknown,
+  nodeName: string,
+):
+  | { readonly ok: true; readonly node: RentedNodeConfig }
+  | { readonly ok: false; readonly problems: RentedNodeProblem[] } {
+  const problems = new ProblemList();
+  const top = Section.open(problems, { rented_nodes: [value] }, [], ["rented_nodes"]);
+  const [node] = readRentedNodes(problems, top, nodeName);
+  if (problems.count > 0 || node === undefined)
+    return {
+      ok: false,
+      problems: problems.items.map((p) => ({
+        path: formatPath(p.segments.slice(2)),
+        code: p.code,
+        message: p.message,
+      })),
+    };
+  return { ok: true, node };
 }

@@ -32,6 +32,8 @@ export interface Workload {
   tokensOut?: number;
   estCostMicroUsd: number;
   errorCode?: string;
+  /** Waiting for a rented node to start (a 503 "warming" within its cold-start budget). */
+  warming?: boolean;
   /** Where the request was tried, in order (a failover adds one per failed upstream). */
   attempts: WorkloadAttempt[];
 }
@@ -62,6 +64,8 @@ export interface WorkloadJson {
   route: string;
   error_code: string | null;
   attempts: WorkloadAttempt[];
+  /** Running and waiting for a rented node to start. */
+  warming: boolean;
 }
 
 export function workloadJson(w: Workload): WorkloadJson {
@@ -84,6 +88,7 @@ export function workloadJson(w: Workload): WorkloadJson {
     route: w.route,
     error_code: w.errorCode ?? null,
     attempts: [...w.attempts],
+    warming: w.status === "running" && w.warming === true,
   };
 }
 

@@ -15,7 +15,7 @@ import type { ServerResponse } from "node:http";
 import type { Readable } from "node:stream";
 import type { Dispatcher } from "undici";
 import type { DialectRequests, DialectRoute, PairError } from "../dialects/index.js";
-import { pairErrorOfInvalidRequest } from "../dialects/index.js";
+import { isPairErrorCode, pairErrorOfInvalidRequest, type PairErrorCode } from "../dialects/index.js";
 import {
   engineUrl,
   type EngineApi,
@@ -42,8 +42,38 @@ export interface PeerUpstreams {
   link(peer: PeerUpstream): { readonly dispatcher: Dispatcher; readonly baseUrl: string } | undefined;
   /** A peer failed to connect: take it out of the view until it answers again. */
   markDown(peer: PeerUpstream, why: string): void;
+  /** Rented nodes serving `model` that up peers sponsor. */
+  sponsoring(model: string): readonly SponsoredRented[];
   /** Longest wait for a peer's first byte (it may itself be waiting for an engine). */
   readonly firstByteTimeoutMs: number;
+}
+
+/** Rented nodes this node sponsors (rented/ implements it). */
+export interface RentedUpstreams {
+  /** Rented nodes that may serve `model` for this caller, and why one that has it may not. */
+  serving(model: string, caller: { readonly fromPeer: boolean }): { usable: string[]; refusal?: PairError };
+  link(
+    name: string,
+  ):
+    | {
+        readonly baseUrl: string;
+        readonly headers: Readonly<Record<string, string>>;
+        readonly coldStartMs: number;
+      }
+    | undefined;
+  markDown(name: string, why: string): void;
+  credentialRejected(name: string, status: number): void;
+  /** Outbound HTTPS (certificates verified, extra CA if configured). */
+  readonly dispatcher: Dispatcher;
+}
+
+/** A peer's rented node serving a model, as its sponsor publishes it. */
+export interface SponsoredRented {
+  readonly peer: PeerUpstream;
+  readonly name: string;
+  readonly shared: boolean;
+  readonly eligible: boolean;
+  readonly reason: string | null;
 }
 
 export interface ForwardDeps {
@@ -53,6 +83,8 @@ export interface ForwardDeps {
   readonly dispatcher: Dispatcher;
   /** Paired peers; absent: this node's engines only. */
   readonly peers?: PeerUpstreams;
+  /** Rented nodes this node sponsors; absent: none. */
+  readonly rented?: RentedUpstreams;
   /** Wall clock (epoch ms). */
   readonly nowMs: () => number;
   /** Monotonic clock (ms) for latencies. */
@@ -97,6 +129,38 @@ interface Upstream {
   /** Record on the workload who served it, from the reply's headers. */
   served(workload: Workload, headers: Dispatcher.ResponseData["headers"]): void;
   markDown(why: string): void;
+  /** A 503 before the first byte means "starting": wait within the first-byte budget (rented nodes). */
+  readonly warmable?: boolean;
+  /** 401/403 means the credential was refused (rented nodes). */
+  readonly onRejected?: (status: number) => void;
+  /** The node named in errors, when not this one. */
+  readonly nodeName?: string;
+}
+
+/** How often a warming rented node is asked again. */
+const WARM_RETRY_MS = 1_000;
+
+/** Resolves true after `ms`, false if `signal` aborts first. */
+function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(true);
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+function pairCodeOf(body: unknown): PairErrorCode | undefined {
+  if (typeof body !== "object" || body === null) return undefined;
+  const o = body as { code?: unknown; error?: { code?: unknown } | string };
+  const code = typeof o.error === "object" && o.error !== null ? o.error.code : o.code;
+  return typeof code === "string" && isPairErrorCode(code) ? code : undefined;
 }
 
 type Attempt =
@@ -148,19 +212,99 @@ function peerUpstream(peers: PeerUpstreams, peer: PeerUpstream, fr: ForwardReque
   };
 }
 
-/** Where the request may go now: local engines not tried yet, else (never for a peer's request) peers. */
-function candidates(deps: ForwardDeps, fr: ForwardRequest, tried: ReadonlySet<string>): Upstream[] {
+function rentedUpstream(deps: ForwardDeps, rented: RentedUpstreams, name: string): Upstream | undefined {
+  const link = rented.link(name);
+  if (link === undefined) return undefined;
+  return {
+    id: `rented:${name}`,
+    label: `rented node ${name}`,
+    api: "openai",
+    baseUrl: link.baseUrl,
+    maxConcurrent: RENTED_MAX_CONCURRENT,
+    firstByteTimeoutMs: link.coldStartMs,
+    dispatcher: rented.dispatcher,
+    headers: link.headers,
+    served(workload) {
+      workload.servingNode = name;
+      workload.sponsor = deps.nodeName;
+      workload.offLan = true;
+    },
+    markDown: (why) => rented.markDown(name, why),
+    warmable: true,
+    onRejected: (status) => rented.credentialRejected(name, status),
+    nodeName: name,
+  };
+}
+
+/** Requests this node sends one rented node at once (the provider queues beyond its own replicas). */
+const RENTED_MAX_CONCURRENT = 64;
+
+interface Candidates {
+  readonly upstreams: Upstream[];
+  /** Why a node that has the model may not take it (instead of `model_not_found`). */
+  readonly refusal?: PairError;
+}
+
+/**
+ * Where the request may go now, in tiers — the first tier with an upstream not tried yet wins:
+ * this node's engines; peers' engines; rented nodes this node sponsors (a peer's request: shared
+ * ones only); rented nodes peers sponsor and share (through the sponsor). A request from a peer
+ * never goes to another peer.
+ */
+function candidates(deps: ForwardDeps, fr: ForwardRequest, tried: ReadonlySet<string>): Candidates {
   const model = fr.request.model;
+  const fresh = (u: Upstream | undefined): u is Upstream => u !== undefined && !tried.has(u.id);
   const local = deps.inventory
     .serving(model)
-    .filter((e) => !tried.has(e.spec.name))
-    .map((e) => engineUpstream(deps, e.spec));
-  if (local.length > 0 || fr.localOnly === true || deps.peers === undefined) return local;
-  const peers = deps.peers;
-  return peers
-    .serving(model)
-    .filter((p) => !tried.has(`peer:${p.nodeId}`))
-    .flatMap((p) => peerUpstream(peers, p, fr) ?? []);
+    .map((e) => engineUpstream(deps, e.spec))
+    .filter(fresh);
+  if (local.length > 0) return { upstreams: local };
+  const peers = fr.localOnly === true ? undefined : deps.peers;
+  if (peers !== undefined) {
+    const direct = peers
+      .serving(model)
+      .map((p) => peerUpstream(peers, p, fr))
+      .filter(fresh);
+    if (direct.length > 0) return { upstreams: direct };
+  }
+  let refusal: PairError | undefined;
+  const rented = deps.rented;
+  if (rented !== undefined) {
+    const own = rented.serving(model, { fromPeer: fr.localOnly === true });
+    refusal = own.refusal;
+    const usable = own.usable.map((name) => rentedUpstream(deps, rented, name)).filter(fresh);
+    if (usable.length > 0) return { upstreams: usable };
+  }
+  if (peers !== undefined) {
+    const sponsored = peers.sponsoring(model);
+    const via = sponsored
+      .filter((r) => r.shared && r.eligible)
+      .map((r) => peerUpstream(peers, r.peer, fr))
+      .filter(fresh);
+    if (via.length > 0) return { upstreams: uniqueById(via) };
+    const other = sponsored.find((r) => !r.shared || !r.eligible);
+    if (refusal === undefined && other !== undefined)
+      refusal = other.shared
+        ? {
+            code: "rented_node_ineligible",
+            message: `rented node ${other.name} (sponsored by ${other.peer.name}) cannot take requests now: ${other.reason ?? "ineligible"}`,
+            node: other.name,
+          }
+        : {
+            code: "rented_node_not_shared",
+            message:
+              `the only node serving "${model}" is rented node ${other.name}, and its sponsor ` +
+              `${other.peer.name} does not share it with the cluster (on ${other.peer.name}: ` +
+              `pair rented share ${other.name} on)`,
+            node: other.name,
+          };
+  }
+  return refusal === undefined ? { upstreams: [] } : { upstreams: [], refusal };
+}
+
+function uniqueById(upstreams: Upstream[]): Upstream[] {
+  const seen = new Set<string>();
+  return upstreams.filter((u) => !seen.has(u.id) && seen.add(u.id) !== undefined);
 }
 
 export async function forward(deps: ForwardDeps, fr: ForwardRequest): Promise<ForwardOutcome> {
@@ -168,14 +312,15 @@ export async function forward(deps: ForwardDeps, fr: ForwardRequest): Promise<Fo
   const tried = new Set<string>();
   let last: PairError | undefined;
   for (;;) {
-    const upstreams = candidates(deps, fr, tried);
+    const { upstreams, refusal } = candidates(deps, fr, tried);
     if (upstreams.length === 0) {
       return {
         kind: "error",
-        error: last ?? {
-          code: "model_not_found",
-          message: `no node serves the model "${model}"; \`pair models\` lists what the cluster serves`,
-        },
+        error: last ??
+          refusal ?? {
+            code: "model_not_found",
+            message: `no node serves the model "${model}"; \`pair models\` lists what the cluster serves`,
+          },
       };
     }
     const slot = await deps.scheduler.acquire(upstreams, fr.signal);
@@ -242,42 +387,75 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
   });
   try {
     let response: Dispatcher.ResponseData;
-    try {
-      response = await engine.dispatcher.request({
-        origin: url.origin,
-        path: url.pathname,
-        method: "POST",
-        headers: {
-          ...engine.headers,
-          "content-type": "application/json",
-          accept: p.stream ? "text/event-stream, application/x-ndjson" : "application/json",
-        },
-        body: p.body,
-        signal: upstream.signal,
-        headersTimeout: timeoutMs,
-        bodyTimeout: 0,
-      });
-    } catch (cause) {
-      if (fr.signal.aborted) return { kind: "done", outcome: { kind: "cancelled" } };
-      if (upstream.signal.reason instanceof FirstByteTimeout || isHeadersTimeout(cause))
-        return timedOut(deps, engine, timeoutMs);
-      const detail = describe(cause);
-      const next = unreachable(detail);
-      return isConnectFailure(cause) && next.kind === "next" ? { ...next, markDown: detail } : next;
+    const deadline = deps.monoMs() + timeoutMs;
+    for (;;) {
+      try {
+        response = await engine.dispatcher.request({
+          origin: url.origin,
+          path: url.pathname,
+          method: "POST",
+          headers: {
+            ...engine.headers,
+            "content-type": "application/json",
+            accept: p.stream ? "text/event-stream, application/x-ndjson" : "application/json",
+          },
+          body: p.body,
+          signal: upstream.signal,
+          headersTimeout: timeoutMs,
+          bodyTimeout: 0,
+        });
+      } catch (cause) {
+        if (fr.signal.aborted) return { kind: "done", outcome: { kind: "cancelled" } };
+        if (upstream.signal.reason instanceof FirstByteTimeout || isHeadersTimeout(cause))
+          return timedOut(deps, engine, timeoutMs);
+        const detail = describe(cause);
+        const next = unreachable(detail);
+        return isConnectFailure(cause) && next.kind === "next" ? { ...next, markDown: detail } : next;
+      }
+      // A rented node scaled to zero or starting answers 503: it is warming, not failing. Wait and ask
+      // again within its cold-start budget (the first-byte timer bounds the whole wait).
+      if (response.statusCode === 503 && engine.warmable === true) {
+        await response.body.dump().catch(() => undefined);
+        fr.workload.warming = true;
+        const waitMs = Math.min(WARM_RETRY_MS, Math.max(0, deadline - deps.monoMs()));
+        const woke = await sleep(waitMs, upstream.signal);
+        if (!woke) {
+          if (fr.signal.aborted) return { kind: "done", outcome: { kind: "cancelled" } };
+          return timedOut(deps, engine, timeoutMs);
+        }
+        continue;
+      }
+      break;
     }
+    fr.workload.warming = false;
     const status = response.statusCode;
     if (status >= 400) {
       const text = await response.body.text().catch(() => "");
       const parsed = parseMaybeJson(text);
+      if ((status === 401 || status === 403) && engine.onRejected !== undefined) {
+        engine.onRejected(status);
+        return {
+          kind: "next",
+          error: {
+            code: "credential_rejected",
+            message:
+              `${engine.label} refused its credential (HTTP ${status}); set it again with ` +
+              "`pair credential set NAME` on its sponsor",
+            node: engine.nodeName ?? deps.nodeName,
+          },
+        };
+      }
       // The engine lost the model, or failed: another engine may do better.
       if (status >= 500 || status === 404 || status === 429)
         return unreachable(`HTTP ${status}: ${String(text).slice(0, 200)}`);
       const reply = p.translateError(status, parsed);
+      // A peer answers with PAIR's own codes (rented_node_not_shared, …): record the code it gave.
+      const given = pairCodeOf(parsed);
       return {
         kind: "done",
         outcome: {
           kind: "error",
-          error: { code: "invalid_request", message: text, node: deps.nodeName },
+          error: { code: given ?? "invalid_request", message: text, node: deps.nodeName },
           status: reply.status,
           body: reply.body,
         },

@@ -22,6 +22,7 @@ function inventory(id: string, models: string[]): PeerInventory {
     models: models.map((model) => ({ model, engines: 1 })),
     in_flight: 1,
     capacity: 4,
+    rented: [],
     generated_at: new Date(0).toISOString(),
   };
 }

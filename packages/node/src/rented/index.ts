@@ -1,0 +1,24 @@
+/**
+ * Rented nodes held by this node as their sponsor: their config and run-time switches, credentials
+ * in memory only, probing over verified HTTPS, what peers may learn, and how requests reach them.
+ * The public face of this folder.
+ * Must not know: the client API, dialects, the CLI.
+ */
+
+export { createOutboundAgent, type OutboundOptions } from "./outbound-agent.js";
+export {
+  OFF_LAN_LABEL,
+  readRentedPeerViews,
+  RENTED_PEER_VIEW_FIELDS,
+  type RentedPeerView,
+} from "./peer-view.js";
+export { RENTED_FILE, type RentedOverride } from "./rented-file.js";
+export {
+  RentedNodes,
+  type CredentialReader,
+  type RentedChange,
+  type RentedLink,
+  type RentedNodesOptions,
+  type RentedNodeView,
+  type RentedState,
+} from "./rented-nodes.js";

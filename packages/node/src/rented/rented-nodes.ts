@@ -1,0 +1,440 @@
+/**
+ * The rented nodes this node sponsors: from the config file and `pair rented attach`, with the run-time
+ * share/policy switches applied. The sponsor alone holds each node's credential (read from the OS
+ * credential store, kept in memory as a redacted value) and probes each node's `/v1/models` over
+ * verified HTTPS: state, models, and a warning when it answers without a credential. What it tells
+ * peers is the peer view (peer-view.ts): never a URL, never a credential. For routing it says which
+ * rented nodes serve a model for a caller (a peer's request only reaches shared nodes), why one may
+ * not (`rented_node_not_shared`, `rented_node_ineligible`), and how to reach one (URL + token headers,
+ * the sponsor's outbound request only).
+ * Must not know: the client API, dialects, how the forwarder relays, the credential store's platform.
+ */
+
+import { request, type Dispatcher } from "undici";
+import type { Redacted } from "../cluster/index.js";
+import {
+  formatCredentialRef,
+  readRentedNodeValue,
+  type CredentialRef,
+  type RentedNodeConfig,
+  type RentedNodeProblem,
+  type RoutingUse,
+} from "../config/index.js";
+import type { PairError } from "../dialects/index.js";
+import { OFF_LAN_LABEL, type RentedPeerView } from "./peer-view.js";
+import { readRentedFile, writeRentedFile, type RentedFile, type RentedOverride } from "./rented-file.js";
+
+/** Reads a credential; throws an error with a `code` (`credential_unavailable`) when the store fails. */
+export interface CredentialReader {
+  get(ref: CredentialRef): Promise<Redacted<string> | undefined>;
+}
+
+export type RentedState =
+  | "unknown"
+  | "running"
+  | "warming"
+  | "unreachable"
+  | "credential_rejected"
+  | "credential_unavailable"
+  | "unsupported";
+
+/** A rented node as the sponsor's admin API shows it: no URL, no credential value. */
+export interface RentedNodeView {
+  readonly name: string;
+  readonly kind: "rented";
+  readonly label: typeof OFF_LAN_LABEL;
+  readonly provider: string;
+  readonly credential: string | null;
+  readonly state: RentedState;
+  readonly models: readonly string[];
+  readonly allowlist: readonly string[];
+  readonly shared: boolean;
+  readonly policy: RoutingUse;
+  readonly eligible: boolean;
+  readonly reason: string | null;
+  readonly warnings: readonly string[];
+  readonly last_error: string | null;
+  readonly source: "config" | "attached";
+  readonly overridden: boolean;
+}
+
+/** What the forwarder needs to send one request to a rented node. */
+export interface RentedLink {
+  readonly name: string;
+  readonly baseUrl: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly coldStartMs: number;
+}
+
+export interface RentedNodesOptions {
+  readonly nodeName: string;
+  readonly dataDir: string;
+  readonly configured: readonly RentedNodeConfig[];
+  readonly credentials: CredentialReader;
+  readonly dispatcher: Dispatcher;
+  /** Time between probes (default 30 s). */
+  readonly probeIntervalMs?: number;
+  /** Longest a probe may take (default 10 s). */
+  readonly probeTimeoutMs?: number;
+  readonly log?: (line: string) => void;
+}
+
+interface NodeState {
+  config: RentedNodeConfig;
+  readonly source: "config" | "attached";
+  state: RentedState;
+  models: string[];
+  token: Redacted<string> | undefined;
+  lastError: string | undefined;
+  warnings: string[];
+  /** Whether the no-credential check was made (once per credential). */
+  openChecked: boolean;
+}
+
+export type RentedChange =
+  | { readonly ok: true; readonly node: RentedNodeView }
+  | {
+      readonly ok: false;
+      readonly code: "unknown_rented_node" | "invalid_value" | "duplicate_name" | "insecure_url";
+      readonly message: string;
+      readonly problems?: readonly RentedNodeProblem[];
+    };
+
+const OPEN_WARNING =
+  "it answers /v1/models without a credential: anyone who can reach its URL can use it (and spend on it)";
+
+export class RentedNodes {
+  readonly #o: RentedNodesOptions;
+  readonly #nodes = new Map<string, NodeState>();
+  #file: RentedFile;
+  #timer: NodeJS.Timeout | undefined;
+  #round: Promise<void> | undefined;
+  #stopped = false;
+
+  constructor(options: RentedNodesOptions) {
+    this.#o = options;
+    this.#file = readRentedFile(options.dataDir);
+    for (const config of options.configured) this.#nodes.set(config.name, fresh(config, "config"));
+    for (const entry of this.#file.attached) {
+      const read = readRentedNodeValue(entry, options.nodeName);
+      const name = typeof entry["name"] === "string" ? entry["name"] : "?";
+      if (!read.ok) {
+        options.log?.(`rented node ${name} (attached): ignored: ${describeProblems(read.problems)}`);
+        continue;
+      }
+      if (this.#nodes.has(read.node.name)) {
+        options.log?.(`rented node ${name} (attached): ignored: the config file has a node of that name`);
+        continue;
+      }
+      this.#nodes.set(read.node.name, fresh(read.node, "attached"));
+    }
+  }
+
+  /** The first probe round; then one every probe interval until `stop()`. */
+  async start(): Promise<void> {
+    await this.probe();
+    this.#schedule();
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+  }
+
+  /** Probe every node now (joins a round under way). */
+  probe(): Promise<void> {
+    this.#round ??= Promise.all([...this.#nodes.values()].map((n) => this.#probe(n))).then(
+      () => {
+        this.#round = undefined;
+      },
+      () => {
+        this.#round = undefined;
+      },
+    );
+    return this.#round;
+  }
+
+  names(): string[] {
+    return [...this.#nodes.keys()];
+  }
+
+  list(): RentedNodeView[] {
+    return [...this.#nodes.values()].map((n) => this.#view(n));
+  }
+
+  /** What peers may know, one entry per node. */
+  peerViews(): RentedPeerView[] {
+    return [...this.#nodes.values()].map((n) => {
+      const v = this.#view(n);
+      return {
+        name: v.name,
+        kind: "rented",
+        label: OFF_LAN_LABEL,
+        provider: v.provider,
+        gpu: null,
+        state: v.state,
+        usd_per_hour: null,
+        usd_per_mtok: null,
+        models: v.models,
+        shared: v.shared,
+        policy: v.policy,
+        eligible: v.eligible,
+        reason: v.reason,
+      };
+    });
+  }
+
+  /**
+   * Rented nodes that may serve `model` for this caller, and, when none may but one has the model,
+   * why not (for the error the caller gets instead of `model_not_found`).
+   */
+  serving(model: string, caller: { readonly fromPeer: boolean }): { usable: string[]; refusal?: PairError } {
+    const usable: string[] = [];
+    let refusal: PairError | undefined;
+    for (const n of this.#nodes.values()) {
+      if (!n.models.includes(model)) continue;
+      const v = this.#view(n);
+      if (caller.fromPeer && !v.shared) {
+        refusal ??= {
+          code: "rented_node_not_shared",
+          message:
+            `rented node ${v.name} serves "${model}" but its sponsor ${this.#o.nodeName} does not share it ` +
+            `with the cluster (on ${this.#o.nodeName}: pair rented share ${v.name} on)`,
+          node: v.name,
+        };
+        continue;
+      }
+      if (!v.eligible) {
+        refusal ??= {
+          code: v.state === "credential_rejected" ? "credential_rejected" : "rented_node_ineligible",
+          message: `rented node ${v.name} cannot take requests now: ${v.reason ?? v.state}`,
+          node: v.name,
+        };
+        continue;
+      }
+      usable.push(v.name);
+    }
+    return refusal === undefined ? { usable } : { usable, refusal };
+  }
+
+  /** How to reach a node: its base URL and the headers carrying its credential. */
+  link(name: string): RentedLink | undefined {
+    const n = this.#nodes.get(name);
+    if (n === undefined || !("baseUrl" in n.config)) return undefined;
+    const coldStartMs = n.config.timeouts.coldStartMs;
+    const headers: Record<string, string> = {};
+    if (n.token !== undefined) headers["authorization"] = `Bearer ${n.token.reveal()}`;
+    if (n.config.provider.startsWith("huggingface"))
+      headers["x-scale-up-timeout"] = String(Math.ceil(coldStartMs / 1000));
+    return { name, baseUrl: n.config.baseUrl, headers, coldStartMs };
+  }
+
+  /** A request could not connect: unreachable until the next good probe. */
+  markDown(name: string, why: string): void {
+    const n = this.#nodes.get(name);
+    if (n === undefined) return;
+    n.state = "unreachable";
+    n.lastError = why;
+  }
+
+  /** The provider refused the credential on a request. */
+  credentialRejected(name: string, status: number): void {
+    const n = this.#nodes.get(name);
+    if (n === undefined) return;
+    n.state = "credential_rejected";
+    n.lastError = `the provider answered ${status} to its credential`;
+    // Read it again next round: the user may have just set a new one.
+    n.token = undefined;
+  }
+
+  /** `pair rented attach`: validate as a config entry, persist (never a secret), probe. */
+  async attach(entry: Record<string, unknown>): Promise<RentedChange> {
+    const read = readRentedNodeValue(entry, this.#o.nodeName);
+    if (!read.ok) {
+      const insecure = read.problems.find(
+        (p) => p.code === "insecure_url" || p.code === "literal_credential",
+      );
+      return {
+        ok: false,
+        code: insecure?.code === "insecure_url" ? "insecure_url" : "invalid_value",
+        message: describeProblems(read.problems),
+        problems: read.problems,
+      };
+    }
+    const name = read.node.name;
+    if (this.#nodes.has(name))
+      return {
+        ok: false,
+        code: "duplicate_name",
+        message: `a rented node named ${name} exists already (pair nodes lists them)`,
+      };
+    this.#file = { ...this.#file, attached: [...this.#file.attached, entry] };
+    writeRentedFile(this.#o.dataDir, this.#file);
+    const state = fresh(read.node, "attached");
+    this.#nodes.set(name, state);
+    this.#o.log?.(`rented node ${name}: attached (${read.node.provider})`);
+    await this.#probe(state);
+    return { ok: true, node: this.#view(state) };
+  }
+
+  /** `pair rented share NAME on|off` and `pair rented policy NAME USE`: persisted overrides. */
+  override(name: string, change: RentedOverride): RentedChange {
+    const n = this.#nodes.get(name);
+    if (n === undefined)
+      return {
+        ok: false,
+        code: "unknown_rented_node",
+        message: `no rented node named ${name} (pair nodes lists them)`,
+      };
+    const overrides = { ...this.#file.overrides, [name]: { ...this.#file.overrides[name], ...change } };
+    this.#file = { ...this.#file, overrides };
+    writeRentedFile(this.#o.dataDir, this.#file);
+    const v = this.#view(n);
+    this.#o.log?.(`rented node ${name}: shared ${v.shared ? "on" : "off"}, policy ${v.policy}`);
+    return { ok: true, node: v };
+  }
+
+  #view(n: NodeState): RentedNodeView {
+    const o = this.#file.overrides[n.config.name] ?? {};
+    const shared = o.share_with_cluster ?? n.config.shareWithCluster;
+    const policy = o.routing_use ?? n.config.routing.use;
+    const reason =
+      policy === "never"
+        ? "routing policy is never"
+        : n.state === "running" || n.state === "warming"
+          ? null
+          : n.state === "unknown"
+            ? "not probed yet"
+            : `${n.state.replace(/_/g, " ")}${n.lastError === undefined ? "" : `: ${n.lastError}`}`;
+    return {
+      name: n.config.name,
+      kind: "rented",
+      label: OFF_LAN_LABEL,
+      provider: n.config.provider,
+      credential: n.config.credential === undefined ? null : formatCredentialRef(n.config.credential),
+      state: n.state,
+      models: n.models,
+      allowlist: n.config.models,
+      shared,
+      policy,
+      eligible: reason === null,
+      reason,
+      warnings: n.warnings,
+      last_error: n.lastError ?? null,
+      source: n.source,
+      overridden: Object.keys(o).length > 0,
+    };
+  }
+
+  #schedule(): void {
+    if (this.#stopped) return;
+    this.#timer = setTimeout(() => {
+      void this.probe().finally(() => this.#schedule());
+    }, this.#o.probeIntervalMs ?? 30_000);
+    this.#timer.unref();
+  }
+
+  async #probe(n: NodeState): Promise<void> {
+    const config = n.config;
+    if (!("baseUrl" in config)) {
+      n.state = "unsupported";
+      n.lastError =
+        "PAIR does not look up Hugging Face endpoints by name yet; attach it by its URL " +
+        "(provider openai-compatible, base_url https://…/v1) for now";
+      return;
+    }
+    if (config.credential !== undefined && n.token === undefined) {
+      try {
+        n.token = await this.#o.credentials.get(config.credential);
+      } catch (cause) {
+        n.state = "credential_unavailable";
+        n.lastError = (cause as Error).message;
+        return;
+      }
+      if (n.token === undefined) {
+        n.state = "credential_unavailable";
+        n.lastError =
+          `no credential ${formatCredentialRef(config.credential)} in the OS credential store; ` +
+          `store it with: pair credential set ${config.credential.service}/${config.credential.account}`;
+        return;
+      }
+      n.openChecked = false;
+    }
+    const answer = await this.#listModels(config.baseUrl, n.token);
+    if (answer.kind === "models") {
+      const allow = config.models;
+      n.models = allow.length === 0 ? answer.models : answer.models.filter((m) => allow.includes(m));
+      n.state = "running";
+      n.lastError = undefined;
+      if (!n.openChecked) {
+        n.openChecked = true;
+        const open = n.token === undefined ? answer : await this.#listModels(config.baseUrl, undefined);
+        n.warnings = open.kind === "models" ? [OPEN_WARNING] : [];
+        if (open.kind === "models") this.#o.log?.(`rented node ${config.name}: warning: ${OPEN_WARNING}`);
+      }
+    } else if (answer.kind === "warming") {
+      // Scaled to zero or starting: not a failure. Serve the allowlist (or what it served before).
+      n.state = "warming";
+      if (config.models.length > 0) n.models = [...config.models];
+      n.lastError = undefined;
+    } else if (answer.kind === "rejected") {
+      n.state = "credential_rejected";
+      n.lastError = `the provider answered ${answer.status} to its credential`;
+      n.token = undefined;
+    } else {
+      n.state = "unreachable";
+      n.lastError = answer.detail;
+    }
+  }
+
+  async #listModels(
+    baseUrl: string,
+    token: Redacted<string> | undefined,
+  ): Promise<
+    | { kind: "models"; models: string[] }
+    | { kind: "warming" }
+    | { kind: "rejected"; status: number }
+    | { kind: "failed"; detail: string }
+  > {
+    try {
+      const res = await request(`${baseUrl.replace(/\/$/, "")}/models`, {
+        dispatcher: this.#o.dispatcher,
+        headers: token === undefined ? {} : { authorization: `Bearer ${token.reveal()}` },
+        signal: AbortSignal.timeout(this.#o.probeTimeoutMs ?? 10_000),
+      });
+      const text = await res.body.text();
+      if (res.statusCode === 401 || res.statusCode === 403)
+        return { kind: "rejected", status: res.statusCode };
+      if (res.statusCode === 503) return { kind: "warming" };
+      if (res.statusCode !== 200) return { kind: "failed", detail: `GET /models answered ${res.statusCode}` };
+      const data = (JSON.parse(text) as { data?: unknown }).data;
+      if (!Array.isArray(data)) return { kind: "failed", detail: "GET /models: no data list" };
+      const models = data.flatMap((m: unknown) =>
+        typeof m === "object" && m !== null && typeof (m as { id?: unknown }).id === "string"
+          ? [(m as { id: string }).id]
+          : [],
+      );
+      return { kind: "models", models: models.slice(0, 1_024) };
+    } catch (cause) {
+      const code = (cause as { code?: string }).code;
+      return { kind: "failed", detail: `${code === undefined ? "" : `${code} `}${(cause as Error).message}` };
+    }
+  }
+}
+
+function fresh(config: RentedNodeConfig, source: "config" | "attached"): NodeState {
+  return {
+    config,
+    source,
+    state: "unknown",
+    models: [],
+    token: undefined,
+    lastError: undefined,
+    warnings: [],
+    openChecked: false,
+  };
+}
+
+function describeProblems(problems: readonly RentedNodeProblem[]): string {
+  return problems.map((p) => `${p.path === "" ? "" : `${p.path}: `}${p.code}: ${p.message}`).join("; ");
+}
