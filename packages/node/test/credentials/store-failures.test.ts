@@ -88,7 +88,11 @@ describe("Linux failures become credential_unavailable with what to do", () => {
       "zbus error: org.freedesktop.Secret.Error.IsLocked: Cannot get secret of a locked object",
       /the keyring is locked/,
     ],
-    ["anything else", "Platform failure: something odd", /the Secret Service failed .*Check that the keyring/],
+    [
+      "anything else",
+      "Platform failure: something odd",
+      /the Secret Service failed .*Check that the keyring/,
+    ],
   ])("%s", async (_name, message, advice) => {
     const store = storeWith(fakeKeyring(reject(message), reject(message)));
     for (const call of [
