@@ -1,6 +1,7 @@
 /**
- * What a `pair` command may touch of the process it runs in: its two output streams, environment,
- * home directory, host name, temp folder, wall clock and the stop signals (SIGINT/SIGTERM). Passed
+ * What a `pair` command may touch of the process it runs in: its standard input (`pair credential
+ * set` reads a secret from it), two output streams, environment, home directory, host name, temp
+ * folder, wall clock and the stop signals (SIGINT/SIGTERM). Passed
  * into `main`, so tests run every command in-process with writers, env and signals of their own.
  * Must not know: any command, the node, the config.
  */
@@ -14,7 +15,16 @@ export interface SignalSource {
   onStop(handler: (signal: StopSignal) => void): () => void;
 }
 
+/** Standard input as a command sees it: a stream, and on a terminal the raw-mode switch. */
+export type CliInput = NodeJS.ReadableStream & {
+  /** True on a terminal: a secret is then typed at a prompt that does not echo. */
+  readonly isTTY?: boolean;
+  setRawMode?(raw: boolean): unknown;
+};
+
 export interface CliIo {
+  /** Standard input, opened only when a command asks for it. */
+  readonly stdin: () => CliInput;
   /** Text for the user or the script that called (`--json` goes here), written as given. */
   readonly stdout: (text: string) => void;
   /** Messages, logs and usage errors, written as given. */
@@ -48,6 +58,7 @@ export const processSignals: SignalSource = {
 /** The real process, with any part replaced. */
 export function processIo(overrides: Partial<CliIo> = {}): CliIo {
   return {
+    stdin: () => process.stdin,
     stdout: (text) => void process.stdout.write(text),
     stderr: (text) => void process.stderr.write(text),
     env: process.env,

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Readable } from "node:stream";
 import type { CliIo, SignalSource, StopSignal } from "../../src/cli/cli-io.js";
 import { main } from "../../src/cli/main.js";
 
@@ -49,6 +50,7 @@ export function startCli(argv: readonly string[], io: Partial<CliIo> = {}): Runn
   let out = "";
   let err = "";
   const done = main(argv, {
+    stdin: () => Readable.from([]), // an empty pipe: never the test runner's own stdin
     stdout: (t) => void (out += t),
     stderr: (t) => void (err += t),
     env: {},
