@@ -57,6 +57,12 @@ export interface EngineEmulatorOptions {
   readonly clock?: EmulatorClock;
   /** What `GET /api/version` reports (default "0.12.6"). */
   readonly ollamaVersion?: string;
+  /**
+   * vLLM's `--api-key`: when set (one key or several), every `/v1…` request must carry
+   * `Authorization: Bearer <one of them>`, else 401 `{"error":"Unauthorized"}`. Other paths
+   * (`/health`, Ollama's `/api/…`) and OPTIONS stay open, as in vLLM.
+   */
+  readonly apiKey?: string | readonly string[];
 }
 
 export interface ResolvedModel {
@@ -81,6 +87,8 @@ export interface ResolvedOptions {
   readonly maxBodyBytes: number;
   readonly clock: EmulatorClock;
   readonly ollamaVersion: string;
+  /** Accepted `--api-key` values; empty means no auth. */
+  readonly apiKeys: readonly string[];
 }
 
 /** A refused option, naming its path (e.g. `models[1].maxTokens`). */
@@ -182,5 +190,19 @@ export function resolveOptions(options: EngineEmulatorOptions): ResolvedOptions 
     maxBodyBytes: checkedInt("maxBodyBytes", options.maxBodyBytes, 1, 256 * 1024 * 1024, 8 * 1024 * 1024),
     clock: options.clock ?? systemClock,
     ollamaVersion: options.ollamaVersion ?? "0.12.6",
+    apiKeys: resolveApiKeys(options.apiKey),
   };
+}
+
+function resolveApiKeys(apiKey: string | readonly string[] | undefined): readonly string[] {
+  if (apiKey === undefined) return [];
+  const keys: readonly unknown[] = typeof apiKey === "string" ? [apiKey] : apiKey;
+  if (
+    !Array.isArray(keys) ||
+    keys.length === 0 ||
+    keys.some((key) => typeof key !== "string" || key === "")
+  ) {
+    throw new EmulatorOptionError("apiKey", "expected a non-empty string or a non-empty array of them");
+  }
+  return keys as readonly string[];
 }

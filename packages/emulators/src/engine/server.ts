@@ -14,6 +14,7 @@ import {
 import { createServer as createHttpsServer } from "node:https";
 import type { Socket } from "node:net";
 import { setMaxListeners } from "node:events";
+import { apiKeyAccepted } from "./api-key-guard.js";
 import type { EngineContext, Route } from "./engine-context.js";
 import { StatsCounters, type EngineStats } from "./engine-stats.js";
 import { FaultInjector, type EngineFaults } from "./faults.js";
@@ -70,6 +71,10 @@ function dispatch(
 ): void {
   res.setHeader("server", ctx.options.name);
   const exchange = openExchange(req, res, shutdown);
+  if (!apiKeyAccepted(ctx.options.apiKeys, req, exchange.path)) {
+    req.resume();
+    return sendJson(res, 401, { error: "Unauthorized" });
+  }
   const onPath = routes.filter((route) => matches(route, exchange.path));
   const route = onPath.find((candidate) => candidate.method === req.method);
   if (!route) return sendNoRoute(ctx.options.api, exchange, onPath.length > 0);
