@@ -1,7 +1,8 @@
 /**
  * @pair/emulators: wire-faithful stand-ins for the services PAIR talks to, on loopback.
- * For now the local engine emulator (Ollama, vLLM, llama.cpp server, LM Studio), speaking the
- * OpenAI and Ollama dialects. Depends on Node built-ins only, and on nothing of ours.
+ * The local engine emulator (Ollama, vLLM, llama.cpp server, LM Studio), speaking the OpenAI and
+ * Ollama dialects, and the Runpod emulator (REST v2 control plane, per-pod proxy to a vLLM-like
+ * engine, virtual clock, billing meter, faults). Depends on Node built-ins only, and on nothing of ours.
  */
 
 export { startEngineEmulator, type EngineEmulator } from "./engine/server.js";
@@ -28,3 +29,18 @@ export {
   type ReplyModel,
   type ReplyPlan,
 } from "./engine/token-generator.js";
+export {
+  startRunpodEmulator,
+  type PodInspection,
+  type RunpodEmulator,
+  type RunpodMeter,
+} from "./runpod/server.js";
+export { DEFAULT_TIMINGS, type RunpodEmulatorOptions } from "./runpod/options.js";
+export type { LifecycleTimings } from "./runpod/control-plane.js";
+export type { RunpodFaults } from "./runpod/faults.js";
+export type { PodCharges } from "./runpod/billing.js";
+export { DEFAULT_GPU_TYPES, type GpuTypeConfig } from "./runpod/catalog.js";
+export type { PodWire } from "./runpod/pod-wire.js";
+export type { PodAction, PodStatus } from "./runpod/pod-lifecycle.js";
+export { podProxyUrl } from "./runpod/pod-proxy.js";
+export type { RateLimitQuotas } from "./runpod/rate-limit.js";
