@@ -4,6 +4,7 @@
  * Knows nothing of sockets or wire formats; faults are typed and checked in faults.ts.
  */
 
+import type { IncomingHttpHeaders } from "node:http";
 import type { EngineFaults } from "./faults.js";
 
 /** Which wire dialects the emulator serves. "both" is what Ollama does (it also serves /v1). */
@@ -21,6 +22,16 @@ export interface EngineModelConfig {
   /** Largest token limit a request may ask for (default 1,048,576). */
   readonly contextTokens?: number;
 }
+
+/** Tokens of one generation answered in full (what a per-token biller charges). */
+export interface EngineUsage {
+  readonly model: string;
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+}
+
+/** Called once per generation answered in full, with the request's headers (who asked). */
+export type UsageListener = (usage: EngineUsage, request: { readonly headers: IncomingHttpHeaders }) => void;
 
 /** Time as the emulator reads it: wall time for `created` stamps, monotonic time for durations. */
 export interface EmulatorClock {
@@ -57,6 +68,8 @@ export interface EngineEmulatorOptions {
   readonly clock?: EmulatorClock;
   /** What `GET /api/version` reports (default "0.12.6"). */
   readonly ollamaVersion?: string;
+  /** Told of every generation answered in full (embeddings are not generations). */
+  readonly onUsage?: UsageListener;
 }
 
 export interface ResolvedModel {
@@ -81,6 +94,7 @@ export interface ResolvedOptions {
   readonly maxBodyBytes: number;
   readonly clock: EmulatorClock;
   readonly ollamaVersion: string;
+  readonly onUsage: UsageListener | undefined;
 }
 
 /** A refused option, naming its path (e.g. `models[1].maxTokens`). */
@@ -182,5 +196,6 @@ export function resolveOptions(options: EngineEmulatorOptions): ResolvedOptions 
     maxBodyBytes: checkedInt("maxBodyBytes", options.maxBodyBytes, 1, 256 * 1024 * 1024, 8 * 1024 * 1024),
     clock: options.clock ?? systemClock,
     ollamaVersion: options.ollamaVersion ?? "0.12.6",
+    onUsage: options.onUsage,
   };
 }
