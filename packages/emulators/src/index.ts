@@ -1,7 +1,8 @@
 /**
  * @pair/emulators: wire-faithful stand-ins for the services PAIR talks to, on loopback.
- * For now the local engine emulator (Ollama, vLLM, llama.cpp server, LM Studio), speaking the
- * OpenAI and Ollama dialects. Depends on Node built-ins only, and on nothing of ours.
+ * The local engine emulator (Ollama, vLLM, llama.cpp server, LM Studio), speaking the OpenAI and
+ * Ollama dialects, and the Hugging Face emulator (Inference Endpoints control and data planes, hub
+ * whoami, catalog, Inference Providers router). Depends on Node built-ins only, and on nothing of ours.
  */
 
 export { startEngineEmulator, type EngineEmulator } from "./engine/server.js";
@@ -28,3 +29,6 @@ export {
   type ReplyModel,
   type ReplyPlan,
 } from "./engine/token-generator.js";
+export { createEngineHandler, type EngineHandler } from "./engine/handler.js";
+export type { EngineUsage, UsageListener } from "./engine/options.js";
+export * from "./huggingface/index.js";
