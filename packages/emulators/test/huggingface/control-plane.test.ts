@@ -164,6 +164,20 @@ describe("endpoint objects and the state machine", () => {
     expect((await h.call("POST", `${api}/dup/explode`, { token: ALICE })).status).toBe(404);
   });
 
+  it("moves with real time under timeScale (end-to-end tests): pending → running without advance()", async () => {
+    const h = await harness({ timeScale: 20_000 }); // 1 real ms = 20 virtual s
+    await h.call("POST", `${h.emu.endpointsApiUrl}/v2/endpoint/alice`, {
+      token: ALICE,
+      body: createBody("fast"),
+    });
+    const started = h.emu.nowMs();
+    for (let i = 0; i < 100 && h.emu.endpoints.get("alice", "fast")?.state !== "running"; i++)
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(h.emu.endpoints.get("alice", "fast")?.state).toBe("running");
+    const createdAt = h.emu.endpoints.get("alice", "fast")?.createdAt ?? "";
+    expect(h.emu.nowMs() - Date.parse(createdAt)).toBeGreaterThanOrEqual(150_000);
+  });
+
   it("keeps the transition table closed over the documented states", () => {
     for (const from of ENDPOINT_STATES)
       for (const to of TRANSITIONS[from]) expect(ENDPOINT_STATES).toContain(to);
