@@ -170,7 +170,6 @@ describe("endpoint objects and the state machine", () => {
       token: ALICE,
       body: createBody("fast"),
     });
-    const started = h.emu.nowMs();
     for (let i = 0; i < 100 && h.emu.endpoints.get("alice", "fast")?.state !== "running"; i++)
       await new Promise((resolve) => setTimeout(resolve, 5));
     expect(h.emu.endpoints.get("alice", "fast")?.state).toBe("running");
