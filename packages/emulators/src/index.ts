@@ -3,6 +3,8 @@
  * The local engine emulator (Ollama, vLLM, llama.cpp server, LM Studio), speaking the OpenAI and
  * Ollama dialects, and the Runpod emulator (REST v2 control plane, per-pod proxy to a vLLM-like
  * engine, virtual clock, billing meter, faults). Depends on Node built-ins only, and on nothing of ours.
+ * Ollama dialects, and the Hugging Face emulator (Inference Endpoints control and data planes, hub
+ * whoami, catalog, Inference Providers router). Depends on Node built-ins only, and on nothing of ours.
  */
 
 export { startEngineEmulator, type EngineEmulator } from "./engine/server.js";
@@ -44,3 +46,6 @@ export type { PodWire } from "./runpod/pod-wire.js";
 export type { PodAction, PodStatus } from "./runpod/pod-lifecycle.js";
 export { podProxyUrl } from "./runpod/pod-proxy.js";
 export type { RateLimitQuotas } from "./runpod/rate-limit.js";
+export { createEngineHandler, type EngineHandler } from "./engine/handler.js";
+export type { EngineUsage, UsageListener } from "./engine/options.js";
+export * from "./huggingface/index.js";

@@ -56,6 +56,8 @@ export interface GenerationJob {
   readonly format: ResponseFormat;
   /** Monotonic ms at which the request arrived. */
   readonly receivedMs: number;
+  /** The configured name of the model generating (reported to `onUsage`). */
+  readonly model: string;
 }
 
 /** Work done while holding a slot; `cutAfterTokens` is set when a cut fault acts on this request. */
@@ -170,5 +172,9 @@ export async function generate(
   };
   if (job.stream) res.end(head + job.format.streamTail(result));
   else sendJson(res, 200, job.format.wholeBody(result), job.format.wholeContentType);
+  ctx.options.onUsage?.(
+    { model: job.model, promptTokens: job.promptTokens, completionTokens: sent },
+    exchange.req,
+  );
   return "completed";
 }

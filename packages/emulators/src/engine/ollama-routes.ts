@@ -123,7 +123,14 @@ async function runGeneration(
   stream: boolean,
   format: ResponseFormat,
 ): Promise<void> {
-  const job = { plan, promptTokens, stream, format, receivedMs: started.receivedMs };
+  const job = {
+    plan,
+    promptTokens,
+    stream,
+    format,
+    receivedMs: started.receivedMs,
+    model: started.model.name,
+  };
   await runInference(ctx, exchange, started.call, writeOllamaFailure, (cut) =>
     generate(ctx, exchange, job, cut),
   );

@@ -201,7 +201,14 @@ async function chatCompletions(ctx: EngineContext, exchange: Exchange): Promise<
     model: model.name,
     includeUsage: params.includeUsage,
   });
-  const job = { plan, promptTokens: countChatTokens(messages), stream: params.stream, format, receivedMs };
+  const job = {
+    plan,
+    promptTokens: countChatTokens(messages),
+    stream: params.stream,
+    format,
+    receivedMs,
+    model: model.name,
+  };
   await runInference(ctx, exchange, call, writeOpenAiFailure, (cut) => generate(ctx, exchange, job, cut));
 }
 
@@ -232,6 +239,7 @@ async function completions(ctx: EngineContext, exchange: Exchange): Promise<void
     stream: params.stream,
     format,
     receivedMs,
+    model: model.name,
   };
   await runInference(ctx, exchange, call, writeOpenAiFailure, (cut) => generate(ctx, exchange, job, cut));
 }

@@ -4,6 +4,7 @@
  * Knows nothing of sockets or wire formats; faults are typed and checked in faults.ts.
  */
 
+import type { IncomingHttpHeaders } from "node:http";
 import type { EngineFaults } from "./faults.js";
 
 /** Which wire dialects the emulator serves. "both" is what Ollama does (it also serves /v1). */
@@ -21,6 +22,16 @@ export interface EngineModelConfig {
   /** Largest token limit a request may ask for (default 1,048,576). */
   readonly contextTokens?: number;
 }
+
+/** Tokens of one generation answered in full (what a per-token biller charges). */
+export interface EngineUsage {
+  readonly model: string;
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+}
+
+/** Called once per generation answered in full, with the request's headers (who asked). */
+export type UsageListener = (usage: EngineUsage, request: { readonly headers: IncomingHttpHeaders }) => void;
 
 /** Time as the emulator reads it: wall time for `created` stamps, monotonic time for durations. */
 export interface EmulatorClock {
@@ -63,6 +74,8 @@ export interface EngineEmulatorOptions {
    * (`/health`, Ollama's `/api/…`) and OPTIONS stay open, as in vLLM.
    */
   readonly apiKey?: string | readonly string[];
+  /** Told of every generation answered in full (embeddings are not generations). */
+  readonly onUsage?: UsageListener;
 }
 
 export interface ResolvedModel {
@@ -89,6 +102,7 @@ export interface ResolvedOptions {
   readonly ollamaVersion: string;
   /** Accepted `--api-key` values; empty means no auth. */
   readonly apiKeys: readonly string[];
+  readonly onUsage: UsageListener | undefined;
 }
 
 /** A refused option, naming its path (e.g. `models[1].maxTokens`). */
@@ -191,6 +205,7 @@ export function resolveOptions(options: EngineEmulatorOptions): ResolvedOptions 
     clock: options.clock ?? systemClock,
     ollamaVersion: options.ollamaVersion ?? "0.12.6",
     apiKeys: resolveApiKeys(options.apiKey),
+    onUsage: options.onUsage,
   };
 }
 

@@ -1,0 +1,111 @@
+/**
+ * Fault switches of the Hugging Face emulator's control plane (endpoints API, hub, catalog): lost
+ * answers (the action is applied, then the connection is dropped), failures and 429s for the next N
+ * matching requests, slow state changes, and a failed deploy with a message. Deterministic: a switch
+ * acts on exactly the requests it names, in arrival order.
+ * Must not know: sockets (the server acts on the decision), endpoint states.
+ */
+
+/** Which requests a switch acts on; all control-plane requests when empty. */
+export interface FaultFilter {
+  /** e.g. "POST". */
+  readonly method?: string;
+  /** A substring of, or a pattern for, the path (e.g. "/pause" or /^\/v2\/endpoint\/[^/]+$/). */
+  readonly path?: string | RegExp;
+}
+
+export type ControlDecision =
+  | { readonly kind: "none" }
+  | { readonly kind: "lose" }
+  | { readonly kind: "fail"; readonly status: number }
+  | { readonly kind: "rate-limit"; readonly retryAfterS: number };
+
+interface Armed {
+  remaining: number;
+  readonly filter: FaultFilter;
+  readonly decision: ControlDecision;
+}
+
+function matches(filter: FaultFilter, method: string, path: string): boolean {
+  if (filter.method !== undefined && filter.method.toUpperCase() !== method) return false;
+  if (filter.path === undefined) return true;
+  return typeof filter.path === "string" ? path.includes(filter.path) : filter.path.test(path);
+}
+
+function checkCount(what: string, count: number): void {
+  if (!Number.isInteger(count) || count < 1 || count > 1_000_000)
+    throw new RangeError(`faults.${what}: count must be an integer in [1, 1000000], got ${count}`);
+}
+
+export class ControlFaults {
+  #armed: Armed[] = [];
+  #slowMs = 0;
+  #deployFailures: string[] = [];
+
+  /** The next `count` matching requests are carried out, then their connection is dropped unanswered. */
+  loseAnswers(count: number, filter: FaultFilter = {}): void {
+    checkCount("loseAnswers", count);
+    this.#armed.push({ remaining: count, filter, decision: { kind: "lose" } });
+  }
+
+  /** The next `count` matching requests fail with `status` (default 500) and change nothing. */
+  failNext(count: number, status = 500, filter: FaultFilter = {}): void {
+    checkCount("failNext", count);
+    if (!Number.isInteger(status) || status < 400 || status > 599)
+      throw new RangeError(`faults.failNext: status must be in [400, 599], got ${status}`);
+    this.#armed.push({ remaining: count, filter, decision: { kind: "fail", status } });
+  }
+
+  /** The next `count` matching requests get 429 with `retry-after: retryAfterS` and change nothing. */
+  rateLimitNext(count: number, retryAfterS: number, filter: FaultFilter = {}): void {
+    checkCount("rateLimitNext", count);
+    if (!Number.isInteger(retryAfterS) || retryAfterS < 0 || retryAfterS > 3600)
+      throw new RangeError(
+        `faults.rateLimitNext: retryAfterS must be an integer in [0, 3600], got ${retryAfterS}`,
+      );
+    this.#armed.push({ remaining: count, filter, decision: { kind: "rate-limit", retryAfterS } });
+  }
+
+  /**
+   * Pause, resume, scale-to-zero, update and delete are accepted at once but take effect `delayMs`
+   * (virtual) later; until then the endpoint reports (and bills in) its old state. 0 turns it off.
+   */
+  slowStateChanges(delayMs: number): void {
+    if (!Number.isInteger(delayMs) || delayMs < 0 || delayMs > 24 * 3_600_000)
+      throw new RangeError(
+        `faults.slowStateChanges: delayMs must be an integer in [0, 86400000], got ${delayMs}`,
+      );
+    this.#slowMs = delayMs;
+  }
+
+  /** The next deploy to finish (create, resume, wake or update) fails with this message. */
+  failNextDeploy(message: string): void {
+    if (message.trim() === "") throw new RangeError("faults.failNextDeploy: the message must not be empty");
+    this.#deployFailures.push(message);
+  }
+
+  /** Disarms every switch. */
+  clear(): void {
+    this.#armed = [];
+    this.#slowMs = 0;
+    this.#deployFailures = [];
+  }
+
+  get slowMs(): number {
+    return this.#slowMs;
+  }
+
+  /** Takes the message of the next armed deploy failure, if any. */
+  takeDeployFailure(): string | undefined {
+    return this.#deployFailures.shift();
+  }
+
+  /** Decides for one arriving request (first armed matching switch wins, in arming order). */
+  decide(method: string, path: string): ControlDecision {
+    const armed = this.#armed.find((entry) => entry.remaining > 0 && matches(entry.filter, method, path));
+    if (!armed) return { kind: "none" };
+    armed.remaining -= 1;
+    this.#armed = this.#armed.filter((entry) => entry.remaining > 0);
+    return armed.decision;
+  }
+}

@@ -1,0 +1,30 @@
+/**
+ * @pair/huggingface: the Hugging Face adapter's transport layer — domain types, HF's wire models,
+ * the EndpointsTransport port, its HTTPS implementation, the retry policy and the typed error.
+ * Must not know: PAIR's node (never imports @pair/node), credential storage.
+ */
+
+export type { EndpointsTransport } from "./endpoints-transport.js";
+export { HuggingFaceApiError, kindOfStatus, providerMessageOf, type HfErrorKind } from "./errors.js";
+export {
+  DEFAULT_CATALOG_API,
+  DEFAULT_ENDPOINTS_API,
+  DEFAULT_HUB_API,
+  HfTransportOptionError,
+  HttpsEndpointsTransport,
+  type HttpsTransportOptions,
+} from "./https-transport.js";
+export * from "./model.js";
+export {
+  DEFAULT_RETRY_POLICY,
+  backoffMs,
+  decideRetry,
+  parseRetryAfter,
+  validateRetryPolicy,
+  type AttemptOutcome,
+  type RetryDecision,
+  type RetryPolicy,
+} from "./retry-policy.js";
+export { HfToken, type RevealableToken } from "./secret-token.js";
+export type * from "./wire.js";
+export { toAccount, toCreateBody, toEndpoint, toOffers, toUpdateBody } from "./wire-mapping.js";
