@@ -52,9 +52,7 @@ export interface PeerUpstreams {
 export interface RentedUpstreams {
   /** Rented nodes that may serve `model` for this caller, and why one that has it may not. */
   serving(model: string, caller: { readonly fromPeer: boolean }): { usable: string[]; refusal?: PairError };
-  link(
-    name: string,
-  ):
+  link(name: string):
     | {
         readonly baseUrl: string;
         readonly headers: Readonly<Record<string, string>>;
