@@ -29,6 +29,7 @@ import { formatHostPort, type PairConfig } from "./config/index.js";
 import { EngineInventory } from "./engines/engine-inventory.js";
 import { WorkloadHistory } from "./history/workload-history.js";
 import { Metrics } from "./observability/metrics.js";
+import { OsCredentialStore } from "./credentials/index.js";
 import { createOutboundAgent, RentedNodes, type CredentialReader } from "./rented/index.js";
 import { Scheduler } from "./scheduler/scheduler.js";
 import { ensureAdminToken } from "./server/admin-token.js";
@@ -138,6 +139,15 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     cluster,
     membership,
     peers: links,
+    rented: {
+      dispatcher: outbound,
+      serving: (model, caller) => rented.serving(model, caller),
+      link: (name) => rented.link(name),
+      markDown: (name, why) => rented.markDown(name, why),
+      credentialRejected: (name, status) => rented.credentialRejected(name, status),
+    },
+    rentedNodes: rented,
+    onPeerVisibleChange: () => local.notify?.("changed"),
     authenticate: (req) =>
       authenticateClient(apiKeys, loopback, {
         remoteAddress: req.socket.remoteAddress,
@@ -241,7 +251,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     nodeName: config.node.name,
     dataDir,
     configured: config.rentedNodes,
-    credentials: options.credentials ?? unavailableCredentials,
+    credentials: options.credentials ?? new OsCredentialStore(),
     dispatcher: outbound,
     log,
     ...(options.rentedProbeIntervalMs === undefined
@@ -368,13 +378,3 @@ function localInventory(inventory: EngineInventory, scheduler: Scheduler): Local
     capacity: healthy.reduce((sum, e) => sum + e.spec.maxConcurrent, 0),
   };
 }
-
-/** Until the OS credential store is wired: every credential is unavailable, saying so. */
-const unavailableCredentials: CredentialReader = {
-  get: () =>
-    Promise.reject(
-      Object.assign(new Error("credential_unavailable: no credential store is configured for this node"), {
-        code: "credential_unavailable",
-      }),
-    ),
-};

@@ -18,6 +18,7 @@ import type { Command } from "./command.js";
 import { asksForHelp } from "./command-args.js";
 import { demoCommand } from "./demo-command.js";
 import { joinCommand, peersCommand, pinCommand, unpairCommand } from "./pair-commands.js";
+import { rentedCommand } from "./rented-command.js";
 import { serveCommand } from "./serve-command.js";
 
 export const COMMANDS: readonly Command[] = [
@@ -33,6 +34,7 @@ export const COMMANDS: readonly Command[] = [
   peersCommand,
   unpairCommand,
   apikeyCommand,
+  rentedCommand,
   credentialCommand,
 ];
 

@@ -12,7 +12,7 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parseHostPort } from "../config/index.js";
-import { readBody } from "../server/request-body.js";
+import { adminFail, readJsonObject, sendAdminJson as sendJson } from "../server/admin-json.js";
 import type { ClusterNode } from "./cluster-node.js";
 import type { JoinErrorCode } from "./pairing-join.js";
 
@@ -22,8 +22,6 @@ export const PAIRING_ADMIN_PATHS = [
   "/pair/v1/peers",
   "/pair/v1/unpair",
 ] as const;
-
-const MAX_ADMIN_BODY_BYTES = 4 * 1024;
 
 /** HTTP status of each way `join` can fail. */
 const JOIN_STATUS: Readonly<Record<JoinErrorCode, number>> = {
@@ -110,20 +108,6 @@ async function pairingAdminRoute(
   }
 }
 
-/** The body as a JSON object, or what is wrong with it. */
-async function readJsonObject(req: IncomingMessage): Promise<Record<string, unknown> | string> {
-  const body = await readBody(req, MAX_ADMIN_BODY_BYTES);
-  if (!body.ok) return body.message;
-  try {
-    const json: unknown = JSON.parse(body.bytes.toString("utf8"));
-    if (typeof json === "object" && json !== null && !Array.isArray(json))
-      return json as Record<string, unknown>;
-  } catch {
-    // reported below
-  }
-  return "the request body must be a JSON object";
-}
-
 function fail(
   res: ServerResponse,
   status: number,
@@ -131,16 +115,5 @@ function fail(
   message: string,
   extra: Record<string, unknown> = {},
 ): void {
-  const type = status === 400 || status === 405 ? "invalid_request_error" : "pairing_error";
-  sendJson(res, status, { error: { message, type, code, ...extra } });
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    "content-type": "application/json; charset=utf-8",
-    "content-length": String(Buffer.byteLength(text)),
-    "cache-control": "no-store",
-  });
-  res.end(text);
+  adminFail(res, status, code, message, extra, "pairing_error");
 }

@@ -22,3 +22,4 @@ export {
   type RentedNodeView,
   type RentedState,
 } from "./rented-nodes.js";
+export { isRentedAdminPath, RENTED_ADMIN_PATHS, serveRentedAdmin } from "./rented-admin-routes.js";

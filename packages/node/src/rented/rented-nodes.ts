@@ -95,7 +95,8 @@ export type RentedChange =
   | { readonly ok: true; readonly node: RentedNodeView }
   | {
       readonly ok: false;
-      readonly code: "unknown_rented_node" | "invalid_value" | "duplicate_name" | "insecure_url";
+      readonly code:
+        "unknown_rented_node" | "invalid_value" | "duplicate_name" | "insecure_url" | "literal_credential";
       readonly message: string;
       readonly problems?: readonly RentedNodeProblem[];
     };

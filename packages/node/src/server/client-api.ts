@@ -27,6 +27,12 @@ import {
 } from "../dialects/index.js";
 import { workloadJson, type WorkloadHistory } from "../history/workload-history.js";
 import type { Metrics } from "../observability/metrics.js";
+import {
+  isRentedAdminPath,
+  serveRentedAdmin,
+  type RentedNodes,
+  type RentedPeerView,
+} from "../rented/index.js";
 import { bearerMatches } from "./admin-token.js";
 import { forward, PEER_REQUESTER_HEADER, type ForwardDeps, type ForwardOutcome } from "./forward.js";
 import { readBody } from "./request-body.js";
@@ -48,6 +54,10 @@ export interface ClientApiDeps extends ForwardDeps {
   readonly cluster?: ClusterNode;
   /** Paired peers' state and inventories, for /pair/v1/models and /pair/v1/nodes; absent: self only. */
   readonly membership?: PeerMembership;
+  /** Rented nodes this node sponsors (admin routes, views); absent: none. */
+  readonly rentedNodes?: RentedNodes;
+  /** Something peers see changed (a rented node's share switch): tell them now. */
+  readonly onPeerVisibleChange?: () => void;
 }
 
 export function clientHandler(deps: ClientApiDeps): (req: IncomingMessage, res: ServerResponse) => void {
@@ -154,15 +164,22 @@ export function peerRouteHandler(
 /** Every model a client may ask for here: this node's engines' and the up peers' (sorted, unique). */
 function clusterModels(deps: ClientApiDeps): string[] {
   const models = new Set(deps.inventory.models().keys());
+  for (const rented of deps.rentedNodes?.list() ?? []) for (const model of rented.models) models.add(model);
   for (const peer of deps.membership?.members() ?? [])
-    if (peer.state === "up") for (const { model } of peer.models) models.add(model);
+    if (peer.state === "up") {
+      for (const { model } of peer.models) models.add(model);
+      for (const rented of peer.rented) for (const model of rented.models) models.add(model);
+    }
   return [...models].sort();
 }
 
 function clusterServes(deps: ClientApiDeps, model: string): boolean {
   if (deps.inventory.models().has(model)) return true;
+  if ((deps.rentedNodes?.list() ?? []).some((r) => r.models.includes(model))) return true;
   return (deps.membership?.members() ?? []).some(
-    (p) => p.state === "up" && p.models.some((m) => m.model === model),
+    (p) =>
+      p.state === "up" &&
+      (p.models.some((m) => m.model === model) || p.rented.some((r) => r.models.includes(model))),
   );
 }
 
@@ -325,6 +342,8 @@ function admin(deps: ClientApiDeps, req: IncomingMessage, res: ServerResponse, p
   }
   if (deps.cluster !== undefined && isPairingAdminPath(path))
     return servePairingAdmin(deps.cluster, req, res, path);
+  if (deps.rentedNodes !== undefined && isRentedAdminPath(path))
+    return serveRentedAdmin(deps.rentedNodes, req, res, path, () => deps.onPeerVisibleChange?.());
   switch (path) {
     case "/pair/v1/status":
       return sendJson(res, 200, {
@@ -382,10 +401,15 @@ function admin(deps: ClientApiDeps, req: IncomingMessage, res: ServerResponse, p
 /** Model → nodes serving it: this node first, then the peers that are up (admin view only). */
 function mergedModels(deps: ClientApiDeps): { model: string; nodes: string[] }[] {
   const byModel = new Map<string, string[]>();
-  for (const model of deps.inventory.models().keys()) byModel.set(model, [deps.nodeName]);
+  const add = (model: string, node: string) => byModel.set(model, [...(byModel.get(model) ?? []), node]);
+  for (const model of deps.inventory.models().keys()) add(model, deps.nodeName);
+  for (const rented of deps.rentedNodes?.list() ?? [])
+    for (const model of rented.models) add(model, rented.name);
   for (const peer of deps.membership?.members() ?? [])
-    if (peer.state === "up")
-      for (const { model } of peer.models) byModel.set(model, [...(byModel.get(model) ?? []), peer.name]);
+    if (peer.state === "up") {
+      for (const { model } of peer.models) add(model, peer.name);
+      for (const rented of peer.rented) for (const model of rented.models) add(model, rented.name);
+    }
   return [...byModel].sort(([a], [b]) => a.localeCompare(b)).map(([model, nodes]) => ({ model, nodes }));
 }
 
@@ -414,7 +438,31 @@ function mergedNodes(deps: ClientApiDeps): unknown[] {
     address: p.address,
     ...(p.last_error === undefined ? {} : { last_error: p.last_error }),
   }));
-  return [self, ...peers];
+  const rentedRow = (r: RentedPeerView, sponsor: string, sponsorState: string) => ({
+    name: r.name,
+    kind: "rented",
+    label: r.label,
+    provider: r.provider,
+    gpu: r.gpu,
+    state: sponsorState === "up" ? r.state : "unknown",
+    usd_per_hour: r.usd_per_hour,
+    usd_per_mtok: r.usd_per_mtok,
+    models: [...r.models],
+    shared: r.shared,
+    sponsor,
+    policy: r.policy,
+    eligible: sponsorState === "up" && r.eligible,
+    reason: sponsorState === "up" ? r.reason : `its sponsor ${sponsor} is down`,
+    off_lan: true,
+  });
+  const ownRented = (deps.rentedNodes?.list() ?? []).map((r) => ({
+    ...rentedRow({ ...r, gpu: null, usd_per_hour: null, usd_per_mtok: null }, deps.nodeName, "up"),
+    ...(r.warnings.length === 0 ? {} : { warnings: r.warnings }),
+  }));
+  const peersRented = (deps.membership?.members() ?? []).flatMap((p) =>
+    p.rented.map((r) => rentedRow(r, p.name, p.state)),
+  );
+  return [self, ...peers, ...ownRented, ...peersRented];
 }
 
 function refuse(deps: ClientApiDeps, res: ServerResponse, path: string, reason: ClientAuthRefusal): void {

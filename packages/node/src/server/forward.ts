@@ -204,7 +204,11 @@ function peerUpstream(peers: PeerUpstreams, peer: PeerUpstream, fr: ForwardReque
       // for shape only, since a pinned peer is trusted to report its own work.
       const by = headers[SERVED_BY_HEADER];
       workload.servingNode = typeof by === "string" && /^[\w.@-]{1,128}$/.test(by) ? by : peer.name;
-      if (headers[OFF_LAN_HEADER] === "1") workload.offLan = true;
+      // Off the LAN through a peer: that peer is the rented node's sponsor.
+      if (headers[OFF_LAN_HEADER] === "1") {
+        workload.offLan = true;
+        workload.sponsor = peer.name;
+      }
     },
     markDown: (why) => peers.markDown(peer, why),
   };

@@ -1,0 +1,195 @@
+/**
+ * `pair rented attach | share | policy | list | check`: the rented nodes this node sponsors, asked
+ * of the running node over its admin API. Changes persist in the node's data dir (never a secret)
+ * and reach peers at once. A refusal names its code (`insecure_url`, `literal_credential`, …) and
+ * what to do; a secret given where a credential reference belongs is never repeated.
+ * Must not know: how rented nodes are probed, routed to or stored.
+ */
+
+import { loadConfig, ROUTING_USES, type RoutingUse } from "../config/index.js";
+import { adminRequest, adminTarget, type AdminPost } from "./admin-client.js";
+import { CliFailure, EXIT_OK, UsageError } from "./cli-errors.js";
+import type { CliIo } from "./cli-io.js";
+import type { Command } from "./command.js";
+import { CONFIG_OPTION, HELP_OPTION, JSON_OPTION, parseCommandWords } from "./command-args.js";
+import { renderTable } from "./text-table.js";
+
+const OPTIONS = { ...CONFIG_OPTION, ...JSON_OPTION, ...HELP_OPTION } as const;
+const ATTACH_OPTIONS = {
+  ...OPTIONS,
+  provider: { type: "string" },
+  "base-url": { type: "string" },
+  endpoint: { type: "string" },
+  credential: { type: "string" },
+  share: { type: "boolean" },
+  models: { type: "string" },
+  "cold-start-s": { type: "string" },
+  policy: { type: "string" },
+} as const;
+const POST_TIMEOUT_MS = 30_000;
+
+const USAGE = `Usage: pair rented list [--config FILE] [--json]
+       pair rented attach NAME --provider P (--base-url URL | --endpoint NS/NAME)
+                          [--credential REF] [--share] [--models A,B] [--cold-start-s N]
+                          [--policy USE] [--config FILE] [--json]
+       pair rented share NAME on|off [--config FILE] [--json]
+       pair rented policy NAME USE [--config FILE] [--json]
+       pair rented check [--config FILE] [--json]
+
+Rented nodes are GPUs outside the LAN that this node (their sponsor) holds for the cluster: it keeps
+their credential (in the OS credential store) and forwards requests to them over verified HTTPS.
+Peers see their name, state, models and price — never their URL or credential.
+
+  list     the rented nodes this node sponsors: state, models, shared, policy, warnings
+  attach   add an existing endpoint now (kept in the data dir, no restart). Providers:
+           openai-compatible | huggingface-job | huggingface-providers (--base-url, https://…/v1),
+           huggingface-endpoint (--endpoint NAMESPACE/NAME), runpod (--endpoint POD_ID).
+           --credential REF names a secret stored with \`pair credential set\`
+           (os-credential-store:SERVICE/ACCOUNT, or ACCOUNT for service "pair"); never the secret.
+  share    let peers use it (on) or only callers on this node (off, the default)
+  policy   when it is used: ${ROUTING_USES.join(", ")}
+  check    probe every rented node now
+
+Options:
+  --config FILE  the node's config (else $PAIR_CONFIG, else ~/.config/pair/pair.yaml)
+  --json         print JSON for scripts
+  -h, --help     show this help`;
+
+interface RentedJson {
+  readonly name: string;
+  readonly provider: string;
+  readonly state: string;
+  readonly models: readonly string[];
+  readonly shared: boolean;
+  readonly policy: string;
+  readonly eligible: boolean;
+  readonly reason: string | null;
+  readonly warnings: readonly string[];
+}
+
+async function call(io: CliIo, configFile: string | undefined, path: string, post?: AdminPost) {
+  const loaded = await loadConfig({
+    file: configFile,
+    env: io.env,
+    homeDir: io.homeDir,
+    hostName: io.hostName,
+  });
+  const answer = await adminRequest(adminTarget(loaded), path, post);
+  if (answer.status >= 200 && answer.status < 300) return answer.json;
+  const error = (answer.json as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+  const code = typeof error?.code === "string" ? error.code : `HTTP ${answer.status}`;
+  const message = typeof error?.message === "string" ? error.message : JSON.stringify(answer.json);
+  throw new CliFailure(`${code}: ${message}`);
+}
+
+function print(io: CliIo, json: boolean, value: unknown, rows: readonly RentedJson[]): void {
+  if (json) {
+    io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+    return;
+  }
+  const lines = renderTable(
+    ["NAME", "PROVIDER", "STATE", "SHARED", "POLICY", "MODELS", "NOTE"].map((header) => ({ header })),
+    rows.map((r) => [
+      r.name,
+      r.provider,
+      r.state,
+      r.shared ? "yes" : "no",
+      r.policy,
+      r.models.join(", ") || "-",
+      [r.eligible ? "" : (r.reason ?? "ineligible"), ...r.warnings].filter((t) => t !== "").join("; ") || "-",
+    ]),
+  );
+  io.stdout(`${lines.join("\n")}\n`);
+}
+
+function attachEntry(
+  name: string,
+  values: Record<string, string | boolean | undefined>,
+): Record<string, unknown> {
+  const provider = values["provider"];
+  if (typeof provider !== "string") throw new UsageError("attach needs --provider");
+  const coldStart = values["cold-start-s"];
+  const coldStartS = typeof coldStart === "string" ? Number(coldStart) : undefined;
+  if (coldStartS !== undefined && !(coldStartS > 0))
+    throw new UsageError("--cold-start-s: expected seconds > 0");
+  const models = values["models"];
+  const policy = values["policy"];
+  return {
+    name,
+    provider,
+    ...(typeof values["base-url"] === "string" ? { base_url: values["base-url"] } : {}),
+    ...(typeof values["endpoint"] === "string" ? { endpoint: values["endpoint"] } : {}),
+    ...(typeof values["credential"] === "string" ? { credential: values["credential"] } : {}),
+    share_with_cluster: values["share"] === true,
+    ...(typeof models === "string"
+      ? {
+          models: models
+            .split(",")
+            .map((m) => m.trim())
+            .filter(Boolean),
+        }
+      : {}),
+    ...(coldStartS === undefined ? {} : { timeouts: { cold_start_s: coldStartS } }),
+    ...(typeof policy === "string" ? { routing: { use: policy } } : {}),
+  };
+}
+
+async function run(args: readonly string[], io: CliIo): Promise<number> {
+  const [sub, ...rest] = args;
+  switch (sub) {
+    case "list":
+    case "check": {
+      const { values } = parseCommandWords(rest, OPTIONS, []);
+      const rows = (await call(
+        io,
+        values.config,
+        sub === "list" ? "/pair/v1/rented" : "/pair/v1/rented/probe",
+        sub === "list" ? undefined : { body: {}, timeoutMs: POST_TIMEOUT_MS },
+      )) as RentedJson[];
+      print(io, values.json === true, rows, rows);
+      return EXIT_OK;
+    }
+    case "attach": {
+      const { values, words } = parseCommandWords(rest, ATTACH_OPTIONS, ["NAME"]);
+      const entry = attachEntry(words[0] ?? "", values);
+      const node = (await call(io, values.config, "/pair/v1/rented/attach", {
+        body: entry,
+        timeoutMs: POST_TIMEOUT_MS,
+      })) as RentedJson;
+      print(io, values.json === true, node, [node]);
+      return EXIT_OK;
+    }
+    case "share": {
+      const { values, words } = parseCommandWords(rest, OPTIONS, ["NAME", "on|off"]);
+      const [name, onOff] = words;
+      if (onOff !== "on" && onOff !== "off") throw new UsageError("share: expected on or off");
+      const node = (await call(io, values.config, "/pair/v1/rented/share", {
+        body: { name, share: onOff === "on" },
+        timeoutMs: POST_TIMEOUT_MS,
+      })) as RentedJson;
+      print(io, values.json === true, node, [node]);
+      return EXIT_OK;
+    }
+    case "policy": {
+      const { values, words } = parseCommandWords(rest, OPTIONS, ["NAME", "USE"]);
+      const [name, use] = words;
+      if (!(ROUTING_USES as readonly (string | undefined)[]).includes(use))
+        throw new UsageError(`policy: expected one of ${ROUTING_USES.join(", ")}`);
+      const node = (await call(io, values.config, "/pair/v1/rented/policy", {
+        body: { name, use: use as RoutingUse },
+        timeoutMs: POST_TIMEOUT_MS,
+      })) as RentedJson;
+      print(io, values.json === true, node, [node]);
+      return EXIT_OK;
+    }
+    default:
+      throw new UsageError(sub === undefined ? "expected a subcommand" : `unknown subcommand "${sub}"`);
+  }
+}
+
+export const rentedCommand: Command = {
+  name: "rented",
+  summary: "rented GPUs this node sponsors: list, attach, share, policy, check",
+  usage: USAGE,
+  run,
+};
