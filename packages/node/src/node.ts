@@ -16,10 +16,13 @@ import {
   type LoopbackPolicy,
 } from "./auth/index.js";
 import {
+  clusterDiscovery,
   PeerMembership,
   startClusterNode,
+  type ClusterDiscoveryOptions,
   type ClusterNode,
   type LocalInventory,
+  type NodeDiscoveryOptions,
 } from "./cluster-node/index.js";
 import { formatHostPort, type PairConfig } from "./config/index.js";
 import { EngineInventory } from "./engines/engine-inventory.js";
@@ -50,6 +53,8 @@ export interface NodeOptions {
   readonly loopback?: LoopbackPolicy;
   /** How often paired peers are asked for their inventory, and how long each may take. */
   readonly membership?: { readonly refreshMs?: number; readonly timeoutMs?: number };
+  /** Discovery's mDNS network (tests: loopback) and timing, when the config turns it on. */
+  readonly discovery?: NodeDiscoveryOptions;
 }
 
 export interface RunningNode {
@@ -165,9 +170,18 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     server.listen(port, host, () => resolve());
   });
   // The peer inventory route reads the engines and scheduler made below (never before they exist).
-  const local: { inventory?: () => LocalInventory } = {};
-  const cluster = await startCluster(config, options.clusterPortOverride, log, () =>
-    local.inventory === undefined ? { models: [], in_flight: 0, capacity: 0 } : local.inventory(),
+  const local: { inventory?: () => LocalInventory; membership?: PeerMembership } = {};
+  const discovery = clusterDiscovery(
+    { mdns: config.node.discovery.mdns, peers: config.node.peers },
+    options.discovery,
+    () => void local.membership?.refresh(),
+  );
+  const cluster = await startCluster(
+    config,
+    options.clusterPortOverride,
+    log,
+    () => (local.inventory === undefined ? { models: [], in_flight: 0, capacity: 0 } : local.inventory()),
+    discovery,
   ).catch((error: unknown) => {
     server.close();
     throw error;
@@ -217,6 +231,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     log,
     ...options.membership,
   });
+  local.membership = membership;
   metrics.gauge("pair_queue_depth", "Requests waiting for a slot.", {}, () => scheduler.queued());
   metrics.gauge("pair_workloads_running", "Workloads in flight.", {}, () => history.running().length);
 
@@ -269,6 +284,7 @@ async function startCluster(
   portOverride: number | undefined,
   log: (line: string) => void,
   inventory: () => LocalInventory,
+  discovery: ClusterDiscoveryOptions | undefined,
 ): Promise<ClusterNode> {
   const { host } = config.node.clusterListen;
   const port = portOverride ?? config.node.clusterListen.port;
@@ -280,6 +296,7 @@ async function startCluster(
       listen: { host, port },
       log,
       inventory,
+      ...(discovery === undefined ? {} : { discovery }),
     });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
