@@ -56,13 +56,23 @@ export async function checkPeerAddress(
   }
 }
 
+/** TLS errors that mean the certificate presented is not the pinned one. */
+const NOT_THE_PIN = new Set([
+  "ERR_PAIR_PEER_NOT_PINNED",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "CERT_SIGNATURE_FAILURE",
+]);
+
 function describe(cause: unknown, timeoutMs: number): string {
   if (cause instanceof Error && (cause.name === "TimeoutError" || cause.name === "AbortError"))
     return `no answer within ${timeoutMs} ms`;
   const code = (cause as { code?: unknown; cause?: { code?: unknown } }).code;
   const inner = (cause as { cause?: { code?: unknown } }).cause?.code;
   if (code === "ECONNREFUSED" || inner === "ECONNREFUSED") return "connection refused";
-  if (code === "ERR_PAIR_PEER_NOT_PINNED" || inner === "ERR_PAIR_PEER_NOT_PINNED")
+  if (NOT_THE_PIN.has(String(code)) || NOT_THE_PIN.has(String(inner)))
     return "another certificate than the pinned one";
   return cause instanceof Error ? cause.message : String(cause);
 }
