@@ -72,7 +72,8 @@ function expectOk(answer: AdminAnswer, path: string): unknown {
 }
 
 interface DiscoveredJson {
-  readonly node_id: string;
+  /** Null when only the name is known (a static address none of our pinned peers answers at). */
+  readonly node_id: string | null;
   readonly name: string | null;
   readonly address: string;
   readonly seen_via: readonly string[];
@@ -81,7 +82,11 @@ interface DiscoveredJson {
 
 function asDiscovered(json: unknown): DiscoveredJson {
   const d = json as Partial<DiscoveredJson> | null;
-  if (typeof d?.node_id !== "string" || typeof d.address !== "string" || !Array.isArray(d.seen_via))
+  if (
+    (typeof d?.node_id !== "string" && d?.node_id !== null) ||
+    typeof d.address !== "string" ||
+    !Array.isArray(d.seen_via)
+  )
     throw new CliFailure(
       "the node's answer has an unexpected shape — restart `pair serve` from this install",
     );
@@ -222,11 +227,12 @@ export const peersCommand: Command = {
 
 Lists the nodes this node trusts: name, node id, certificate fingerprint, when they were paired.
 Then the nodes discovery saw (by mDNS, or at a node.peers address) that are not paired: name,
-node id, address, how it was seen, when — pair one with \`pair pin\` there and
+node id ("-" when only the name is known: a node.peers address that none of the paired nodes
+answers at), address, how it was seen, when — pair one with \`pair pin\` there and
 \`pair join ADDRESS --pin PIN\` here. What discovery reports is a claim, not a proof: pairing is.
 --json prints one array: the paired nodes {"node_id", "name", "fingerprint", "paired_at",
 "address", "paired": true}, then the discovered ones {"node_id", "name", "address", "seen_via",
-"last_seen", "paired": false}.
+"last_seen", "paired": false}; "node_id" is null when only the name is known.
 
 ${COMMON_HELP}`,
   async run(args, io) {
@@ -265,7 +271,13 @@ ${COMMON_HELP}`,
             { header: "SEEN VIA" },
             { header: "LAST SEEN" },
           ],
-          discovered.map((d) => [d.name ?? "?", d.node_id, d.address, d.seen_via.join(","), d.last_seen]),
+          discovered.map((d) => [
+            d.name ?? "?",
+            d.node_id ?? "-",
+            d.address,
+            d.seen_via.join(","),
+            d.last_seen,
+          ]),
         ),
       );
     io.stdout(lines.map((line) => `${line}\n`).join(""));

@@ -6,6 +6,7 @@
  *   GET  /pair/v1/peers            → [peer]                        the peers trusted now
  *   POST /pair/v1/unpair {node}    → the revoked peer              stop trusting a node
  *   GET  /pair/v1/discovered       → [{node_id, name, address, seen_via, last_seen}]  seen, not paired
+ *     (node_id null: a static address known only by the name its port gives)
  * A peer is `{node_id, name, fingerprint, paired_at, address?}`: never a key. Errors use the admin API's
  * envelope `{"error": {message, type, code}}` with a code of docs/errors.md.
  * Must not know: how pairing works (cluster-node.ts), the bearer token, the other admin routes.

@@ -2,7 +2,10 @@
  * The one proof that a paired node is at an address: `GET /pair/v1/peer/hello` there over mTLS, with
  * an agent that presents this node's certificate and accepts only the peer's pinned certificate
  * (peer-client.ts), answered with the peer's own node id. Anything else — refused, another
- * certificate, no answer within `timeoutMs`, another node id — is a failure, with the reason.
+ * certificate, no answer within `timeoutMs`, another node id — is a failure, with the reason
+ * (`unreachable` when nothing listens there at all, so the caller need not ask that address more).
+ * The certificate is always verified (by the pin): this is also how discovery learns whether a
+ * static address is one of our pinned peers.
  * Must not know: how the address was found, the trust store's file, mDNS.
  */
 
@@ -12,7 +15,8 @@ import { PEER_HELLO_PATH } from "../cluster-node/peer-routes.js";
 
 const MAX_HELLO_BYTES = 4 * 1024;
 
-export type AddressCheck = { readonly ok: true } | { readonly ok: false; readonly reason: string };
+export type AddressCheck =
+  { readonly ok: true } | { readonly ok: false; readonly reason: string; readonly unreachable?: boolean };
 
 /** Whether `peer` answers as itself at `address` (`HOST:PORT`), over mTLS under its pin. */
 export async function checkPeerAddress(
@@ -50,7 +54,8 @@ export async function checkPeerAddress(
     if (nodeId !== peer.node_id) return { ok: false, reason: `answered as node ${String(nodeId)}` };
     return { ok: true };
   } catch (cause) {
-    return { ok: false, reason: describe(cause, options.timeoutMs) };
+    const reason = describe(cause, options.timeoutMs);
+    return nothingListens(cause) ? { ok: false, reason, unreachable: true } : { ok: false, reason };
   } finally {
     await agent.destroy().catch(() => undefined);
   }
@@ -66,13 +71,25 @@ const NOT_THE_PIN = new Set([
   "CERT_SIGNATURE_FAILURE",
 ]);
 
+/** Socket errors that mean nothing listens at the address (or it cannot be reached at all). */
+const NOTHING_LISTENS = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH"]);
+
+function codesOf(cause: unknown): [string, string] {
+  const code = (cause as { code?: unknown } | null)?.code;
+  const inner = (cause as { cause?: { code?: unknown } } | null)?.cause?.code;
+  return [String(code), String(inner)];
+}
+
+function nothingListens(cause: unknown): boolean {
+  return codesOf(cause).some((code) => NOTHING_LISTENS.has(code));
+}
+
 function describe(cause: unknown, timeoutMs: number): string {
   if (cause instanceof Error && (cause.name === "TimeoutError" || cause.name === "AbortError"))
     return `no answer within ${timeoutMs} ms`;
-  const code = (cause as { code?: unknown; cause?: { code?: unknown } }).code;
-  const inner = (cause as { cause?: { code?: unknown } }).cause?.code;
+  const [code, inner] = codesOf(cause);
   if (code === "ECONNREFUSED" || inner === "ECONNREFUSED") return "connection refused";
-  if (NOT_THE_PIN.has(String(code)) || NOT_THE_PIN.has(String(inner)))
-    return "another certificate than the pinned one";
+  if (nothingListens(cause)) return "host unreachable";
+  if (NOT_THE_PIN.has(code) || NOT_THE_PIN.has(inner)) return "another certificate than the pinned one";
   return cause instanceof Error ? cause.message : String(cause);
 }

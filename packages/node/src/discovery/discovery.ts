@@ -1,18 +1,21 @@
 /**
  * Discovery, wired: the mDNS beacon (when on) and the static `peers` addresses (asked every
- * `staticIntervalMs`) feed the sighting book; every `reconcileMs`, and soon after each sighting, the
- * book's plan runs. A check of paired node N at address X: if N still answers at its recorded
- * address, nothing moves (it has more than one way in); otherwise, if N answers at X over mTLS under
- * its pin, X becomes its recorded address in the trust store and `onMoved` tells membership to look
- * again. A failed check changes nothing. Events go to `onEvent` (never a key, never a certificate).
- * `stop()` sends the mDNS goodbye and ends every timer, probe and check.
+ * `staticIntervalMs` who is there, by verified means only: static-probe.ts) feed the sighting book;
+ * every `reconcileMs`, and soon after each sighting, the book's plan runs. A check of paired node N
+ * at address X: if N still answers at its recorded address, nothing moves (it has more than one way
+ * in); otherwise, if N answers at X over mTLS under its pin, X becomes its recorded address in the
+ * trust store and `onMoved` tells membership to look again. A failed check changes nothing. Events
+ * go to `onEvent` (never a key, never a certificate). `stop()` sends the mDNS goodbye and ends every
+ * timer, probe and check.
  * Must not know: the client API, the scheduler, membership's insides, the config file.
  */
 
+import { networkInterfaces } from "node:os";
 import { checkLimit, type NodeIdentity, type PinnedPeer, type RelocateResult } from "../cluster/index.js";
 import { formatHostPort, type HostPort } from "../config/index.js";
 import { checkPeerAddress, type AddressCheck } from "./address-check.js";
-import { readPortCertificate, readPortName, type PortCertificate } from "./cluster-port-probe.js";
+import { readPortName } from "./port-name.js";
+import { StaticProber } from "./static-probe.js";
 import {
   resolveMdnsNetwork,
   startMdnsBeacon,
@@ -26,7 +29,7 @@ import {
   type CheckAddress,
   type DiscoveredNode,
   type PinOf,
-  type Sighting,
+  type PinnedAt,
   type SightingBookLimits,
 } from "./sighting-book.js";
 
@@ -85,10 +88,12 @@ export interface DiscoveryOptions extends DiscoveryTiming {
   /** A paired node's recorded address moved (membership should look again). */
   readonly onMoved?: (peer: PinnedPeer) => void;
   readonly onEvent?: (event: DiscoveryEvent) => void;
+  /** mTLS handshakes per static address per round at most (default 3). */
+  readonly maxStaticHellos?: number;
   /** Seams for tests; the defaults are the real ones. */
   readonly startBeacon?: (options: MdnsBeaconOptions) => MdnsBeacon;
-  readonly probe?: (address: HostPort, signal: AbortSignal) => Promise<PortCertificate>;
   readonly askName?: (address: HostPort, signal: AbortSignal) => Promise<string | undefined>;
+  /** The mTLS hello under `peer`'s pin at `address` (address checks and static addresses). */
   readonly check?: (peer: PinnedPeer, address: string, signal: AbortSignal) => Promise<AddressCheck>;
 }
 
@@ -164,14 +169,11 @@ export function startDiscovery(options: DiscoveryOptions): Discovery {
     const peer = options.trust.active().find((p) => p.node_id === nodeId);
     return peer === undefined ? undefined : { fingerprint: peer.fingerprint, address: peer.address };
   };
+  const pinnedAt: PinnedAt = (address) => options.trust.active().some((p) => p.address === address);
   const check =
     options.check ??
     ((peer: PinnedPeer, address: string, signal: AbortSignal) =>
       checkPeerAddress(options.identity, peer, address, { timeoutMs: t.timeoutMs, signal }));
-  const probe =
-    options.probe ??
-    ((address: HostPort, signal: AbortSignal) =>
-      readPortCertificate(address, { timeoutMs: t.timeoutMs, signal }));
   const askName =
     options.askName ??
     ((address: HostPort, signal: AbortSignal) => readPortName(address, { timeoutMs: t.timeoutMs, signal }));
@@ -281,22 +283,28 @@ export function startDiscovery(options: DiscoveryOptions): Discovery {
     (asking ??= Promise.all(options.staticPeers.map(askOne))
       .then(() => undefined)
       .finally(() => (asking = undefined)));
+  const prober = new StaticProber({
+    selfName: options.identity.name,
+    isSelf: (address) => address.port === options.port && isLocalHost(address.host),
+    active: () => options.trust.active(),
+    hello: check,
+    askName,
+    nowMs,
+    recheckMs: t.recheckMs,
+    ...(options.maxStaticHellos === undefined ? {} : { maxHellos: options.maxStaticHellos }),
+  });
   async function askOne(address: HostPort): Promise<void> {
     const shown = formatHostPort(address);
-    let cert: PortCertificate;
-    try {
-      cert = await probe(address, abort.signal);
-    } catch {
-      if (!stopped) book.forget("static", { address: shown });
-      return;
-    }
-    if (stopped || cert.nodeId === options.identity.nodeId) return;
-    const paired = pinOf(cert.nodeId) !== undefined;
-    const name = paired ? undefined : await askName(address, abort.signal);
+    const answer = await prober.ask(address, abort.signal);
     if (stopped) return;
-    const sighting: Sighting = { nodeId: cert.nodeId, name, address: shown, via: "static" };
     book.forget("static", { address: shown });
-    book.observe(sighting, nowMs());
+    if (answer.kind === "pinned")
+      book.observe(
+        { nodeId: answer.peer.node_id, name: answer.peer.name, address: shown, via: "static" },
+        nowMs(),
+      );
+    else if (answer.kind === "named")
+      book.observe({ nodeId: null, name: answer.name, address: shown, via: "static" }, nowMs());
   }
   const staticLoop = (): void => {
     void askStatic().then(pass);
@@ -308,7 +316,7 @@ export function startDiscovery(options: DiscoveryOptions): Discovery {
 
   let stopping: Promise<void> | undefined;
   return {
-    discovered: () => book.discovered(nowMs(), pinOf),
+    discovered: () => book.discovered(nowMs(), pinOf, pinnedAt),
     refresh: async () => {
       await askStatic();
       beacon?.query();
@@ -339,4 +347,13 @@ function definedOnly(options: DiscoveryTiming): DiscoveryTiming {
     if (value !== undefined) out[key] = value;
   }
   return out;
+}
+
+/** Whether `host` names this machine: a loopback name or address, or one of its interfaces' addresses. */
+function isLocalHost(host: string): boolean {
+  const h = host.toLowerCase();
+  if (h === "localhost" || h === "::1" || h === "0.0.0.0" || h === "::" || h.startsWith("127.")) return true;
+  return Object.values(networkInterfaces()).some((list) =>
+    (list ?? []).some((info) => info.address.toLowerCase() === h),
+  );
 }

@@ -7,7 +7,13 @@
  */
 
 export { checkPeerAddress, type AddressCheck } from "./address-check.js";
-export { readPortCertificate, readPortName, type PortCertificate } from "./cluster-port-probe.js";
+export { readPortName } from "./port-name.js";
+export {
+  DEFAULT_STATIC_MAX_HELLOS,
+  StaticProber,
+  type StaticAnswer,
+  type StaticProbeOptions,
+} from "./static-probe.js";
 export {
   DEFAULT_DISCOVERY_TIMING,
   clusterDiscovery,
@@ -48,6 +54,7 @@ export {
   type CheckAddress,
   type DiscoveredNode,
   type PinOf,
+  type PinnedAt,
   type Sighting,
   type SightingBookLimits,
   type SightingSource,

@@ -2,6 +2,9 @@
  * The sighting book: which node was last seen where, by mDNS or by asking a static peer address,
  * and what that calls for. Pure: times are inputs, nothing here dials, waits or writes.
  * - A sighting of an unpaired node (or of a revoked one) is listed as discovered, not paired.
+ * - A sighting with no node id (a static address where none of our pinned peers answered: only its
+ *   name is known) is listed too, unless a paired node is recorded at that address (pairing tells
+ *   who is there) or a sighting with a node id at that address says more (then it joins that row).
  * - A sighting of a paired node at an address other than the one recorded for it becomes a
  *   `CheckAddress` command, at most once per `recheckMs` for each (node, address): only the caller's
  *   mTLS call with the pinned certificate there can move the recorded address.
@@ -15,7 +18,8 @@ import { checkLimit } from "../cluster/index.js";
 export type SightingSource = "mdns" | "static";
 
 export interface Sighting {
-  readonly nodeId: string;
+  /** Null when nothing verified names the node (a static address: only its name is known). */
+  readonly nodeId: string | null;
   /** The node's name as it was told (absent when it could not be learnt). */
   readonly name: string | undefined;
   /** `HOST:PORT` (`[v6]:PORT`) of its cluster port. */
@@ -25,7 +29,8 @@ export interface Sighting {
 
 /** A discovered node as the admin API and `pair peers` show it. */
 export interface DiscoveredNode {
-  readonly node_id: string;
+  /** Null for a node known only by the name its cluster port gives (a static address). */
+  readonly node_id: string | null;
   readonly name: string | null;
   readonly address: string;
   readonly seen_via: readonly SightingSource[];
@@ -37,6 +42,9 @@ export interface DiscoveredNode {
 export type PinOf = (
   nodeId: string,
 ) => { readonly fingerprint: string; readonly address: string | undefined } | undefined;
+
+/** Whether a paired node is recorded at this address (`HOST:PORT`). */
+export type PinnedAt = (address: string) => boolean;
 
 /** Check, over mTLS with the pinned certificate, whether paired node `nodeId` is at `address`. */
 export interface CheckAddress {
@@ -65,7 +73,7 @@ export const DEFAULT_SIGHTING_BOOK_LIMITS: SightingBookLimits = Object.freeze({
 });
 
 interface Entry {
-  readonly nodeId: string;
+  readonly nodeId: string | null;
   readonly address: string;
   name: string | undefined;
   /** When each source last saw it (epoch ms). */
@@ -127,6 +135,7 @@ export class SightingBook {
     this.#expire(nowMs);
     const due: (CheckAddress & { readonly lastSeenMs: number })[] = [];
     for (const entry of this.#entries.values()) {
+      if (entry.nodeId === null) continue;
       const pin = pinOf(entry.nodeId);
       if (pin === undefined || pin.address === entry.address) continue;
       const last = this.#checked.get(keyOf(entry.nodeId, entry.address));
@@ -148,20 +157,32 @@ export class SightingBook {
     return chosen;
   }
 
-  /** Sighted nodes that are not paired (no active pin), most recently seen first. */
-  discovered(nowMs: number, pinOf: PinOf): DiscoveredNode[] {
+  /**
+   * Sighted nodes that are not paired (no active pin), most recently seen first. A sighting without
+   * a node id is hidden where `pinnedAt` says a paired node is recorded, and joins the row of an
+   * unpaired sighting with a node id at the same address.
+   */
+  discovered(nowMs: number, pinOf: PinOf, pinnedAt: PinnedAt = () => false): DiscoveredNode[] {
     this.#expire(nowMs);
-    return [...this.#entries.values()]
-      .filter((entry) => pinOf(entry.nodeId) === undefined)
-      .map((entry) => ({ entry, last: Math.max(...entry.seen.values()) }))
-      .sort((a, b) => b.last - a.last || a.entry.address.localeCompare(b.entry.address))
-      .map(({ entry, last }) => ({
-        node_id: entry.nodeId,
-        name: entry.name ?? null,
-        address: entry.address,
-        seen_via: [...entry.seen.keys()].sort(),
-        last_seen: new Date(last).toISOString(),
-      }));
+    const entries = [...this.#entries.values()];
+    const named = new Map<string, Entry>();
+    for (const entry of entries) if (entry.nodeId === null) named.set(entry.address, entry);
+    const rows: { row: DiscoveredNode; last: number }[] = [];
+    const joined = new Set<string>();
+    for (const entry of entries) {
+      if (entry.nodeId === null || pinOf(entry.nodeId) !== undefined) continue;
+      const extra = named.get(entry.address);
+      if (extra !== undefined) joined.add(entry.address);
+      const seen = new Map(entry.seen);
+      for (const [via, at] of extra?.seen ?? []) seen.set(via, Math.max(at, seen.get(via) ?? at));
+      rows.push(row(entry.nodeId, entry.name ?? extra?.name, entry.address, seen));
+    }
+    for (const entry of named.values())
+      if (!joined.has(entry.address) && !pinnedAt(entry.address))
+        rows.push(row(null, entry.name, entry.address, entry.seen));
+    return rows
+      .sort((a, b) => b.last - a.last || a.row.address.localeCompare(b.row.address))
+      .map(({ row: r }) => r);
   }
 
   /** How many (node, address) sightings are held. */
@@ -189,6 +210,25 @@ export class SightingBook {
   }
 }
 
-function keyOf(nodeId: string, address: string): string {
-  return `${nodeId}@${address}`;
+function keyOf(nodeId: string | null, address: string): string {
+  return `${nodeId ?? "?"}@${address}`;
+}
+
+function row(
+  nodeId: string | null,
+  name: string | undefined,
+  address: string,
+  seen: ReadonlyMap<SightingSource, number>,
+): { row: DiscoveredNode; last: number } {
+  const last = Math.max(...seen.values());
+  return {
+    row: {
+      node_id: nodeId,
+      name: name ?? null,
+      address,
+      seen_via: [...seen.keys()].sort(),
+      last_seen: new Date(last).toISOString(),
+    },
+    last,
+  };
 }

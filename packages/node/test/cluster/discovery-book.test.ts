@@ -78,6 +78,41 @@ describe("SightingBook", () => {
     ]);
   });
 
+  it("a sighting with no node id (a static address, name only) is listed with node_id null", () => {
+    const book = new SightingBook(SELF, limits);
+    book.observe({ nodeId: null, name: "stranger", address: "10.0.0.9:1", via: "static" }, T0);
+    expect(book.discovered(T0, pins)).toEqual([
+      {
+        node_id: null,
+        name: "stranger",
+        address: "10.0.0.9:1",
+        seen_via: ["static"],
+        last_seen: new Date(T0).toISOString(),
+      },
+    ]);
+    expect(book.plan(T0, pins)).toEqual([]);
+    // Hidden where a paired node is recorded (pairing told who is there).
+    expect(book.discovered(T0, pins, (address) => address === "10.0.0.9:1")).toEqual([]);
+    // A static answer replaces it (the address is forgotten, then observed again).
+    book.forget("static", { address: "10.0.0.9:1" });
+    expect(book.size).toBe(0);
+  });
+
+  it("a name-only sighting joins the row of an unpaired node seen with its id at that address", () => {
+    const book = new SightingBook(SELF, limits);
+    book.observe({ nodeId: C, name: "laptop", address: "10.0.0.3:14323", via: "mdns" }, T0);
+    book.observe({ nodeId: null, name: "laptop", address: "10.0.0.3:14323", via: "static" }, T0 + 7);
+    expect(book.discovered(T0 + 10, pins)).toEqual([
+      {
+        node_id: C,
+        name: "laptop",
+        address: "10.0.0.3:14323",
+        seen_via: ["mdns", "static"],
+        last_seen: new Date(T0 + 7).toISOString(),
+      },
+    ]);
+  });
+
   it("refuses limits out of range", () => {
     expect(() => new SightingBook(SELF, { recheckMs: 0 })).toThrow(/recheckMs/);
   });

@@ -1,7 +1,8 @@
-// Static `peers` with mDNS off: a node at a configured address is named (its certificate's node id,
-// its name), listed when unpaired, and a paired node that comes back there is reached again.
+// Static `peers` with mDNS off: a node at a configured address that none of our pinned peers answers
+// at is listed by the name its port gives (node_id null: nothing verified names it), and a paired
+// node that comes back there is recognised by its pin and reached again.
 import { afterEach, describe, expect, it } from "vitest";
-import { freePort } from "../cli/cli-harness.js";
+import { freePort, runCli } from "../cli/cli-harness.js";
 import { startDiscoveryNode, udpSockets, until, type DiscoveryNode } from "./discovery-harness.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -31,20 +32,34 @@ async function admin(
 const idOf = (n: DiscoveryNode): string => n.node.cluster.identity.nodeId;
 
 describe("discovery at static peer addresses (mDNS off)", () => {
-  it("an unpaired node at a static address is listed with its node id and name; no mDNS socket opens", async () => {
+  it("an unpaired node at a static address is listed by name, node_id null (admin API, pair peers); no mDNS socket opens", async () => {
     const c = await node("node-c", {});
-    const a = await node("node-a", { peers: [c.clusterAddress, "127.0.0.1:1"] });
+    const own = await freePort();
+    // Its own address among the peers (one config for every node) is never listed.
+    const a = await node("node-a", {
+      peers: [c.clusterAddress, "127.0.0.1:1", `localhost:${own}`],
+      clusterPort: own,
+    });
     expect(udpSockets()).toBe(0);
     await until(() => a.node.cluster.discovered().length > 0);
     expect((await admin(a, "/pair/v1/discovered")).json).toEqual([
       {
-        node_id: idOf(c),
+        node_id: null,
         name: "node-c",
         address: c.clusterAddress,
         seen_via: ["static"],
         last_seen: expect.any(String) as unknown,
       },
     ]);
+    const json = await runCli(["peers", "--config", a.configFile, "--json"]);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual([
+      expect.objectContaining({ node_id: null, name: "node-c", address: c.clusterAddress, paired: false }),
+    ]);
+    const text = await runCli(["peers", "--config", a.configFile]);
+    expect(text.stdout).toMatch(
+      new RegExp(`^node-c +- +${c.clusterAddress.replace(/\./g, "\\.")} +static `, "m"),
+    );
     // Once paired, it is no longer "discovered".
     const pin = ((await admin(c, "/pair/v1/pin", {})).json as { pin: string }).pin;
     expect((await admin(a, "/pair/v1/join", { address: c.clusterAddress, pin })).status).toBe(200);
