@@ -16,5 +16,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // mDNS never leaves the machine in a test: a node that runs it without being told on which
+    // network (mdns-beacon.ts) uses these, so it talks on loopback only (stack-notes.md §8).
+    env: { PAIR_MDNS_INTERFACE: "127.0.0.1", PAIR_MDNS_BIND: "0.0.0.0" },
   },
 });

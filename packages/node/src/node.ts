@@ -18,12 +18,15 @@ import {
 import type { AuthenticatedPeer } from "./cluster/index.js";
 import {
   PeerLinks,
+  clusterDiscovery,
   PeerMembership,
   startClusterNode,
+  type ClusterDiscoveryOptions,
   type ClusterNode,
   type ClusterNodeOptions,
   type LocalInventory,
   type PeerChange,
+  type NodeDiscoveryOptions,
 } from "./cluster-node/index.js";
 import { formatHostPort, type PairConfig } from "./config/index.js";
 import { EngineInventory } from "./engines/engine-inventory.js";
@@ -62,6 +65,8 @@ export interface NodeOptions {
   readonly credentials?: CredentialReader;
   /** How often rented nodes are probed (default 30 s). */
   readonly rentedProbeIntervalMs?: number;
+  /** Discovery's mDNS network (tests: loopback) and timing, when the config turns it on. */
+  readonly discovery?: NodeDiscoveryOptions;
 }
 
 export interface RunningNode {
@@ -192,18 +197,30 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     route?: ReturnType<typeof peerRouteHandler>;
     changed?: (peer: AuthenticatedPeer, change: PeerChange) => void;
     notify?: ((change: PeerChange) => void) | undefined;
+    membership?: PeerMembership;
   } = {};
-  const cluster = await startCluster(config, options.clusterPortOverride, log, {
-    inventory: () =>
-      local.inventory === undefined ? { models: [], in_flight: 0, capacity: 0 } : local.inventory(),
-    route: (req, res, peer, route) => {
-      if (local.route !== undefined) return local.route(req, res, peer, route);
-      req.resume();
-      res.writeHead(503, { "retry-after": "1", "content-type": "text/plain" });
-      res.end("PAIR is starting\n");
+  const discovery = clusterDiscovery(
+    { mdns: config.node.discovery.mdns, peers: config.node.peers },
+    options.discovery,
+    () => void local.membership?.refresh(),
+  );
+  const cluster = await startCluster(
+    config,
+    options.clusterPortOverride,
+    log,
+    {
+      inventory: () =>
+        local.inventory === undefined ? { models: [], in_flight: 0, capacity: 0 } : local.inventory(),
+      route: (req, res, peer, route) => {
+        if (local.route !== undefined) return local.route(req, res, peer, route);
+        req.resume();
+        res.writeHead(503, { "retry-after": "1", "content-type": "text/plain" });
+        res.end("PAIR is starting\n");
+      },
+      changed: (peer, change) => local.changed?.(peer, change),
     },
-    changed: (peer, change) => local.changed?.(peer, change),
-  }).catch((error: unknown) => {
+    discovery,
+  ).catch((error: unknown) => {
     server.close();
     throw error;
   });
@@ -278,6 +295,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     if (change === "leaving") membership.markDown(peer.nodeId, "it said it is shutting down");
     else void membership.poke(peer.nodeId);
   };
+  local.membership = membership;
   metrics.gauge("pair_queue_depth", "Requests waiting for a slot.", {}, () => scheduler.queued());
   metrics.gauge("pair_workloads_running", "Workloads in flight.", {}, () => history.running().length);
 
@@ -341,6 +359,7 @@ async function startCluster(
   portOverride: number | undefined,
   log: (line: string) => void,
   peerApi: Pick<ClusterNodeOptions, "inventory" | "route" | "changed">,
+  discovery: ClusterDiscoveryOptions | undefined,
 ): Promise<ClusterNode> {
   const { host } = config.node.clusterListen;
   const port = portOverride ?? config.node.clusterListen.port;
@@ -352,6 +371,7 @@ async function startCluster(
       listen: { host, port },
       log,
       ...peerApi,
+      ...(discovery === undefined ? {} : { discovery }),
     });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;

@@ -1,6 +1,7 @@
 /**
  * Pairing from the command line: `pair pin` shows a PIN on this node, `pair join ADDRESS --pin PIN`
- * pairs this node with the one showing it, `pair peers` lists the nodes this one trusts, and
+ * pairs this node with the one showing it, `pair peers` lists the nodes this one trusts (and those
+ * discovery saw that it does not), and
  * `pair unpair NODE` stops trusting one. Each asks the running node over its admin API; a refusal
  * becomes a message that names what failed and what to do.
  * Must not know: how pairing works, HTTP details (admin-client.ts).
@@ -68,6 +69,28 @@ function expectOk(answer: AdminAnswer, path: string): unknown {
       (error === undefined ? "" : `: ${error.code}: ${error.message}`) +
       (answer.status === 404 ? " — is the node older than this pair? Restart `pair serve`" : ""),
   );
+}
+
+interface DiscoveredJson {
+  /** Null when only the name is known (a static address none of our pinned peers answers at). */
+  readonly node_id: string | null;
+  readonly name: string | null;
+  readonly address: string;
+  readonly seen_via: readonly string[];
+  readonly last_seen: string;
+}
+
+function asDiscovered(json: unknown): DiscoveredJson {
+  const d = json as Partial<DiscoveredJson> | null;
+  if (
+    (typeof d?.node_id !== "string" && d?.node_id !== null) ||
+    typeof d.address !== "string" ||
+    !Array.isArray(d.seen_via)
+  )
+    throw new CliFailure(
+      "the node's answer has an unexpected shape — restart `pair serve` from this install",
+    );
+  return d as DiscoveredJson;
 }
 
 function asPeer(json: unknown): PeerJson {
@@ -203,7 +226,13 @@ export const peersCommand: Command = {
   usage: `Usage: pair peers [--config FILE] [--json]
 
 Lists the nodes this node trusts: name, node id, certificate fingerprint, when they were paired.
---json prints [{"node_id", "name", "fingerprint", "paired_at"}].
+Then the nodes discovery saw (by mDNS, or at a node.peers address) that are not paired: name,
+node id ("-" when only the name is known: a node.peers address that none of the paired nodes
+answers at), address, how it was seen, when — pair one with \`pair pin\` there and
+\`pair join ADDRESS --pin PIN\` here. What discovery reports is a claim, not a proof: pairing is.
+--json prints one array: the paired nodes {"node_id", "name", "fingerprint", "paired_at",
+"address", "paired": true}, then the discovered ones {"node_id", "name", "address", "seen_via",
+"last_seen", "paired": false}; "node_id" is null when only the name is known.
 
 ${COMMON_HELP}`,
   async run(args, io) {
@@ -211,17 +240,47 @@ ${COMMON_HELP}`,
     const json = expectOk(await call(io, flags.config, "/pair/v1/peers"), "/pair/v1/peers");
     if (!Array.isArray(json)) throw new CliFailure("the node's answer has an unexpected shape");
     const peers = json.map(asPeer);
-    if (flags.json === true) printJson(io, peers);
-    else if (peers.length === 0) io.stdout("no paired nodes (pair one with `pair pin` and `pair join`)\n");
-    else
-      io.stdout(
-        renderTable(
-          [{ header: "NAME" }, { header: "NODE ID" }, { header: "FINGERPRINT" }, { header: "PAIRED" }],
-          peers.map((p) => [p.name, p.node_id, `${p.fingerprint.slice(0, 16)}…`, p.paired_at]),
-        )
-          .map((line) => `${line}\n`)
-          .join(""),
+    // A node from before discovery has no such route: nothing discovered.
+    const seen = await call(io, flags.config, "/pair/v1/discovered");
+    const found = seen.status === 404 ? [] : expectOk(seen, "/pair/v1/discovered");
+    if (!Array.isArray(found)) throw new CliFailure("the node's answer has an unexpected shape");
+    const discovered = found.map(asDiscovered);
+    if (flags.json === true) {
+      printJson(io, [
+        ...peers.map((p) => ({ ...p, paired: true })),
+        ...discovered.map((d) => ({ ...d, paired: false })),
+      ]);
+      return EXIT_OK;
+    }
+    const lines =
+      peers.length === 0
+        ? ["no paired nodes (pair one with `pair pin` and `pair join`)"]
+        : renderTable(
+            [{ header: "NAME" }, { header: "NODE ID" }, { header: "FINGERPRINT" }, { header: "PAIRED" }],
+            peers.map((p) => [p.name, p.node_id, `${p.fingerprint.slice(0, 16)}…`, p.paired_at]),
+          );
+    if (discovered.length > 0)
+      lines.push(
+        "",
+        "discovered, not paired (to pair one: `pair pin` on it, then `pair join ADDRESS --pin PIN` here):",
+        ...renderTable(
+          [
+            { header: "NAME" },
+            { header: "NODE ID" },
+            { header: "ADDRESS" },
+            { header: "SEEN VIA" },
+            { header: "LAST SEEN" },
+          ],
+          discovered.map((d) => [
+            d.name ?? "?",
+            d.node_id ?? "-",
+            d.address,
+            d.seen_via.join(","),
+            d.last_seen,
+          ]),
+        ),
       );
+    io.stdout(lines.map((line) => `${line}\n`).join(""));
     return EXIT_OK;
   },
 };

@@ -3,6 +3,8 @@
  * (peers.json), the PIN it shows, and the cluster port — strict mTLS for peers, plain HTTP for the
  * pairing handshake only. Pinning and revoking re-sync the peer server at once, so a node just
  * paired is accepted on its very next mTLS request and a node unpaired loses its open connections.
+ * Discovery (src/discovery/: mDNS and static peers), when asked for, starts once the port listens and
+ * stops first, so its mDNS goodbye goes out while the node still answers.
  * Must not know: the client API, the CLI, the config file (it is given what it needs).
  */
 
@@ -33,6 +35,13 @@ import {
 import { createPairingServer, type PairingServer, type PairingServerLimits } from "./pairing-server.js";
 import { joinByPin, type JoinError } from "./pairing-join.js";
 import { peerRoutes, type LocalInventory, type PeerRoutesOptions } from "./peer-routes.js";
+import {
+  startDiscovery,
+  type ClusterDiscoveryOptions,
+  type DiscoveredNode,
+  type Discovery,
+  type DiscoveryEvent,
+} from "../discovery/index.js";
 
 /** A pinned peer as the admin API shows it: never a key, not even the certificate. */
 export interface PeerJson {
@@ -41,6 +50,8 @@ export interface PeerJson {
   readonly fingerprint: string;
   readonly paired_at: string;
   readonly revoked_at?: string;
+  /** Where its cluster port is reached (recorded at pairing, moved by discovery). */
+  readonly address?: string;
 }
 
 export interface ClusterNodeOptions {
@@ -59,6 +70,8 @@ export interface ClusterNodeOptions {
   /** Forwarded client requests and peers' notices (peer-routes.ts); absent: 404. */
   readonly route?: PeerRoutesOptions["route"];
   readonly changed?: PeerRoutesOptions["changed"];
+  /** Find peers by mDNS and at static addresses; absent: neither. */
+  readonly discovery?: ClusterDiscoveryOptions;
   readonly limits?: {
     readonly port?: Partial<ClusterPortLimits>;
     readonly peer?: Partial<PeerServerLimits>;
@@ -86,6 +99,10 @@ export interface ClusterNode {
   pairedPeers(): PeerJson[];
   /** Stop trusting a node, named by its node id or (when unique) its name. */
   unpair(node: string): UnpairResult;
+  /** Nodes seen by discovery that are not paired (empty when discovery is off). */
+  discovered(): DiscoveredNode[];
+  /** Discovery, when it runs. */
+  readonly discovery: Discovery | undefined;
   close(): Promise<void>;
 }
 
@@ -95,6 +112,7 @@ export function peerJson(peer: PinnedPeer): PeerJson {
     name: peer.name,
     fingerprint: peer.fingerprint,
     paired_at: peer.paired_at,
+    ...(peer.address === undefined ? {} : { address: peer.address }),
   };
   return peer.revoked_at === undefined ? base : { ...base, revoked_at: peer.revoked_at };
 }
@@ -164,6 +182,21 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Clu
     `cluster port ${formatHostPort({ host: port.host, port: port.port })}: node id ${identity.nodeId}, ` +
       `${peers.active().length} paired peer(s)`,
   );
+  const discovery =
+    options.discovery === undefined
+      ? undefined
+      : startDiscovery({
+          ...options.discovery,
+          identity,
+          port: port.port,
+          trust: peers,
+          nowMs,
+          onEvent: (event) => {
+            const line = discoveryLogLine(event);
+            if (line !== undefined) log(line);
+            options.discovery?.onEvent?.(event);
+          },
+        });
 
   let closing: Promise<void> | undefined;
   return {
@@ -188,6 +221,8 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Clu
       return ok(peerJson(joined.value));
     },
     pairedPeers: () => peers.active().map(peerJson),
+    discovered: () => discovery?.discovered() ?? [],
+    discovery,
     unpair(node) {
       const found = findPeer(peers, node);
       if (!found.ok) return { ok: false, ...found.error };
@@ -197,6 +232,7 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Clu
     },
     close: () =>
       (closing ??= (async () => {
+        await discovery?.stop();
         pairing.close();
         await port.close();
         await peerServer.close();
@@ -221,4 +257,18 @@ function findPeer(
         ? `no paired node has the name or node id "${node}" (pair peers lists them)`
         : `${byName.length} paired nodes are named "${node}": name one by its node id (pair peers lists them)`,
   });
+}
+
+/** The log line of a discovery event (none for the routine ones). */
+function discoveryLogLine(event: DiscoveryEvent): string | undefined {
+  switch (event.type) {
+    case "PeerMoved":
+      return `peer ${event.nodeId} found at ${event.to} (was ${event.from ?? "unknown"}): address updated after mTLS`;
+    case "PeerAddressRejected":
+      return `peer ${event.nodeId} seen at ${event.address}, not moved there: ${event.reason}`;
+    case "MdnsFailed":
+      return event.message;
+    case "PeerAddressKept":
+      return undefined;
+  }
 }

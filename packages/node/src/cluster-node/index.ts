@@ -40,3 +40,14 @@ export {
   type MembershipOptions,
 } from "./peer-membership.js";
 export { isPairingAdminPath, PAIRING_ADMIN_PATHS, servePairingAdmin } from "./pairing-admin-routes.js";
+export {
+  clusterDiscovery,
+  resolveMdnsNetwork,
+  type ClusterDiscoveryOptions,
+  type DiscoveredNode,
+  type Discovery,
+  type DiscoveryEvent,
+  type DiscoveryTiming,
+  type MdnsNetwork,
+  type NodeDiscoveryOptions,
+} from "../discovery/index.js";

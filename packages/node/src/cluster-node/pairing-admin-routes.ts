@@ -5,7 +5,9 @@
  *   POST /pair/v1/join {address, pin} → the paired peer            run the initiator side
  *   GET  /pair/v1/peers            → [peer]                        the peers trusted now
  *   POST /pair/v1/unpair {node}    → the revoked peer              stop trusting a node
- * A peer is `{node_id, name, fingerprint, paired_at}`: never a key. Errors use the admin API's
+ *   GET  /pair/v1/discovered       → [{node_id, name, address, seen_via, last_seen}]  seen, not paired
+ *     (node_id null: a static address known only by the name its port gives)
+ * A peer is `{node_id, name, fingerprint, paired_at, address?}`: never a key. Errors use the admin API's
  * envelope `{"error": {message, type, code}}` with a code of docs/errors.md.
  * Must not know: how pairing works (cluster-node.ts), the bearer token, the other admin routes.
  */
@@ -21,6 +23,7 @@ export const PAIRING_ADMIN_PATHS = [
   "/pair/v1/join",
   "/pair/v1/peers",
   "/pair/v1/unpair",
+  "/pair/v1/discovered",
 ] as const;
 
 /** HTTP status of each way `join` can fail. */
@@ -60,7 +63,7 @@ async function pairingAdminRoute(
   path: string,
 ): Promise<void> {
   const method = req.method ?? "GET";
-  const wanted = path === "/pair/v1/peers" ? "GET" : "POST";
+  const wanted = path === "/pair/v1/peers" || path === "/pair/v1/discovered" ? "GET" : "POST";
   if (method !== wanted) {
     req.resume();
     res.setHeader("allow", wanted);
@@ -72,6 +75,9 @@ async function pairingAdminRoute(
       return sendJson(res, 200, cluster.issuePin());
     case "/pair/v1/peers":
       return sendJson(res, 200, cluster.pairedPeers());
+    case "/pair/v1/discovered":
+      req.resume();
+      return sendJson(res, 200, cluster.discovered());
     case "/pair/v1/join": {
       const body = await readJsonObject(req);
       if (typeof body === "string") return fail(res, 400, "invalid_request", body);

@@ -28,6 +28,8 @@ export {
   MAX_PINNED_PEERS,
   MAX_REVOKED_PEERS_KEPT,
   PEERS_FILE,
+  isPeerAddress,
+  isPeerName,
   openPinnedPeers,
   type PinnedPeers,
   type PeersChange,
@@ -36,6 +38,7 @@ export {
   type PinnedPeer,
   type PinnedPeerView,
   type PinnedPeersOptions,
+  type RelocateResult,
   type RevokeResult,
 } from "./pinned-peers.js";
 export {

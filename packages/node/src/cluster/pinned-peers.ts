@@ -3,6 +3,8 @@
  * `<data_dir>/peers.json` (0600, replaced atomically: temp file, fsync, rename). A revoked peer stays
  * recorded (who, when) but is never accepted again unless it is pinned anew. Every record is checked
  * against its certificate when loaded, so an edited file cannot make a pin say something else.
+ * A peer's recorded address moves only through `relocate`, which the caller calls after it reached
+ * the pinned certificate there (discovery does: a sighting alone proves nothing).
  * One process owns the file (the node); changes are reported through the single `onChange` option.
  * Must not know: TLS, sockets, how pairing proves a certificate (the PIN exchange).
  */
@@ -69,7 +71,16 @@ export type RevokeResult =
 
 export type PeersChange =
   | { readonly kind: "pinned"; readonly peer: PinnedPeer }
-  | { readonly kind: "revoked"; readonly peer: PinnedPeer };
+  | { readonly kind: "revoked"; readonly peer: PinnedPeer }
+  | { readonly kind: "moved"; readonly peer: PinnedPeer; readonly from: string | undefined };
+
+export type RelocateResult =
+  | { readonly ok: true; readonly peer: PinnedPeer; readonly changed: boolean }
+  | {
+      readonly ok: false;
+      readonly code: "unknown_peer" | "certificate_changed" | "invalid_address";
+      readonly message: string;
+    };
 
 export interface PinnedPeersOptions {
   /** Wall clock, epoch milliseconds: `paired_at`, `revoked_at`. */
@@ -151,6 +162,30 @@ class PinnedPeers implements PinnedPeerView {
     return { ok: true, peer, alreadyRevoked: false };
   }
 
+  /**
+   * Record that the active peer `nodeId` is now reached at `address`. Only for an address where an
+   * mTLS call presenting the pinned certificate `fingerprint` just succeeded: if the record's pin
+   * changed (re-paired) or it was revoked meanwhile, nothing is written.
+   */
+  relocate(nodeId: string, address: string, fingerprint: string): RelocateResult {
+    if (!isPeerAddress(address))
+      return { ok: false, code: "invalid_address", message: `${address} is not a HOST:PORT address` };
+    const found = this.#records.find((r) => r.node_id === nodeId && r.revoked_at === undefined);
+    if (found === undefined)
+      return { ok: false, code: "unknown_peer", message: `no active paired node has id ${nodeId}` };
+    if (found.fingerprint !== fingerprint)
+      return {
+        ok: false,
+        code: "certificate_changed",
+        message: `node ${nodeId} was paired again with another certificate meanwhile`,
+      };
+    if (found.address === address) return { ok: true, peer: found, changed: false };
+    const peer: PinnedPeer = Object.freeze({ ...found, address });
+    this.#commit(this.#records.map((r) => (r === found ? peer : r)));
+    this.#options.onChange?.({ kind: "moved", peer, from: found.address });
+    return { ok: true, peer, changed: true };
+  }
+
   /** Whether a certificate with this fingerprint is pinned and not revoked. */
   isPinned(fingerprint: string): boolean {
     return this.findActive(fingerprint) !== undefined;
@@ -186,7 +221,8 @@ class PinnedPeers implements PinnedPeerView {
   }
 }
 
-function isPeerName(name: string): boolean {
+/** A node name as peers.json (and discovery) accepts it. */
+export function isPeerName(name: string): boolean {
   return name.length <= PEER_NAME_MAX_CHARS && PEER_NAME.test(name);
 }
 

@@ -79,6 +79,8 @@ async function launch(
       `  data_dir: ${dataDir}`,
       `  listen: 127.0.0.1:${port}`,
       `  cluster_listen: 127.0.0.1:${clusterPort}`,
+      // Discovery has its own tests (discovery-*.test.ts); here nodes meet only through pair join.
+      "  discovery: { mdns: false }",
       ...(engine === undefined
         ? ["engines: []"]
         : [

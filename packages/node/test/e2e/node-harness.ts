@@ -50,6 +50,7 @@ export async function startCluster(
     `  data_dir: ${dataDir}`,
     "  listen: 127.0.0.1:11434",
     "  cluster_listen: 127.0.0.1:14323",
+    "  discovery: { mdns: false }",
     "engines:",
     ...decls.flatMap((d) => [
       `  - name: ${d.name}`,
