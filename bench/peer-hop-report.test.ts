@@ -6,6 +6,7 @@ import { BEGIN_MARKER, END_MARKER, type NodeUse, type StreamMetrics } from "./re
 import { headerProblem, type Target } from "./load-generator.js";
 import {
   PEER_HOP_MARKERS,
+  bareReferenceTable,
   evaluatePeerHopTargets,
   pairedAcrossRuns,
   renderPeerHopReport,
@@ -133,6 +134,31 @@ describe("peer-hop report", () => {
     expect(block).toMatch(/added time to first chunk, p50, 64 streams \| ≤ 3 ms \|\s+\+5\.00 ms \| MISS/);
     expect(block).toMatch(/added time to first chunk, p50, 1 streams\s+\| ≤ 3 ms \|\s+\+0\.50 ms \| PASS/);
     expect(block).toContain("| min … max |");
+  });
+
+  it("shows the bare relay beside A only when every run measured it", () => {
+    const withBare = (r: PeerHopRun, bareAdded: number): PeerHopRun => ({
+      ...r,
+      streaming: r.streaming.map((l) => ({
+        ...l,
+        bare: metrics(l.direct.firstP50 + bareAdded),
+        bareUse: { ...use, cpuMsPerStream: 0.5 },
+      })),
+      cpuBound: { ...r.cpuBound, bare: { rps: 950, streams: 4750, errors: 0 }, bareUse: use },
+    });
+    const plain = [run(1, { 1: 2, 16: 2, 64: 8 }), run(1, { 1: 2, 16: 2, 64: 8 })];
+    expect(bareReferenceTable(plain)).toBeUndefined();
+    expect(bareReferenceTable([withBare(plain[0]!, 0.5), plain[1]!])).toBeUndefined();
+    const table = bareReferenceTable(plain.map((r) => withBare(r, 0.5)));
+    expect(table).toMatch(/first chunk p50 added, 64 streams \(ms\)\s+\|\s+\+0\.50 \|\s+\+8\.00 \|/);
+    expect(table).toMatch(/requests\/s ÷ B, 0 ms\/token\s+\|\s+0\.95× \|\s+0\.80× \|/);
+    expect(
+      renderPeerHopReport(
+        plain.map((r) => withBare(r, 0.5)),
+        meta,
+      ),
+    ).toContain("bare node:http + undici relay");
+    expect(renderPeerHopReport(plain, meta)).not.toContain("bare node:http + undici relay");
   });
 
   it("refuses to render no runs", () => {

@@ -2,8 +2,8 @@
  * The peer-hop benchmark's results as markdown: for each load, the reply straight from node B (the
  * baseline: client → B → engine) beside the reply through node A (client → A → B → engine over the
  * cluster's mTLS), the added time as the median of each run's difference, the issue's target (p50
- * added ≤ 3 ms) with PASS/MISS, the CPU-bound requests/s ratio, what each node's process spent, and
- * the per-run spread. Also the splice into docs/benchmarks.md between the peer-hop markers.
+ * added ≤ 3 ms) with PASS/MISS, the CPU-bound requests/s ratio, what each node's process spent, a
+ * bare relay in front of B as a reference when measured, and the per-run spread. Also the splice into docs/benchmarks.md between the peer-hop markers.
  * Must not know: processes, sockets, pairing, how the numbers were measured.
  */
 
@@ -24,6 +24,9 @@ export interface PeerHopLevel {
   /** Node B's process during the direct load, and during the via-peer load. */
   readonly bUseDirect: NodeUse;
   readonly bUseViaPeer: NodeUse;
+  /** Client → bare relay → B → engine, and the relay's process, when measured (`--bare-proxy`). */
+  readonly bare?: StreamMetrics;
+  readonly bareUse?: NodeUse;
 }
 
 export interface PeerHopCpuBound {
@@ -32,6 +35,8 @@ export interface PeerHopCpuBound {
   readonly aUse: NodeUse;
   readonly bUseDirect: NodeUse;
   readonly bUseViaPeer: NodeUse;
+  readonly bare?: Throughput;
+  readonly bareUse?: NodeUse;
 }
 
 export interface PeerHopRun {
@@ -233,9 +238,52 @@ function failedStreams(runs: readonly PeerHopRun[]): number {
       sum +
       r.cpuBound.direct.errors +
       r.cpuBound.viaPeer.errors +
-      r.streaming.reduce((s, l) => s + l.direct.errors + l.viaPeer.errors, 0),
+      (r.cpuBound.bare?.errors ?? 0) +
+      r.streaming.reduce((s, l) => s + l.direct.errors + l.viaPeer.errors + (l.bare?.errors ?? 0), 0),
     0,
   );
+}
+
+/**
+ * The bare relay in front of B beside A, both as added time over B (medians of per-run
+ * differences), or undefined unless every run measured it.
+ */
+export function bareReferenceTable(runs: readonly PeerHopRun[]): string | undefined {
+  if (
+    runs.length === 0 ||
+    runs.some((r) => r.cpuBound.bare === undefined || r.streaming.some((l) => l.bare === undefined))
+  )
+    return undefined;
+  const bareAdded = (c: number, pick: Pick) =>
+    median(runs.map((r) => pick(atLevel(r, c).bare!) - pick(atLevel(r, c).direct)));
+  const rows: string[][] = [];
+  for (const [what, pick] of [
+    ["first chunk p50", firstP50],
+    ["first chunk p99", firstP99],
+    ["total p50", totalP50],
+  ] as const)
+    for (const c of levels(runs))
+      rows.push([
+        `${what} added, ${c} streams (ms)`,
+        signed(bareAdded(c, pick), 2),
+        signed(pairedAcrossRuns(runs, c, pick).added, 2),
+      ]);
+  rows.push([
+    "requests/s ÷ B, 0 ms/token",
+    `${median(runs.map((r) => r.cpuBound.bare!.rps / r.cpuBound.direct.rps)).toFixed(2)}×`,
+    `${median(throughputRatios(runs)).toFixed(2)}×`,
+  ]);
+  rows.push([
+    "CPU per stream of the hop's process, 64 paced streams (ms)",
+    median(runs.map((r) => atLevel(r, 64).bareUse?.cpuMsPerStream ?? NaN)).toFixed(3),
+    median(runs.map((r) => atLevel(r, 64).aUse.cpuMsPerStream)).toFixed(3),
+  ]);
+  rows.push([
+    "CPU per stream of the hop's process, 0 ms/token (ms)",
+    median(runs.map((r) => r.cpuBound.bareUse?.cpuMsPerStream ?? NaN)).toFixed(3),
+    median(runs.map((r) => r.cpuBound.aUse.cpuMsPerStream)).toFixed(3),
+  ]);
+  return table(["", "bare relay → B", "A → B (mTLS)"], [false, true, true], rows);
 }
 
 /** The generated block (without markers). */
@@ -256,7 +304,7 @@ export function renderPeerHopReport(runs: readonly PeerHopRun[], meta: PeerHopMe
     `- Load average (1 min) at start ${meta.loadAverageAtStart}, at end ${meta.loadAverageAtEnd}; wall time ${Math.round(meta.wallSeconds)} s.`,
     `- ${meta.runs} run(s); every figure is the **median across runs**; "added" is the median of each run's (A → B) − B.`,
     `- Streams measured per side and run: ${perLevel} concurrent streams; ${meta.cpuBoundSeconds} s of CPU-bound load per side. ` +
-      `Failed streams: ${failedStreams(runs)}. Every reply, both ways, carried \`x-pair-served-by: ${meta.nodeB}\`.`,
+      `Failed streams: ${failedStreams(runs)}. Every reply, every way, carried \`x-pair-served-by: ${meta.nodeB}\`.`,
     `- ${meta.nodeA} (no engine) was paired with ${meta.nodeB} by PIN; it listed ${meta.nodeB}'s models ` +
       `${Math.round(meta.pairedToServingMs)} ms after the join (membership refresh ${meta.membershipRefreshMs} ms).`,
     "",
@@ -287,6 +335,15 @@ export function renderPeerHopReport(runs: readonly PeerHopRun[], meta: PeerHopMe
     "",
     processTable(runs),
     "",
+    ...((b) =>
+      b === undefined
+        ? []
+        : [
+            "#### Reference: a bare node:http + undici relay in front of B, same run (`--bare-proxy`)",
+            "",
+            b,
+            "",
+          ])(bareReferenceTable(runs)),
     "#### Target (issue 5)",
     "",
     table(

@@ -8,8 +8,11 @@
  * by B. The report gives medians across runs and PASS/MISS against the target, and never fails the
  * process on a miss (a benchmark reports; it is not a test).
  *
- *   npx tsx bench/peer-hop.ts [--runs 5] [--quick] [--write] [--lockstep] [--profile-nodes DIR]
- *                             [--max-seconds 1200]
+ *   npx tsx bench/peer-hop.ts [--runs 5] [--quick] [--write] [--lockstep] [--bare-proxy]
+ *                             [--profile-nodes DIR] [--max-seconds 1200]
+ *
+ * --bare-proxy adds a third side, client → bare node:http + undici relay → B (bare-proxy-child.ts,
+ * plain HTTP), measured between the other two: what any extra process in the path costs here.
  *
  * Must not know: the nodes' internals (they are driven from outside, over HTTP, as a user would).
  */
@@ -20,6 +23,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { setTimeout as sleep } from "node:timers/promises";
 import { forkChild, type BenchChild, type ResourceSample } from "./child-protocol.js";
+import type { BareProxyArg, BareProxyReady } from "./bare-proxy-child.js";
 import type { EngineChildArg, EngineChildReady } from "./engine-child.js";
 import { runLoad, type LoadResult, type Target } from "./load-generator.js";
 import { nodeUse, streamMetrics, throughput } from "./load-metrics.js";
@@ -66,7 +70,9 @@ interface Plan {
 const FULL: Omit<Plan, "runs"> = { warmupMs: 2_000, perWorker: { 1: 20, 16: 6, 64: 5 }, cpuBoundMs: 5_000 };
 const QUICK: Omit<Plan, "runs"> = { warmupMs: 1_000, perWorker: { 1: 5, 16: 2, 64: 2 }, cpuBoundMs: 2_000 };
 
-type Side = "direct" | "viaPeer";
+type Side = "direct" | "bare" | "viaPeer";
+/** The bare relay's route prefix to B. */
+const BARE_PREFIX = "b";
 
 function chatBody(model: string): string {
   return JSON.stringify({
@@ -77,8 +83,10 @@ function chatBody(model: string): string {
   });
 }
 
-/** Client → B, and client → A (→ B): both must answer as served by B. */
-function targetsFor(a: NodeChildReady, b: NodeChildReady): Record<Side, Target> {
+/** Client → B, client → A (→ B) and, with a bare relay, client → relay (→ B): all served by B. */
+type Targets = Partial<Record<Side, Target>> & Record<"direct" | "viaPeer", Target>;
+
+function targetsFor(a: NodeChildReady, b: NodeChildReady, bareUrl: string | undefined): Targets {
   const at = (url: string) => {
     const u = new URL(url);
     return { host: u.hostname, port: Number(u.port) };
@@ -92,6 +100,17 @@ function targetsFor(a: NodeChildReady, b: NodeChildReady): Record<Side, Target> 
   return {
     direct: { label: "node", ...at(b.url), ...common },
     viaPeer: { label: "via-peer", ...at(a.url), ...common },
+    ...(bareUrl === undefined
+      ? {}
+      : {
+          bare: {
+            label: "bare",
+            ...at(bareUrl),
+            ...common,
+            chatPath: `/${BARE_PREFIX}/v1/chat/completions`,
+            warmPath: `/${BARE_PREFIX}/v1/models`,
+          },
+        }),
   };
 }
 
@@ -100,16 +119,21 @@ function warnErrors(label: string, result: LoadResult): void {
     console.error(`  ! ${label}: ${result.errors} failed stream(s), first: ${result.firstError ?? "?"}`);
 }
 
-/** Runs `load` while both nodes sample their resource use. */
-async function sampled<T>(
-  a: BenchChild,
-  b: BenchChild,
-  load: () => Promise<T>,
-): Promise<[T, ResourceSample, ResourceSample]> {
-  await Promise.all([a.sample("sample-start"), b.sample("sample-start")]);
-  const value = await load();
-  const [sa, sb] = await Promise.all([a.sample("sample-stop"), b.sample("sample-stop")]);
-  return [value, sa, sb];
+interface Sampled {
+  readonly result: LoadResult;
+  readonly a: ResourceSample;
+  readonly b: ResourceSample;
+  /** The bare relay's process, when there is one. */
+  readonly bare: ResourceSample | undefined;
+}
+
+/** Runs `load` while both nodes (and the bare relay, if any) sample their resource use. */
+async function sampled(nodes: Nodes, load: () => Promise<LoadResult>): Promise<Sampled> {
+  const all = [nodes.a, nodes.b, ...(nodes.bare ? [nodes.bare] : [])];
+  await Promise.all(all.map((c) => c.sample("sample-start")));
+  const result = await load();
+  const [a, b, bare] = await Promise.all(all.map((c) => c.sample("sample-stop")));
+  return { result, a: a!, b: b!, bare };
 }
 
 function streamingLoad(target: Target, concurrency: number, perWorker: number, lockstep: boolean) {
@@ -139,21 +163,20 @@ function cpuBoundLoad(target: Target, durationMs: number) {
 interface Nodes {
   readonly a: BenchChild;
   readonly b: BenchChild;
+  readonly bare: BenchChild | undefined;
 }
 
-/** One load on each side, in `order`, each sampled on both nodes. */
-async function bothSides(
-  order: readonly Side[],
-  nodes: Nodes,
-  load: (side: Side) => Promise<LoadResult>,
-): Promise<Record<Side, [LoadResult, ResourceSample, ResourceSample]>> {
-  const out: Partial<Record<Side, [LoadResult, ResourceSample, ResourceSample]>> = {};
-  for (const side of order) out[side] = await sampled(nodes.a, nodes.b, () => load(side));
-  return out as Record<Side, [LoadResult, ResourceSample, ResourceSample]>;
+type BySide = Partial<Record<Side, Sampled>> & Record<"direct" | "viaPeer", Sampled>;
+
+/** One load on each side, in `order`, each sampled on the nodes. */
+async function everySide(order: readonly Side[], nodes: Nodes, load: (side: Side) => Promise<LoadResult>) {
+  const out: Partial<Record<Side, Sampled>> = {};
+  for (const side of order) out[side] = await sampled(nodes, () => load(side));
+  return out as BySide;
 }
 
 async function oneRun(
-  t: Record<Side, Target>,
+  t: Targets,
   plan: Plan,
   nodes: Nodes,
   index: number,
@@ -161,24 +184,40 @@ async function oneRun(
   log: (line: string) => void,
 ): Promise<PeerHopRun> {
   await sleep(300);
-  const order: readonly Side[] = index % 2 === 0 ? ["direct", "viaPeer"] : ["viaPeer", "direct"];
+  // B first in even runs, A first in odd ones; the bare relay, if any, in between.
+  const sides: Side[] = t.bare === undefined ? ["direct", "viaPeer"] : ["direct", "bare", "viaPeer"];
+  const order = index % 2 === 0 ? sides : [...sides].reverse();
+  const target = (side: Side): Target => {
+    const found = t[side];
+    if (found === undefined) throw new Error(`peer-hop: no target for side ${side}`);
+    return found;
+  };
   const streaming: PeerHopLevel[] = [];
   for (const c of LEVELS) {
-    const r = await bothSides(order, nodes, (side) => streamingLoad(t[side], c, plan.perWorker[c], lockstep));
-    const [direct, , bDirect] = r.direct;
-    const [viaPeer, aVia, bVia] = r.viaPeer;
-    warnErrors(`B, ${c} streams`, direct);
-    warnErrors(`A → B, ${c} streams`, viaPeer);
-    const d = streamMetrics(direct);
-    const v = streamMetrics(viaPeer);
+    const r = await everySide(order, nodes, (side) =>
+      streamingLoad(target(side), c, plan.perWorker[c], lockstep),
+    );
+    warnErrors(`B, ${c} streams`, r.direct.result);
+    warnErrors(`A → B, ${c} streams`, r.viaPeer.result);
+    if (r.bare) warnErrors(`bare relay → B, ${c} streams`, r.bare.result);
+    const d = streamMetrics(r.direct.result);
+    const v = streamMetrics(r.viaPeer.result);
+    const aVia = r.viaPeer.a;
+    const bare = r.bare;
     // Each window's CPU also paid for the unmeasured ramp-up streams, one per worker.
     streaming.push({
       concurrency: c,
       direct: d,
       viaPeer: v,
       aUse: nodeUse(aVia, v.streams + c),
-      bUseDirect: nodeUse(bDirect, d.streams + c),
-      bUseViaPeer: nodeUse(bVia, v.streams + c),
+      bUseDirect: nodeUse(r.direct.b, d.streams + c),
+      bUseViaPeer: nodeUse(r.viaPeer.b, v.streams + c),
+      ...(bare?.bare === undefined
+        ? {}
+        : {
+            bare: streamMetrics(bare.result),
+            bareUse: nodeUse(bare.bare, bare.result.samples.length + c),
+          }),
     });
     log(
       `  ${String(c).padStart(2)} streams: first chunk p50 ${d.firstP50.toFixed(2)} → ${v.firstP50.toFixed(2)} ms, ` +
@@ -186,22 +225,29 @@ async function oneRun(
         `${v.totalP50.toFixed(1)} ms; A loop delay p99 ${aVia.loopDelayP99Ms.toFixed(1)} max ${aVia.loopDelayMaxMs.toFixed(1)} ms`,
     );
   }
-  const r = await bothSides(order, nodes, (side) => cpuBoundLoad(t[side], plan.cpuBoundMs));
-  const [direct, , bDirect] = r.direct;
-  const [viaPeer, aVia, bVia] = r.viaPeer;
-  warnErrors("B, CPU-bound", direct);
-  warnErrors("A → B, CPU-bound", viaPeer);
-  const cpuBound = {
-    direct: throughput(direct),
-    viaPeer: throughput(viaPeer),
-    aUse: nodeUse(aVia, viaPeer.samples.length + CPU_BOUND_CONCURRENCY),
-    bUseDirect: nodeUse(bDirect, direct.samples.length + CPU_BOUND_CONCURRENCY),
-    bUseViaPeer: nodeUse(bVia, viaPeer.samples.length + CPU_BOUND_CONCURRENCY),
+  const r = await everySide(order, nodes, (side) => cpuBoundLoad(target(side), plan.cpuBoundMs));
+  warnErrors("B, CPU-bound", r.direct.result);
+  warnErrors("A → B, CPU-bound", r.viaPeer.result);
+  if (r.bare) warnErrors("bare relay → B, CPU-bound", r.bare.result);
+  // Each window's CPU also paid for the unmeasured ramp-up streams, one per worker.
+  const per = (result: LoadResult) => result.samples.length + CPU_BOUND_CONCURRENCY;
+  const aVia = r.viaPeer.a;
+  const bare = r.bare;
+  const cpuBound: PeerHopRun["cpuBound"] = {
+    direct: throughput(r.direct.result),
+    viaPeer: throughput(r.viaPeer.result),
+    aUse: nodeUse(aVia, per(r.viaPeer.result)),
+    bUseDirect: nodeUse(r.direct.b, per(r.direct.result)),
+    bUseViaPeer: nodeUse(r.viaPeer.b, per(r.viaPeer.result)),
+    ...(bare?.bare === undefined
+      ? {}
+      : { bare: throughput(bare.result), bareUse: nodeUse(bare.bare, per(bare.result)) }),
   };
   log(
-    `  CPU-bound: ${cpuBound.direct.rps.toFixed(0)} req/s to B, ${cpuBound.viaPeer.rps.toFixed(0)} req/s through A ` +
-      `(${(cpuBound.viaPeer.rps / cpuBound.direct.rps).toFixed(2)}×); A loop delay p99 ${aVia.loopDelayP99Ms.toFixed(1)} ` +
-      `max ${aVia.loopDelayMaxMs.toFixed(1)} ms`,
+    `  CPU-bound: ${cpuBound.direct.rps.toFixed(0)} req/s to B, ` +
+      (cpuBound.bare ? `${cpuBound.bare.rps.toFixed(0)} through the bare relay, ` : "") +
+      `${cpuBound.viaPeer.rps.toFixed(0)} through A (${(cpuBound.viaPeer.rps / cpuBound.direct.rps).toFixed(2)}×); ` +
+      `A loop delay p99 ${aVia.loopDelayP99Ms.toFixed(1)} max ${aVia.loopDelayMaxMs.toFixed(1)} ms`,
   );
   return { order: order[0] === "direct" ? "direct-first" : "peer-first", streaming, cpuBound };
 }
@@ -213,6 +259,7 @@ function readArgs() {
       quick: { type: "boolean", default: false },
       write: { type: "boolean", default: false },
       lockstep: { type: "boolean", default: false },
+      "bare-proxy": { type: "boolean", default: false },
       "profile-nodes": { type: "string" },
       "max-seconds": { type: "string", default: "1200" },
     },
@@ -295,6 +342,18 @@ async function main(): Promise<void> {
     children.push(a);
     const aReady = a.ready as NodeChildReady;
     const bReady = b.ready as NodeChildReady;
+    let bare: BenchChild | undefined;
+    if (values["bare-proxy"]) {
+      const bareArg: BareProxyArg = { routes: { [BARE_PREFIX]: bReady.url } };
+      bare = await forkChild({
+        name: "bare-proxy",
+        script: resolve(HERE, "bare-proxy-child.ts"),
+        arg: bareArg,
+        cwd: ROOT,
+      });
+      children.push(bare);
+      log(`bare relay pid ${bare.pid} at ${(bare.ready as BareProxyReady).url}, in front of ${NODE_B}`);
+    }
     log(
       `engine emulator pid ${engine.pid}; ${NODE_B} pid ${b.pid} at ${bReady.url}; ${NODE_A} pid ${a.pid} at ${aReady.url}`,
     );
@@ -310,16 +369,18 @@ async function main(): Promise<void> {
       `${NODE_A} paired with ${NODE_B}; it listed ${NODE_B}'s models after ${Math.round(pairedToServingMs)} ms`,
     );
 
-    const t = targetsFor(aReady, bReady);
+    const bareUrl = bare === undefined ? undefined : (bare.ready as BareProxyReady).url;
+    const t = targetsFor(aReady, bReady, bareUrl);
     log(`warm-up (${plan.warmupMs} ms CPU-bound and one round of 64 paced streams, per side)`);
-    for (const side of ["direct", "viaPeer"] as const) {
-      warnErrors(`warm-up ${side}`, await cpuBoundLoad(t[side], plan.warmupMs));
-      warnErrors(`warm-up ${side}`, await streamingLoad(t[side], 64, 1, values.lockstep));
+    for (const target of [t.direct, t.bare, t.viaPeer]) {
+      if (target === undefined) continue;
+      warnErrors(`warm-up ${target.label}`, await cpuBoundLoad(target, plan.warmupMs));
+      warnErrors(`warm-up ${target.label}`, await streamingLoad(target, 64, 1, values.lockstep));
     }
     const runs: PeerHopRun[] = [];
     for (let i = 0; i < plan.runs; i++) {
       log(`run ${i + 1}/${plan.runs}`);
-      runs.push(await oneRun(t, plan, { a, b }, i, values.lockstep, log));
+      runs.push(await oneRun(t, plan, { a, b, bare }, i, values.lockstep, log));
     }
     for (const child of [...children].reverse()) await child.stop();
 
