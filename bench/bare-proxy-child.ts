@@ -1,9 +1,10 @@
 /**
- * Child process of the proxy-overhead benchmark (only with `--bare-proxy`): the reference the issue
- * compares against, a bare node:http server that relays each request to an engine with undici and
- * pipes the reply back with backpressure. No parsing, validation, scheduling, history or metrics:
- * what any proxy on this machine costs, so the report can tell it apart from what PAIR adds.
- * The first path segment picks the engine (`/paced/v1/chat/completions` → the paced emulator).
+ * Child process of the proxy-overhead and peer-hop benchmarks (only with `--bare-proxy`): the
+ * reference the issue compares against, a bare node:http server that relays each request to an
+ * upstream (an engine, or a PAIR node) with undici over plain HTTP and pipes the reply back with
+ * backpressure. No parsing, validation, scheduling, history or metrics: what any proxy on this
+ * machine costs, so the report can tell it apart from what PAIR adds. The first path segment picks the
+ * upstream (`/paced/v1/chat/completions` → the paced emulator); `x-pair-served-by` is passed back.
  * undici is the node package's dependency, resolved from the workspace root.
  * Must not know: PAIR, the load, the report.
  */
@@ -24,6 +25,7 @@ export interface BareProxyReady {
 }
 
 const MAX_BODY_BYTES = 1 << 20;
+const SERVED_BY = "x-pair-served-by";
 
 const arg = JSON.parse(process.argv[2] ?? "{}") as BareProxyArg;
 const dispatcher = new Agent({ keepAliveTimeout: 10_000, connections: 256 });
@@ -61,7 +63,12 @@ const server = createServer((req, res) => {
       body: req.method === "POST" ? body : null,
       signal: gone.signal,
     });
-    res.writeHead(up.statusCode, { "content-type": String(up.headers["content-type"] ?? "") });
+    const servedBy = up.headers[SERVED_BY];
+    res.writeHead(up.statusCode, {
+      "content-type": String(up.headers["content-type"] ?? ""),
+      // In front of a PAIR node (peer-hop), who served it, so the benchmark can check every reply.
+      ...(typeof servedBy === "string" ? { [SERVED_BY]: servedBy } : {}),
+    });
     for await (const chunk of up.body as AsyncIterable<Buffer>)
       if (!res.write(chunk)) await Promise.race([once(res, "drain"), once(res, "close")]);
     res.end();

@@ -2,15 +2,16 @@
  * The benchmark's load generator, in the benchmark process: closed-loop workers over node:http with
  * a keep-alive agent sized to the concurrency, each reading whole SSE streams and timing the first
  * body chunk and the end. Every stream is checked (HTTP 200, ends with `data: [DONE]`, and through
- * the node, carries `x-pair-served-by`); a failed one counts as an error, not a sample.
+ * a node, carries `x-pair-served-by`, with the serving node's name when one is expected); a failed
+ * one counts as an error, not a sample.
  * Must not know: what serves the target (engine or node), percentiles, the report.
  */
 
-import { Agent, request } from "node:http";
+import { Agent, request, type IncomingHttpHeaders } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 
 export interface Target {
-  readonly label: "direct" | "bare" | "node";
+  readonly label: "direct" | "bare" | "node" | "via-peer";
   readonly host: string;
   readonly port: number;
   /** Path of the chat-completions route on this target. */
@@ -19,6 +20,20 @@ export interface Target {
   readonly warmPath: string;
   /** A response header every answer from this target must carry. */
   readonly mustHaveHeader?: string;
+  /** The value `mustHaveHeader` must have (any value if not given). */
+  readonly mustHaveHeaderValue?: string;
+}
+
+/** What is wrong with an answer's headers for `target` (its required header), or undefined. */
+export function headerProblem(target: Target, headers: IncomingHttpHeaders): string | undefined {
+  const name = target.mustHaveHeader;
+  if (name === undefined) return undefined;
+  const value = headers[name.toLowerCase()];
+  if (value === undefined) return `${target.label}: no ${name} header`;
+  const expected = target.mustHaveHeaderValue;
+  if (expected !== undefined && value !== expected)
+    return `${target.label}: ${name} is ${JSON.stringify(value)}, expected ${JSON.stringify(expected)}`;
+  return undefined;
 }
 
 export interface StreamSample {
@@ -91,9 +106,10 @@ function streamOnce(
           reject(new Error(`HTTP ${res.statusCode} from ${target.label}`));
           return;
         }
-        if (target.mustHaveHeader !== undefined && res.headers[target.mustHaveHeader] === undefined) {
+        const problem = headerProblem(target, res.headers);
+        if (problem !== undefined) {
           res.resume();
-          reject(new Error(`${target.label}: no ${target.mustHaveHeader} header`));
+          reject(new Error(problem));
           return;
         }
         res.on("data", (chunk: Buffer) => {

@@ -25,15 +25,8 @@ import type { EngineChildArg, EngineChildReady } from "./engine-child.js";
 import { runLoad, type LoadResult, type Target } from "./load-generator.js";
 import { loadAverage1m, machineInfo } from "./machine-info.js";
 import type { NodeChildArg, NodeChildReady } from "./node-child.js";
-import {
-  evaluateTargets,
-  renderReport,
-  spliceReport,
-  type NodeUse,
-  type RunResult,
-  type StreamMetrics,
-} from "./report.js";
-import { percentile } from "./stats.js";
+import { cpuMs, nodeUse, streamMetrics, throughput } from "./load-metrics.js";
+import { evaluateTargets, renderReport, spliceReport, type RunResult } from "./report.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..");
@@ -70,33 +63,6 @@ function chatBody(model: string): string {
     stream: true,
     max_tokens: TOKENS,
   });
-}
-
-function streamMetrics(result: LoadResult): StreamMetrics {
-  const first = result.samples.map((s) => s.firstChunkMs);
-  const total = result.samples.map((s) => s.totalMs);
-  return {
-    streams: result.samples.length,
-    errors: result.errors,
-    firstP50: percentile(first, 50),
-    firstP99: percentile(first, 99),
-    totalP50: percentile(total, 50),
-    totalP99: percentile(total, 99),
-  };
-}
-
-function nodeUse(sample: ResourceSample, streams: number): NodeUse {
-  return {
-    cpuMsPerStream: (sample.cpuUserMs + sample.cpuSystemMs) / Math.max(1, streams),
-    eventLoopUtilization: sample.eventLoopUtilization,
-    rssPeakBytes: sample.rssPeakBytes,
-    loopDelayP99Ms: sample.loopDelayP99Ms,
-    loopDelayMaxMs: sample.loopDelayMaxMs,
-  };
-}
-
-function cpuMs(sample: ResourceSample): number {
-  return sample.cpuUserMs + sample.cpuSystemMs;
 }
 
 function warnErrors(label: string, result: LoadResult): void {
@@ -263,8 +229,7 @@ async function oneRun(
   const [viaNode, nodeSample] = await sampled(node, () => cpuBoundLoad(t.cpu.node, plan.cpuBoundMs));
   const engineViaNode = await engine.sample("sample-stop");
   warnErrors("node, CPU-bound", viaNode);
-  const rps = (r: LoadResult) => (r.elapsedMs > 0 ? (r.samples.length * 1000) / r.elapsedMs : 0);
-  const throughput = (r: LoadResult) => ({ rps: rps(r), streams: r.samples.length, errors: r.errors });
+  const rps = (r: LoadResult) => throughput(r).rps;
   const cpuBound = {
     direct: throughput(direct),
     node: throughput(viaNode),
