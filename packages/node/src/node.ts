@@ -218,6 +218,8 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
         res.end("PAIR is starting\n");
       },
       changed: (peer, change) => local.changed?.(peer, change),
+      // A node just paired (either side) is asked for its inventory at once.
+      onPeersChanged: () => void local.membership?.refresh(),
     },
     discovery,
   ).catch((error: unknown) => {
@@ -358,7 +360,7 @@ async function startCluster(
   config: PairConfig,
   portOverride: number | undefined,
   log: (line: string) => void,
-  peerApi: Pick<ClusterNodeOptions, "inventory" | "route" | "changed">,
+  peerApi: Pick<ClusterNodeOptions, "inventory" | "route" | "changed" | "onPeersChanged">,
   discovery: ClusterDiscoveryOptions | undefined,
 ): Promise<ClusterNode> {
   const { host } = config.node.clusterListen;

@@ -70,6 +70,8 @@ export interface ClusterNodeOptions {
   /** Forwarded client requests and peers' notices (peer-routes.ts); absent: 404. */
   readonly route?: PeerRoutesOptions["route"];
   readonly changed?: PeerRoutesOptions["changed"];
+  /** A peer was pinned, revoked or moved (ask the peers now rather than at the next round). */
+  readonly onPeersChanged?: () => void;
   /** Find peers by mDNS and at static addresses; absent: neither. */
   readonly discovery?: ClusterDiscoveryOptions;
   readonly limits?: {
@@ -131,6 +133,7 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Clu
     onChange: (change) => {
       wiring.peerServer?.syncPins();
       log(`peer ${change.peer.name} (${change.peer.node_id}): ${change.kind}`);
+      options.onPeersChanged?.();
     },
   });
   const peerServer = createPeerServer({

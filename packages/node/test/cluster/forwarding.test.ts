@@ -236,9 +236,8 @@ describe("forwarding between paired nodes", () => {
     const laptop = await node("laptop", { refreshMs: 60_000, timeoutMs: 400 });
     const desktop = await node("pc-3090", { models: ["qwen:32b"], refreshMs: 60_000 });
     await pair(laptop, desktop);
-    // With a one-minute poll, only the desktop's own notice (sent at start and on change) can make
-    // the laptop see it this fast.
-    await laptop.node.membership.refresh();
+    // With a one-minute poll, only pairing itself (which asks the new peer at once) and the
+    // desktop's own notices (sent at start and on change) can make the laptop see it this fast.
     await sees(laptop, "qwen:32b");
 
     await desktop.stop();
