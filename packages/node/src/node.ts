@@ -5,9 +5,11 @@
  * Must not know: command-line parsing, where the config came from.
  */
 
+import { readFileSync } from "node:fs";
 import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { join } from "node:path";
+import { HttpsEndpointsTransport } from "@pair/huggingface";
 import { Agent, type Dispatcher } from "undici";
 import {
   ApiKeyVerifier,
@@ -33,7 +35,12 @@ import { EngineInventory } from "./engines/engine-inventory.js";
 import { WorkloadHistory } from "./history/workload-history.js";
 import { Metrics } from "./observability/metrics.js";
 import { OsCredentialStore } from "./credentials/index.js";
-import { createOutboundAgent, RentedNodes, type CredentialReader } from "./rented/index.js";
+import {
+  createOutboundAgent,
+  RentedNodes,
+  type CredentialReader,
+  type EndpointLookupFn,
+} from "./rented/index.js";
 import { Scheduler } from "./scheduler/scheduler.js";
 import { ensureAdminToken } from "./server/admin-token.js";
 import { clientHandler, peerRouteHandler, type ClientApiDeps } from "./server/client-api.js";
@@ -272,6 +279,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     configured: config.rentedNodes,
     credentials: options.credentials ?? new OsCredentialStore(),
     dispatcher: outbound,
+    lookupEndpoint: endpointLookup(config),
     log,
     ...(options.rentedProbeIntervalMs === undefined
       ? {}
@@ -398,5 +406,33 @@ function localInventory(inventory: EngineInventory, scheduler: Scheduler): Local
       .map(([model, engines]) => ({ model, engines: engines.length })),
     in_flight: inventory.engines.reduce((sum, e) => sum + scheduler.inFlight(e.spec.name), 0),
     capacity: healthy.reduce((sum, e) => sum + e.spec.maxConcurrent, 0),
+  };
+}
+
+/** Hugging Face endpoints looked up by name through the Endpoints API (verified HTTPS, extra CA). */
+function endpointLookup(config: PairConfig): EndpointLookupFn {
+  const extraCaPem =
+    config.tls.extraCaFile === null ? undefined : readFileSync(config.tls.extraCaFile, "utf8");
+  return async ({ namespace, name }, token) => {
+    const transport = new HttpsEndpointsTransport({
+      token: { reveal: () => token.reveal() },
+      endpointsApi: config.providers.huggingface.endpointsApi,
+      hubApi: config.providers.huggingface.hubApi,
+      ...(extraCaPem === undefined ? {} : { extraCaPem }),
+      retry: { maxAttempts: 1 },
+    });
+    try {
+      const e = await transport.getEndpoint(namespace, name);
+      return {
+        state: e.state === "unrecognized" ? e.rawState : e.state,
+        url: e.url,
+        accessType: e.accessType,
+        repository: e.repository,
+        message: e.message,
+        accelerator: e.accelerator,
+      };
+    } finally {
+      await transport.close();
+    }
   };
 }

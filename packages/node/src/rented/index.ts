@@ -16,6 +16,8 @@ export { RENTED_FILE, type RentedOverride } from "./rented-file.js";
 export {
   RentedNodes,
   type CredentialReader,
+  type EndpointLookup,
+  type EndpointLookupFn,
   type RentedChange,
   type RentedLink,
   type RentedNodesOptions,

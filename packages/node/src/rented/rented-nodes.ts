@@ -33,10 +33,37 @@ export type RentedState =
   | "unknown"
   | "running"
   | "warming"
+  | "starting"
+  | "scaled_to_zero"
+  | "paused"
+  | "failed"
+  | "public_endpoint_refused"
   | "unreachable"
   | "credential_rejected"
   | "credential_unavailable"
   | "unsupported";
+
+/** States in which a node takes requests (a cold start is waited for within `cold_start_s`). */
+const ELIGIBLE_STATES: readonly RentedState[] = ["running", "warming", "starting", "scaled_to_zero"];
+
+/** A Hugging Face endpoint as the Endpoints API reports it (the sponsor looks it up by name). */
+export interface EndpointLookup {
+  /** HF's state word: running, scaledToZero, paused, pending, initializing, updating, failed, … */
+  readonly state: string;
+  /** The data-plane base URL (without /v1), when HF reports one. */
+  readonly url: string | undefined;
+  readonly accessType: string;
+  /** The model repository it serves. */
+  readonly repository: string;
+  readonly message: string | undefined;
+  readonly accelerator: string | undefined;
+}
+
+/** Looks an endpoint up with the sponsor's token; throws with `kind: "rejected_credential"` on 401/403. */
+export type EndpointLookupFn = (
+  endpoint: { readonly namespace: string; readonly name: string },
+  token: Redacted<string>,
+) => Promise<EndpointLookup>;
 
 /** A rented node as the sponsor's admin API shows it: no URL, no credential value. */
 export interface RentedNodeView {
@@ -76,6 +103,8 @@ export interface RentedNodesOptions {
   readonly probeIntervalMs?: number;
   /** Longest a probe may take (default 10 s). */
   readonly probeTimeoutMs?: number;
+  /** Hugging Face endpoints by name (the Endpoints API); absent: such nodes are unsupported. */
+  readonly lookupEndpoint?: EndpointLookupFn;
   readonly log?: (line: string) => void;
 }
 
@@ -89,6 +118,9 @@ interface NodeState {
   warnings: string[];
   /** Whether the no-credential check was made (once per credential). */
   openChecked: boolean;
+  /** Where requests go: the config's base_url, or the URL the provider's API reported. */
+  baseUrl: string | undefined;
+  gpu: string | undefined;
 }
 
 export type RentedChange =
@@ -172,7 +204,7 @@ export class RentedNodes {
         kind: "rented",
         label: OFF_LAN_LABEL,
         provider: v.provider,
-        gpu: null,
+        gpu: n.gpu ?? null,
         state: v.state,
         usd_per_hour: null,
         usd_per_mtok: null,
@@ -207,7 +239,12 @@ export class RentedNodes {
       }
       if (!v.eligible) {
         refusal ??= {
-          code: v.state === "credential_rejected" ? "credential_rejected" : "rented_node_ineligible",
+          code:
+            v.state === "credential_rejected" || v.state === "public_endpoint_refused"
+              ? v.state
+              : v.state === "paused" && v.policy !== "never"
+                ? "rented_node_paused"
+                : "rented_node_ineligible",
           message: `rented node ${v.name} cannot take requests now: ${v.reason ?? v.state}`,
           node: v.name,
         };
@@ -221,13 +258,13 @@ export class RentedNodes {
   /** How to reach a node: its base URL and the headers carrying its credential. */
   link(name: string): RentedLink | undefined {
     const n = this.#nodes.get(name);
-    if (n === undefined || !("baseUrl" in n.config)) return undefined;
+    if (n === undefined || n.baseUrl === undefined) return undefined;
     const coldStartMs = n.config.timeouts.coldStartMs;
     const headers: Record<string, string> = {};
     if (n.token !== undefined) headers["authorization"] = `Bearer ${n.token.reveal()}`;
     if (n.config.provider.startsWith("huggingface"))
       headers["x-scale-up-timeout"] = String(Math.ceil(coldStartMs / 1000));
-    return { name, baseUrl: n.config.baseUrl, headers, coldStartMs };
+    return { name, baseUrl: n.baseUrl, headers, coldStartMs };
   }
 
   /** A request could not connect: unreachable until the next good probe. */
@@ -302,7 +339,7 @@ export class RentedNodes {
     const reason =
       policy === "never"
         ? "routing policy is never"
-        : n.state === "running" || n.state === "warming"
+        : ELIGIBLE_STATES.includes(n.state)
           ? null
           : n.state === "unknown"
             ? "not probed yet"
@@ -337,13 +374,6 @@ export class RentedNodes {
 
   async #probe(n: NodeState): Promise<void> {
     const config = n.config;
-    if (!("baseUrl" in config)) {
-      n.state = "unsupported";
-      n.lastError =
-        "PAIR does not look up Hugging Face endpoints by name yet; attach it by its URL " +
-        "(provider openai-compatible, base_url https://…/v1) for now";
-      return;
-    }
     if (config.credential !== undefined && n.token === undefined) {
       try {
         n.token = await this.#o.credentials.get(config.credential);
@@ -361,7 +391,12 @@ export class RentedNodes {
       }
       n.openChecked = false;
     }
-    const answer = await this.#listModels(config.baseUrl, n.token);
+    if (config.provider === "huggingface-endpoint") {
+      if (!(await this.#lookUp(n, config.endpoint))) return;
+    } else n.baseUrl = config.baseUrl;
+    const baseUrl = n.baseUrl;
+    if (baseUrl === undefined) return;
+    const answer = await this.#listModels(baseUrl, n.token);
     if (answer.kind === "models") {
       const allow = config.models;
       n.models = allow.length === 0 ? answer.models : answer.models.filter((m) => allow.includes(m));
@@ -369,7 +404,7 @@ export class RentedNodes {
       n.lastError = undefined;
       if (!n.openChecked) {
         n.openChecked = true;
-        const open = n.token === undefined ? answer : await this.#listModels(config.baseUrl, undefined);
+        const open = n.token === undefined ? answer : await this.#listModels(baseUrl, undefined);
         n.warnings = open.kind === "models" ? [OPEN_WARNING] : [];
         if (open.kind === "models") this.#o.log?.(`rented node ${config.name}: warning: ${OPEN_WARNING}`);
       }
@@ -386,6 +421,52 @@ export class RentedNodes {
       n.state = "unreachable";
       n.lastError = answer.detail;
     }
+  }
+
+  /**
+   * A Hugging Face endpoint's URL and state from the Endpoints API. True when its data plane should be
+   * probed now (it runs); otherwise the node's state says why not, and what it serves is its
+   * repository (a scaled-to-zero endpoint still serves it, after a cold start).
+   */
+  async #lookUp(n: NodeState, endpoint: { namespace: string; name: string }): Promise<boolean> {
+    const lookup = this.#o.lookupEndpoint;
+    if (lookup === undefined || n.token === undefined) {
+      n.state = "unsupported";
+      n.lastError = "no Endpoints API client is configured on this node";
+      return false;
+    }
+    let info: EndpointLookup;
+    try {
+      info = await lookup(endpoint, n.token);
+    } catch (cause) {
+      const kind = (cause as { kind?: string }).kind;
+      if (kind === "rejected_credential" || kind === "forbidden") {
+        n.state = "credential_rejected";
+        n.token = undefined;
+      } else n.state = "unreachable";
+      n.lastError = `Endpoints API: ${(cause as Error).message}`;
+      return false;
+    }
+    n.gpu = info.accelerator;
+    const allow = n.config.models;
+    const served = allow.length === 0 ? [info.repository] : allow.filter((m) => m === info.repository);
+    n.baseUrl = info.url === undefined ? undefined : `${info.url.replace(/\/$/, "")}/v1`;
+    if (info.accessType === "public" && n.config.lifecycle.managed) {
+      n.state = "public_endpoint_refused";
+      n.lastError =
+        `${endpoint.namespace}/${endpoint.name} is public: PAIR manages only private or authenticated ` +
+        "endpoints; make it private on Hugging Face, or attach it with lifecycle.managed: false";
+      n.models = served;
+      return false;
+    }
+    n.warnings = info.accessType === "public" ? [OPEN_WARNING] : [];
+    const state = HF_STATES[info.state];
+    n.lastError = state === "failed" ? (info.message ?? "the endpoint failed") : undefined;
+    if (state === "running") return true;
+    n.state = state ?? "unreachable";
+    if (state === undefined) n.lastError = `Hugging Face reports an unknown state "${info.state}"`;
+    n.models = served;
+    return false;
   }
 
   async #listModels(
@@ -423,6 +504,18 @@ export class RentedNodes {
   }
 }
 
+/** Hugging Face endpoint states as PAIR shows them (the seed's table). */
+const HF_STATES: Readonly<Record<string, RentedState>> = {
+  running: "running",
+  scaledToZero: "scaled_to_zero",
+  paused: "paused",
+  pending: "starting",
+  initializing: "starting",
+  updating: "starting",
+  failed: "failed",
+  updateFailed: "failed",
+};
+
 function fresh(config: RentedNodeConfig, source: "config" | "attached"): NodeState {
   return {
     config,
@@ -433,6 +526,8 @@ function fresh(config: RentedNodeConfig, source: "config" | "attached"): NodeSta
     lastError: undefined,
     warnings: [],
     openChecked: false,
+    baseUrl: undefined,
+    gpu: undefined,
   };
 }
 

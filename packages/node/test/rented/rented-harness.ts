@@ -66,6 +66,10 @@ export interface SponsorOptions {
   readonly models?: readonly string[];
   /** Store the token in the credential store (default true). */
   readonly storeToken?: boolean;
+  /** The rented node's keys instead of provider/base_url (YAML lines, indented for the entry). */
+  readonly target?: readonly string[];
+  /** A `providers:` section (YAML lines). */
+  readonly providers?: readonly string[];
 }
 
 /** A sponsor node whose config has one rented node `gpu-rent` (openai-compatible). */
@@ -88,12 +92,12 @@ export async function startSponsor(options: SponsorOptions): Promise<Sponsor> {
     "engines: []",
     "rented_nodes:",
     "  - name: gpu-rent",
-    "    provider: openai-compatible",
-    `    base_url: ${options.baseUrl}`,
+    ...(options.target ?? ["    provider: openai-compatible", `    base_url: ${options.baseUrl}`]),
     `    credential: os-credential-store:${credential.service}/${credential.account}`,
     `    share_with_cluster: ${options.share === true ? "true" : "false"}`,
     ...(options.models === undefined ? [] : [`    models: [${options.models.join(", ")}]`]),
     `    timeouts: { cold_start_s: ${options.coldStartS ?? 10} }`,
+    ...(options.providers ?? []),
     "tls:",
     `  extra_ca_file: ${caFile}`,
   ].join("\n");

@@ -1,0 +1,155 @@
+// A Hugging Face Inference Endpoint attached by `namespace/name`: the sponsor looks its URL and state up
+// through the Endpoints API (the Hugging Face emulator over HTTPS), routes to its data plane with the
+// token, and shows HF's states as the seed's table says.
+import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulators";
+import { HfToken, HttpsEndpointsTransport, type HfEndpointSpec } from "@pair/huggingface";
+import { createTestCa, type TestCa } from "@pair/testkit";
+import { request } from "undici";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { requireSecretService } from "../credentials/secret-service.js";
+import { startSponsor, type Sponsor } from "./rented-harness.js";
+
+const TOKEN = "hf_aliceEndpointsToken0123456789abcdef";
+let ca: TestCa;
+const cleanups: (() => Promise<unknown>)[] = [];
+beforeEach(async () => {
+  await requireSecretService();
+  ca ??= await createTestCa();
+});
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function until(check: () => Promise<boolean>, withinMs = 5_000): Promise<void> {
+  const started = Date.now();
+  for (;;) {
+    if (await check().catch(() => false)) return;
+    if (Date.now() - started > withinMs) throw new Error(`not within ${withinMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const SPEC: HfEndpointSpec = {
+  name: "qwen",
+  accessType: "private",
+  vendor: "aws",
+  region: "us-east-1",
+  accelerator: "gpu",
+  instanceType: "nvidia-l4",
+  instanceSize: "x1",
+  minReplica: 0,
+  maxReplica: 1,
+  scaleToZeroTimeoutMin: 15,
+  repository: "Qwen/Qwen3-0.6B",
+};
+
+async function world(): Promise<{ hf: HuggingFaceEmulator; sponsor: Sponsor; api: HttpsEndpointsTransport }> {
+  const leaf = await ca.issue();
+  const hf = await startHuggingFaceEmulator({
+    tls: { key: leaf.keyPem, cert: leaf.certPem },
+    tokens: { [TOKEN]: { namespace: "alice" } },
+    timings: { pendingMs: 1_000, initializingMs: 1_000, scaleUpMs: 1_000, updatingMs: 1_000 },
+  });
+  cleanups.push(() => hf.close());
+  const api = new HttpsEndpointsTransport({
+    token: new HfToken(TOKEN),
+    endpointsApi: hf.endpointsApiUrl,
+    hubApi: hf.hubApiUrl,
+    extraCaPem: ca.certPem,
+  });
+  cleanups.push(() => api.close());
+  await api.createEndpoint("alice", SPEC);
+  const sponsor = await startSponsor({
+    token: TOKEN,
+    baseUrl: "unused",
+    caPem: ca.certPem,
+    target: [
+      "    provider: huggingface-endpoint",
+      "    endpoint: alice/qwen",
+      "    lifecycle: { managed: false }",
+    ],
+    providers: [
+      "providers:",
+      `  huggingface: { endpoints_api: ${hf.endpointsApiUrl}, hub_api: ${hf.hubApiUrl} }`,
+    ],
+  });
+  cleanups.push(() => sponsor.close());
+  return { hf, sponsor, api };
+}
+
+async function row(s: Sponsor): Promise<Record<string, unknown>> {
+  const res = await fetch(`${s.node.url}/pair/v1/rented`, {
+    headers: { authorization: `Bearer ${s.node.adminToken}` },
+  });
+  return ((await res.json()) as Record<string, unknown>[])[0] ?? {};
+}
+
+async function probe(s: Sponsor): Promise<void> {
+  await fetch(`${s.node.url}/pair/v1/rented/probe`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${s.node.adminToken}`, "content-type": "application/json" },
+    body: "{}",
+  });
+}
+
+describe("a Hugging Face endpoint attached by name", () => {
+  it("is looked up through the Endpoints API: starting, then running and served through the sponsor", async () => {
+    const { hf, sponsor } = await world();
+    await probe(sponsor);
+    expect(await row(sponsor)).toMatchObject({
+      provider: "huggingface-endpoint",
+      state: "starting",
+      models: ["Qwen/Qwen3-0.6B"],
+      eligible: true,
+    });
+    hf.advance(2_500);
+    await probe(sponsor);
+    expect(await row(sponsor)).toMatchObject({
+      state: "running",
+      models: ["Qwen/Qwen3-0.6B"],
+      eligible: true,
+    });
+
+    const res = await request(`${sponsor.node.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "Qwen/Qwen3-0.6B", messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers["x-pair-served-by"]).toBe("gpu-rent");
+    expect(res.headers["x-pair-off-lan"]).toBe("1");
+    await res.body.json();
+  });
+
+  it("shows a paused endpoint as paused and refuses its model with rented_node_paused, naming the node", async () => {
+    const { hf, sponsor, api } = await world();
+    hf.advance(2_500);
+    await api.pause("alice", "qwen");
+    await probe(sponsor);
+    expect(await row(sponsor)).toMatchObject({ state: "paused", eligible: false });
+    const res = await request(`${sponsor.node.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "Qwen/Qwen3-0.6B", messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(res.statusCode).toBe(503);
+    expect(((await res.body.json()) as { error: { code: string; node: string } }).error).toMatchObject({
+      code: "rented_node_paused",
+      node: "gpu-rent",
+    });
+  });
+
+  it("shows a failed deploy as failed with Hugging Face's message", async () => {
+    const { hf, sponsor, api } = await world();
+    await api.deleteEndpoint("alice", "qwen");
+    hf.faults.failNextDeploy("CUDA out of memory while loading the model");
+    await api.createEndpoint("alice", SPEC);
+    hf.advance(2_500);
+    await until(async () => {
+      await probe(sponsor);
+      return (await row(sponsor))["state"] === "failed";
+    });
+    expect(await row(sponsor)).toMatchObject({ eligible: false });
+    expect(String((await row(sponsor))["reason"])).toMatch(/CUDA out of memory/);
+  });
+});
