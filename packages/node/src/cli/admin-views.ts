@@ -123,16 +123,22 @@ export function statusLines(status: StatusJson): string[] {
   return [...facts, "", ...renderTable(columns, rows)];
 }
 
-/** One node of `pair nodes` (interface.md's fields that apply; rented ones come later). */
+/** One node of `pair nodes`: this node, a peer, or a rented node (interface.md's fields). */
 export interface NodeJson {
   readonly name: string;
   readonly kind: string;
-  readonly node_id: string | null;
+  readonly node_id?: string | null;
   readonly state: string;
   readonly models: readonly string[];
-  readonly in_flight: number;
-  readonly capacity: number;
-  readonly last_seen: string | null;
+  readonly in_flight?: number;
+  readonly capacity?: number;
+  readonly last_seen?: string | null;
+  readonly label?: string;
+  readonly sponsor?: string;
+  readonly shared?: boolean;
+  readonly eligible?: boolean;
+  readonly reason?: string | null;
+  readonly warnings?: readonly string[];
   readonly address?: string;
   readonly last_error?: string;
 }
@@ -157,15 +163,40 @@ export function nodeLines(nodes: readonly NodeJson[], nowMs: number): string[] {
       { header: "LAST SEEN" },
       { header: "MODELS" },
     ],
-    nodes.map((n) => [
-      n.name,
-      n.kind,
-      n.state,
-      `${n.in_flight}/${n.capacity}`,
-      n.kind === "self" ? "-" : n.last_seen === null ? "never" : formatStartedAt(n.last_seen, nowMs),
-      n.state === "up" ? n.models.join(", ") || "(none)" : `(${n.last_error ?? "not answering"})`,
-    ]),
+    nodes.map((n) => (n.kind === "rented" ? rentedNodeRow(n) : memberRow(n, nowMs))),
   );
+}
+
+function memberRow(n: NodeJson, nowMs: number): string[] {
+  return [
+    n.name,
+    n.kind,
+    n.state,
+    `${n.in_flight ?? 0}/${n.capacity ?? 0}`,
+    n.kind === "self"
+      ? "-"
+      : (n.last_seen ?? null) === null
+        ? "never"
+        : formatStartedAt(n.last_seen ?? "", nowMs),
+    n.state === "up" ? n.models.join(", ") || "(none)" : `(${n.last_error ?? "not answering"})`,
+  ];
+}
+
+/** A rented node: labelled off-LAN, its sponsor where the last-seen time goes, and why it is not usable. */
+function rentedNodeRow(n: NodeJson): string[] {
+  const notes = [
+    n.shared === true ? "shared" : "not shared",
+    ...(n.eligible === false ? [`ineligible: ${n.reason ?? "?"}`] : []),
+    ...(n.warnings ?? []).map((w) => `warning: ${w}`),
+  ];
+  return [
+    n.name,
+    n.label ?? "Rented · off-LAN",
+    n.state,
+    "-",
+    `via ${n.sponsor ?? "?"}`,
+    `${n.models.join(", ") || "(none)"} [${notes.join("; ")}]`,
+  ];
 }
 
 export function modelLines(models: readonly ModelJson[]): string[] {

@@ -362,7 +362,7 @@ function admin(deps: ClientApiDeps, req: IncomingMessage, res: ServerResponse, p
         queued: deps.scheduler.queued(),
         running_workloads: deps.history.running().length,
         peers: [],
-        rented_nodes: [],
+        rented_nodes: deps.rentedNodes?.list() ?? [],
         open_stop_obligations: [],
         ...deps.statusExtras(),
       });

@@ -116,6 +116,13 @@ describe("a rented node attached to a sponsor", () => {
       off_lan: true,
     });
 
+    // `pair nodes` shows it labelled off-LAN, with its sponsor, on the sponsor itself.
+    const table = await runCli(["nodes", "--config", s.configFile]);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(
+      /\ngpu-rent +Rented · off-LAN +running +- +via sponsor +llama-70b \[not shared\]\n/,
+    );
+
     // A client's own Authorization header never reaches the rented node: the sponsor's token does.
     const res = await chat(s.node.url, "llama-70b", { authorization: `Bearer ${CLIENT_TOKEN}` });
     expect(res.statusCode).toBe(200);
