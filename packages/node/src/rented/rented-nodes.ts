@@ -121,6 +121,14 @@ interface NodeState {
   /** Where requests go: the config's base_url, or the URL the provider's API reported. */
   baseUrl: string | undefined;
   gpu: string | undefined;
+  /** Per-token prices by model (USD per million tokens), as the provider's /models listed them. */
+  prices: Map<string, TokenPrices>;
+}
+
+/** USD per million tokens. */
+export interface TokenPrices {
+  readonly input: number;
+  readonly output: number;
 }
 
 export type RentedChange =
@@ -207,7 +215,7 @@ export class RentedNodes {
         gpu: n.gpu ?? null,
         state: v.state,
         usd_per_hour: null,
-        usd_per_mtok: null,
+        usd_per_mtok: outputPricePerMillion(n),
         models: v.models,
         shared: v.shared,
         policy: v.policy,
@@ -265,6 +273,22 @@ export class RentedNodes {
     if (n.config.provider.startsWith("huggingface"))
       headers["x-scale-up-timeout"] = String(Math.ceil(coldStartMs / 1000));
     return { name, baseUrl: n.baseUrl, headers, coldStartMs };
+  }
+
+  /**
+   * What a request cost on a per-token node, in micro-dollars (rounded up), from the token counts the
+   * response reported; undefined when the node has no per-token price for the model or no counts came.
+   */
+  costMicroUsd(
+    name: string,
+    model: string,
+    tokensIn: number | undefined,
+    tokensOut: number | undefined,
+  ): number | undefined {
+    const prices = this.#nodes.get(name)?.prices.get(model);
+    if (prices === undefined || (tokensIn === undefined && tokensOut === undefined)) return undefined;
+    // USD per million tokens = micro-dollars per token.
+    return Math.ceil((tokensIn ?? 0) * prices.input + (tokensOut ?? 0) * prices.output);
   }
 
   /** A request could not connect: unreachable until the next good probe. */
@@ -400,6 +424,7 @@ export class RentedNodes {
     if (answer.kind === "models") {
       const allow = config.models;
       n.models = allow.length === 0 ? answer.models : answer.models.filter((m) => allow.includes(m));
+      n.prices = answer.prices;
       n.state = "running";
       n.lastError = undefined;
       if (!n.openChecked) {
@@ -473,7 +498,7 @@ export class RentedNodes {
     baseUrl: string,
     token: Redacted<string> | undefined,
   ): Promise<
-    | { kind: "models"; models: string[] }
+    | { kind: "models"; models: string[]; prices: Map<string, TokenPrices> }
     | { kind: "warming" }
     | { kind: "rejected"; status: number }
     | { kind: "failed"; detail: string }
@@ -491,17 +516,33 @@ export class RentedNodes {
       if (res.statusCode !== 200) return { kind: "failed", detail: `GET /models answered ${res.statusCode}` };
       const data = (JSON.parse(text) as { data?: unknown }).data;
       if (!Array.isArray(data)) return { kind: "failed", detail: "GET /models: no data list" };
-      const models = data.flatMap((m: unknown) =>
-        typeof m === "object" && m !== null && typeof (m as { id?: unknown }).id === "string"
-          ? [(m as { id: string }).id]
-          : [],
-      );
-      return { kind: "models", models: models.slice(0, 1_024) };
+      const models: string[] = [];
+      const prices = new Map<string, TokenPrices>();
+      for (const m of data.slice(0, 1_024) as unknown[]) {
+        if (typeof m !== "object" || m === null || typeof (m as { id?: unknown }).id !== "string") continue;
+        const id = (m as { id: string }).id;
+        models.push(id);
+        const price = routerPrice((m as { providers?: unknown }).providers);
+        if (price !== undefined) prices.set(id, price);
+      }
+      return { kind: "models", models, prices };
     } catch (cause) {
       const code = (cause as { code?: string }).code;
       return { kind: "failed", detail: `${code === undefined ? "" : `${code} `}${(cause as Error).message}` };
     }
   }
+}
+
+/**
+ * The price a peer sees for a per-token node: the highest output price (USD per million tokens) among
+ * the models it serves — an upper bound, since output tokens cost the most. Null when none is known.
+ */
+function outputPricePerMillion(n: NodeState): number | null {
+  const prices = n.models.flatMap((m) => {
+    const p = n.prices.get(m);
+    return p === undefined ? [] : [p.output];
+  });
+  return prices.length === 0 ? null : Math.max(...prices);
 }
 
 /** Hugging Face endpoint states as PAIR shows them (the seed's table). */
@@ -528,9 +569,28 @@ function fresh(config: RentedNodeConfig, source: "config" | "attached"): NodeSta
     openChecked: false,
     baseUrl: undefined,
     gpu: undefined,
+    prices: new Map(),
   };
 }
 
 function describeProblems(problems: readonly RentedNodeProblem[]): string {
   return problems.map((p) => `${p.path === "" ? "" : `${p.path}: `}${p.code}: ${p.message}`).join("; ");
+}
+
+/**
+ * Inference Providers' per-million-token prices for one model (`providers[].pricing` of the router's
+ * /v1/models): the live provider's, the highest if several (the router may pick any of them).
+ */
+function routerPrice(providers: unknown): TokenPrices | undefined {
+  if (!Array.isArray(providers)) return undefined;
+  let best: TokenPrices | undefined;
+  for (const p of providers as unknown[]) {
+    const o = (typeof p === "object" && p !== null ? p : {}) as Record<string, unknown>;
+    const pricing = o["pricing"] as { input?: unknown; output?: unknown } | undefined;
+    if (o["status"] === "error" || typeof pricing !== "object" || pricing === null) continue;
+    const { input, output } = pricing;
+    if (typeof input !== "number" || typeof output !== "number" || !(input >= 0) || !(output >= 0)) continue;
+    if (best === undefined || output > best.output) best = { input, output };
+  }
+  return best;
 }

@@ -245,6 +245,15 @@ async function routed(
   } finally {
     res.off("close", onClose);
   }
+  // Served by a rented node this node sponsors: its estimated cost, from the reported token counts.
+  if (workload.sponsor === deps.nodeName && workload.servingNode !== undefined)
+    workload.estCostMicroUsd =
+      deps.rented?.costMicroUsd(
+        workload.servingNode,
+        workload.model,
+        workload.tokensIn,
+        workload.tokensOut,
+      ) ?? 0;
   switch (outcome.kind) {
     case "completed":
       deps.history.finish(workload, "completed");
@@ -455,10 +464,11 @@ function mergedNodes(deps: ClientApiDeps): unknown[] {
     reason: sponsorState === "up" ? r.reason : `its sponsor ${sponsor} is down`,
     off_lan: true,
   });
-  const ownRented = (deps.rentedNodes?.list() ?? []).map((r) => ({
-    ...rentedRow({ ...r, gpu: null, usd_per_hour: null, usd_per_mtok: null }, deps.nodeName, "up"),
-    ...(r.warnings.length === 0 ? {} : { warnings: r.warnings }),
-  }));
+  const warnings = new Map((deps.rentedNodes?.list() ?? []).map((r) => [r.name, r.warnings]));
+  const ownRented = (deps.rentedNodes?.peerViews() ?? []).map((r) => {
+    const w = warnings.get(r.name) ?? [];
+    return { ...rentedRow(r, deps.nodeName, "up"), ...(w.length === 0 ? {} : { warnings: w }) };
+  });
   const peersRented = (deps.membership?.members() ?? []).flatMap((p) =>
     p.rented.map((r) => rentedRow(r, p.name, p.state)),
   );

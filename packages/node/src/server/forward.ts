@@ -61,6 +61,8 @@ export interface RentedUpstreams {
     | undefined;
   markDown(name: string, why: string): void;
   credentialRejected(name: string, status: number): void;
+  /** A per-token node's cost of one request (micro-dollars), when its prices and the counts are known. */
+  costMicroUsd(name: string, model: string, tokensIn?: number, tokensOut?: number): number | undefined;
   /** Outbound HTTPS (certificates verified, extra CA if configured). */
   readonly dispatcher: Dispatcher;
 }

@@ -153,3 +153,49 @@ describe("a Hugging Face endpoint attached by name", () => {
     expect(String((await row(sponsor))["reason"])).toMatch(/CUDA out of memory/);
   });
 });
+
+describe("Hugging Face Inference Providers as a rented node", () => {
+  it("shows its per-token price and records each request's cost as the router billed it", async () => {
+    const leaf = await ca.issue();
+    const hf = await startHuggingFaceEmulator({
+      tls: { key: leaf.keyPem, cert: leaf.certPem },
+      tokens: { [TOKEN]: { namespace: "alice" } },
+    });
+    cleanups.push(() => hf.close());
+    const sponsor = await startSponsor({
+      token: TOKEN,
+      baseUrl: "unused",
+      caPem: ca.certPem,
+      target: ["    provider: huggingface-providers", `    base_url: ${hf.routerUrl}`],
+    });
+    cleanups.push(() => sponsor.close());
+    await until(async () => (await row(sponsor))["state"] === "running");
+    const nodes = (await (
+      await fetch(`${sponsor.node.url}/pair/v1/nodes`, {
+        headers: { authorization: `Bearer ${sponsor.node.adminToken}` },
+      })
+    ).json()) as Record<string, unknown>[];
+    // The highest output price of what it serves: gpt-oss-120b at $0.60 per million tokens.
+    expect(nodes.find((n) => n["name"] === "gpu-rent")).toMatchObject({ usd_per_mtok: 0.6 });
+
+    for (const model of ["openai/gpt-oss-120b", "meta-llama/Llama-3.1-8B-Instruct"]) {
+      const res = await request(`${sponsor.node.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model, messages: [{ role: "user", content: "hello there" }] }),
+      });
+      expect(res.statusCode).toBe(200);
+      await res.body.json();
+    }
+    const history = (await (
+      await fetch(`${sponsor.node.url}/pair/v1/history`, {
+        headers: { authorization: `Bearer ${sponsor.node.adminToken}` },
+      })
+    ).json()) as { est_cost_usd: number; tokens_in: number; tokens_out: number }[];
+    expect(history).toHaveLength(2);
+    for (const w of history) expect(w.est_cost_usd).toBeGreaterThan(0);
+    const recorded = history.reduce((sum, w) => sum + Math.round(w.est_cost_usd * 1e6), 0);
+    // What PAIR estimated is what the router charged (each rounded up to a micro-dollar at most).
+    expect(Math.abs(recorded - hf.meter.routerMicroUsd("alice"))).toBeLessThanOrEqual(2);
+  });
+});
