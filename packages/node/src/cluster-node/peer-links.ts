@@ -9,6 +9,7 @@
 
 import { request, type Agent } from "undici";
 import { createPeerAgent, type NodeIdentity, type PinnedPeer } from "../cluster/index.js";
+import type { RoutingUse } from "../config/index.js";
 import type { PeerMembership } from "./peer-membership.js";
 import { PEER_CHANGED_PATH, PEER_ROUTE_PREFIX, type PeerChange } from "./peer-routes.js";
 
@@ -66,6 +67,10 @@ export class PeerLinks {
     shared: boolean;
     eligible: boolean;
     reason: string | null;
+    policy: RoutingUse;
+    state: string;
+    usdPerHour: number | null;
+    usdPerMtok: number | null;
   }[] {
     return this.#o.membership
       .members()
@@ -80,6 +85,10 @@ export class PeerLinks {
             shared: r.shared,
             eligible: r.eligible,
             reason: r.reason,
+            policy: r.policy,
+            state: r.state,
+            usdPerHour: r.usd_per_hour,
+            usdPerMtok: r.usd_per_mtok,
           })),
       );
   }

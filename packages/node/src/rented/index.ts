@@ -14,6 +14,7 @@ export {
 } from "./peer-view.js";
 export { RENTED_FILE, type RentedOverride } from "./rented-file.js";
 export {
+  RENTED_CHANGE_CODES,
   RentedNodes,
   type CredentialReader,
   type EndpointLookup,

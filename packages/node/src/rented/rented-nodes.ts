@@ -131,12 +131,20 @@ export interface TokenPrices {
   readonly output: number;
 }
 
+/** Codes of a refused `attach`, `share` or `policy` (docs/errors.md). */
+export const RENTED_CHANGE_CODES = [
+  "unknown_rented_node",
+  "invalid_value",
+  "duplicate_name",
+  "insecure_url",
+  "literal_credential",
+] as const;
+
 export type RentedChange =
   | { readonly ok: true; readonly node: RentedNodeView }
   | {
       readonly ok: false;
-      readonly code:
-        "unknown_rented_node" | "invalid_value" | "duplicate_name" | "insecure_url" | "literal_credential";
+      readonly code: (typeof RENTED_CHANGE_CODES)[number];
       readonly message: string;
       readonly problems?: readonly RentedNodeProblem[];
     };
@@ -229,8 +237,14 @@ export class RentedNodes {
    * Rented nodes that may serve `model` for this caller, and, when none may but one has the model,
    * why not (for the error the caller gets instead of `model_not_found`).
    */
-  serving(model: string, caller: { readonly fromPeer: boolean }): { usable: string[]; refusal?: PairError } {
-    const usable: string[] = [];
+  serving(
+    model: string,
+    caller: { readonly fromPeer: boolean },
+  ): {
+    usable: { name: string; policy: RoutingUse; warm: boolean; price: number | null }[];
+    refusal?: PairError;
+  } {
+    const usable: { name: string; policy: RoutingUse; warm: boolean; price: number | null }[] = [];
     let refusal: PairError | undefined;
     for (const n of this.#nodes.values()) {
       if (!n.models.includes(model)) continue;
@@ -258,7 +272,12 @@ export class RentedNodes {
         };
         continue;
       }
-      usable.push(v.name);
+      usable.push({
+        name: v.name,
+        policy: v.policy,
+        warm: v.state === "running",
+        price: outputPricePerMillion(n),
+      });
     }
     return refusal === undefined ? { usable } : { usable, refusal };
   }

@@ -22,6 +22,7 @@ import {
   type EngineInventory,
   type EngineSpec,
 } from "../engines/engine-inventory.js";
+import type { RoutingUse } from "../config/index.js";
 import type { Workload } from "../history/workload-history.js";
 import type { Scheduler } from "../scheduler/scheduler.js";
 import { countTokens, planExchange, type TokenCounts } from "./exchange-plan.js";
@@ -51,7 +52,10 @@ export interface PeerUpstreams {
 /** Rented nodes this node sponsors (rented/ implements it). */
 export interface RentedUpstreams {
   /** Rented nodes that may serve `model` for this caller, and why one that has it may not. */
-  serving(model: string, caller: { readonly fromPeer: boolean }): { usable: string[]; refusal?: PairError };
+  serving(
+    model: string,
+    caller: { readonly fromPeer: boolean },
+  ): { usable: readonly RentedServing[]; refusal?: PairError };
   link(name: string):
     | {
         readonly baseUrl: string;
@@ -67,6 +71,14 @@ export interface RentedUpstreams {
   readonly dispatcher: Dispatcher;
 }
 
+/** A rented node this node sponsors that may serve a model, with what routing weighs. */
+export interface RentedServing {
+  readonly name: string;
+  readonly policy: RoutingUse;
+  readonly warm: boolean;
+  readonly price: number | null;
+}
+
 /** A peer's rented node serving a model, as its sponsor publishes it. */
 export interface SponsoredRented {
   readonly peer: PeerUpstream;
@@ -74,6 +86,10 @@ export interface SponsoredRented {
   readonly shared: boolean;
   readonly eligible: boolean;
   readonly reason: string | null;
+  readonly policy: RoutingUse;
+  readonly state: string;
+  readonly usdPerHour: number | null;
+  readonly usdPerMtok: number | null;
 }
 
 export interface ForwardDeps {
@@ -249,43 +265,62 @@ interface Candidates {
   readonly refusal?: PairError;
 }
 
+/** A rented candidate with what the policy and the cost order read. */
+interface RentedCandidate {
+  readonly upstream: Upstream;
+  readonly policy: RoutingUse;
+  /** Running now: no cold start. */
+  readonly warm: boolean;
+  /** Its price (per hour or per million tokens), for the cheaper-first order; null when unknown. */
+  readonly price: number | null;
+}
+
+/** Warm first (waking a node costs time and money), then cheaper, then unknown prices. */
+function byWarmthAndPrice(a: RentedCandidate, b: RentedCandidate): number {
+  if (a.warm !== b.warm) return a.warm ? -1 : 1;
+  return (a.price ?? Number.POSITIVE_INFINITY) - (b.price ?? Number.POSITIVE_INFINITY);
+}
+
 /**
- * Where the request may go now, in tiers — the first tier with an upstream not tried yet wins:
- * this node's engines; peers' engines; rented nodes this node sponsors (a peer's request: shared
- * ones only); rented nodes peers sponsor and share (through the sponsor). A request from a peer
- * never goes to another peer.
+ * Where the request may go now. Local means this node's engines, then peers' engines (free); rented
+ * means nodes this node sponsors and nodes peers sponsor and share (billed), each with its policy:
+ * `prefer` ahead of local; `when-no-local-node` only while no local engine advertises the model (a
+ * local engine that went down no longer does); `overflow` also when every local engine serving it is
+ * at `max_concurrent`, or every local attempt failed; `never` not at all. Among rented candidates a
+ * warm one beats a cold one, then the cheaper wins. A request a peer forwarded never goes to another
+ * peer, and reaches only shared rented nodes.
  */
 function candidates(deps: ForwardDeps, fr: ForwardRequest, tried: ReadonlySet<string>): Candidates {
   const model = fr.request.model;
   const fresh = (u: Upstream | undefined): u is Upstream => u !== undefined && !tried.has(u.id);
-  const local = deps.inventory
-    .serving(model)
-    .map((e) => engineUpstream(deps, e.spec))
-    .filter(fresh);
-  if (local.length > 0) return { upstreams: local };
   const peers = fr.localOnly === true ? undefined : deps.peers;
-  if (peers !== undefined) {
-    const direct = peers
-      .serving(model)
-      .map((p) => peerUpstream(peers, p, fr))
-      .filter(fresh);
-    if (direct.length > 0) return { upstreams: direct };
-  }
+  const localAll = deps.inventory.serving(model).map((e) => engineUpstream(deps, e.spec));
+  const peerAll = peers === undefined ? [] : peers.serving(model).map((p) => peerUpstream(peers, p, fr));
+  const lanAdvertises = localAll.length > 0 || peerAll.some((u) => u !== undefined);
+
   let refusal: PairError | undefined;
+  const rentedAll: RentedCandidate[] = [];
   const rented = deps.rented;
   if (rented !== undefined) {
     const own = rented.serving(model, { fromPeer: fr.localOnly === true });
     refusal = own.refusal;
-    const usable = own.usable.map((name) => rentedUpstream(deps, rented, name)).filter(fresh);
-    if (usable.length > 0) return { upstreams: usable };
+    for (const r of own.usable) {
+      const upstream = rentedUpstream(deps, rented, r.name);
+      if (fresh(upstream)) rentedAll.push({ upstream, policy: r.policy, warm: r.warm, price: r.price });
+    }
   }
   if (peers !== undefined) {
     const sponsored = peers.sponsoring(model);
-    const via = sponsored
-      .filter((r) => r.shared && r.eligible)
-      .map((r) => peerUpstream(peers, r.peer, fr))
-      .filter(fresh);
-    if (via.length > 0) return { upstreams: uniqueById(via) };
+    for (const r of sponsored.filter((x) => x.shared && x.eligible)) {
+      const upstream = peerUpstream(peers, r.peer, fr);
+      if (fresh(upstream) && !rentedAll.some((c) => c.upstream.id === upstream.id))
+        rentedAll.push({
+          upstream,
+          policy: r.policy,
+          warm: r.state === "running",
+          price: r.usdPerHour ?? r.usdPerMtok,
+        });
+    }
     const other = sponsored.find((r) => !r.shared || !r.eligible);
     if (refusal === undefined && other !== undefined)
       refusal = other.shared
@@ -303,12 +338,26 @@ function candidates(deps: ForwardDeps, fr: ForwardRequest, tried: ReadonlySet<st
             node: other.name,
           };
   }
-  return refusal === undefined ? { upstreams: [] } : { upstreams: [], refusal };
-}
+  const withPolicy = (...uses: RoutingUse[]) =>
+    rentedAll
+      .filter((c) => uses.includes(c.policy))
+      .sort(byWarmthAndPrice)
+      .map((c) => c.upstream);
 
-function uniqueById(upstreams: Upstream[]): Upstream[] {
-  const seen = new Set<string>();
-  return upstreams.filter((u) => !seen.has(u.id) && seen.add(u.id) !== undefined);
+  const preferred = withPolicy("prefer");
+  if (preferred.length > 0) return { upstreams: preferred };
+  const lan = [...localAll.filter(fresh)];
+  if (lan.length === 0) lan.push(...peerAll.filter(fresh));
+  if (lan.length > 0) {
+    const overflow = withPolicy("overflow");
+    const allBusy = lan.every((u) => deps.scheduler.inFlight(u.id) >= u.maxConcurrent);
+    return { upstreams: allBusy && overflow.length > 0 ? overflow : lan };
+  }
+  // No local engine left to try: rented nodes, as their policies allow.
+  const upstreams = lanAdvertises ? withPolicy("overflow") : withPolicy("when-no-local-node", "overflow");
+  if (upstreams.length > 0) return { upstreams };
+  if (lanAdvertises) return { upstreams: [] };
+  return refusal === undefined ? { upstreams: [] } : { upstreams: [], refusal };
 }
 
 export async function forward(deps: ForwardDeps, fr: ForwardRequest): Promise<ForwardOutcome> {

@@ -68,6 +68,8 @@ export interface SponsorOptions {
   readonly storeToken?: boolean;
   /** The rented node's keys instead of provider/base_url (YAML lines, indented for the entry). */
   readonly target?: readonly string[];
+  /** The `engines:` list items (YAML lines); none by default. */
+  readonly engines?: readonly string[];
   /** A `providers:` section (YAML lines). */
   readonly providers?: readonly string[];
 }
@@ -89,7 +91,7 @@ export async function startSponsor(options: SponsorOptions): Promise<Sponsor> {
     "  listen: 127.0.0.1:11434",
     "  cluster_listen: 127.0.0.1:14323",
     "  discovery: { mdns: false }",
-    "engines: []",
+    ...(options.engines === undefined ? ["engines: []"] : ["engines:", ...options.engines]),
     "rented_nodes:",
     "  - name: gpu-rent",
     ...(options.target ?? ["    provider: openai-compatible", `    base_url: ${options.baseUrl}`]),

@@ -8,6 +8,7 @@ import { CREDENTIAL_ERROR_CODES } from "../../src/credentials/index.js";
 import { PAIR_ERROR_CODES } from "../../src/dialects/index.js";
 import { LISTEN_ERROR_CODES } from "../../src/node.js";
 import { PAIRING_ERROR_CODES } from "../../src/pairing/index.js";
+import { RENTED_CHANGE_CODES } from "../../src/rented/index.js";
 
 const doc = readFileSync(new URL("../../../../docs/errors.md", import.meta.url), "utf8");
 const documented = new Set([...doc.matchAll(/^\| `([a-z_-]+)` \|/gm)].map((m) => m[1]!));
@@ -22,6 +23,7 @@ describe("docs/errors.md", () => {
     ["cluster", [...CLUSTER_ERROR_CODES]],
     ["credential store", [...CREDENTIAL_ERROR_CODES]],
     ["pairing", [...PAIRING_ERROR_CODES]],
+    ["rented node change", [...RENTED_CHANGE_CODES]],
     ["hosting contract", [...refusals, "illegal-transition"]],
   ])("lists every %s code", (area, codes) => {
     expect(codes.length).toBeGreaterThan(area === "credential store" ? 1 : 3);
@@ -37,6 +39,7 @@ describe("docs/errors.md", () => {
       ...CLUSTER_ERROR_CODES,
       ...CREDENTIAL_ERROR_CODES,
       ...PAIRING_ERROR_CODES,
+      ...RENTED_CHANGE_CODES,
       ...refusals,
       "illegal-transition",
     ]);
