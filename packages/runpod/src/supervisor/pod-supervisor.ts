@@ -81,7 +81,8 @@ export class RunpodPodSupervisor {
   readonly #o: RunpodPodSupervisorOptions;
   readonly #models = new Map<string, { spec: DeploymentSpec; model: RunpodModel }>();
   readonly #waiters = new Map<string, Waiter[]>();
-  readonly #creating = new Set<string>();
+  /** Models whose declare + create is in flight, and that work. */
+  readonly #creating = new Map<string, Promise<void>>();
   readonly #watches = new Map<DeploymentId, PodWatch>();
   /** Measured cold start per model: create intent → first ready probe. */
   readonly #coldStartMs = new Map<string, number>();
@@ -130,8 +131,9 @@ export class RunpodPodSupervisor {
       this.#waiters.set(model, list);
     });
     if (record === undefined && !this.#creating.has(model)) {
-      this.#creating.add(model); // before the first await: a concurrent caller sees it
-      void this.#start(model, plan.spec).finally(() => this.#creating.delete(model));
+      // Registered before the first await: a concurrent caller sees the start and only waits.
+      const start = this.#start(model, plan.spec).finally(() => this.#creating.delete(model));
+      this.#creating.set(model, start);
     } else if (record?.phase === "Uncertain" && record.intent?.answer === "refused") {
       this.#settle(model, {
         kind: "failed",
@@ -139,6 +141,11 @@ export class RunpodPodSupervisor {
       });
     }
     return waiting;
+  }
+
+  /** Resolves once every create in flight has its answer (for shutdown, and for tests). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.#creating.values()]);
   }
 
   /** Hold a ready pod against idle reaping for the length of one stream. */
