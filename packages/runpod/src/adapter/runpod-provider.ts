@@ -20,7 +20,7 @@ import type {
   StopMode,
   StopOutcome,
 } from "@pair/provision";
-import { RunpodApiError } from "../errors.js";
+import { RunpodApiError, type RunpodErrorKind } from "../errors.js";
 import type { RunpodTransport } from "../transport.js";
 import type { Pod } from "../wire.js";
 import { RUNPOD_CAPABILITIES, RUNPOD_PROVIDER } from "./capabilities.js";
@@ -48,6 +48,22 @@ export interface RunpodProviderOptions {
    */
   readonly ownerTag?: string;
 }
+
+/**
+ * Codes of the `refused` outcomes this adapter answers (create and stop), besides the transport's
+ * error kinds (`RunpodErrorKind`) it passes through. For the error catalogue and history views.
+ */
+export const RUNPOD_REFUSAL_CODES = [
+  "wrong_account",
+  "invalid_name",
+  "invalid_settings",
+  "no_capacity",
+  "pause_unsupported",
+  "not_found",
+  "key_mismatch",
+  "foreign_pod",
+] as const;
+export type RunpodRefusalCode = (typeof RUNPOD_REFUSAL_CODES)[number];
 
 /** One GPU type tried during a create, and what Runpod said. */
 export interface PlacementAttempt {
@@ -198,6 +214,9 @@ export class RunpodProvider implements ProviderPort {
   }
 }
 
-function refused(code: string, message: string): { kind: "refused"; code: string; message: string } {
+function refused(
+  code: RunpodRefusalCode | RunpodErrorKind,
+  message: string,
+): { kind: "refused"; code: string; message: string } {
   return { kind: "refused", code, message };
 }
