@@ -28,3 +28,4 @@ export {
 export { HfToken, type RevealableToken } from "./secret-token.js";
 export type * from "./wire.js";
 export { toAccount, toCreateBody, toEndpoint, toOffers, toUpdateBody } from "./wire-mapping.js";
+export * from "./adapter/index.js";
