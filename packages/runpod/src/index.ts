@@ -1,7 +1,8 @@
 /**
- * @pair/runpod: the Runpod pod adapter's transport layer (seed 000): the RunpodTransport port,
- * REST v2 wire types, typed errors and the HTTPS transport. The provision-contract adapter built on
- * it (identity, leases, reconciliation) is not here yet.
+ * @pair/runpod: the Runpod pod adapter (seed 000): the RunpodTransport port, REST v2 wire types,
+ * typed errors and the HTTPS transport; the hosting contract's ProviderPort over it (RunpodProvider,
+ * RunpodModel settings, pod identity); and the RunpodPodSupervisor (single flight, readiness, crash
+ * recovery, idle reaping, orphan sweep) driven through a HostingController.
  * Must not know: @pair/node (the daemon), credentials storage.
  */
 
@@ -35,3 +36,19 @@ export {
   type PodRuntime,
   type PodStatus,
 } from "./wire.js";
+export * from "./adapter/index.js";
+export {
+  RunpodPodSupervisor,
+  type AcquireResult,
+  type ModelState,
+  type RunpodPodSupervisorOptions,
+  type StreamLease,
+  type TerminateDecision,
+  type TickReport,
+} from "./supervisor/pod-supervisor.js";
+export {
+  HttpsVllmProbe,
+  type HttpsVllmProbeOptions,
+  type ProbeResult,
+  type ReadinessProbe,
+} from "./supervisor/vllm-probe.js";

@@ -16,6 +16,7 @@ import type {
   ProviderPort,
   ResourceKey,
   ResourceReport,
+  ResumeOutcome,
   StopMode,
   StopOutcome,
 } from "@pair/provision";
@@ -162,6 +163,25 @@ export class FakeProvider implements ProviderPort {
       target.status = mode === "pause" ? "PAUSED" : "TERMINATED";
       target.billedUntilMs = this.#clock.now().wallMs;
     }
+    return Promise.resolve({ kind: "accepted" });
+  }
+
+  /** A paused resource starts again under the same key and bills again. */
+  resume(key: ResourceKey): Promise<ResumeOutcome> {
+    const target = this.resources.find((r) => sameResource(r.key, key));
+    if (target === undefined)
+      return Promise.resolve({ kind: "refused", code: "not_found", message: "no such resource" });
+    if (target.status !== "PAUSED")
+      return Promise.resolve({
+        kind: "refused",
+        code: "not_paused",
+        message: `resume needs a PAUSED resource, this one is ${target.status}`,
+      });
+    const now = this.#clock.now().wallMs;
+    target.status = "STARTING";
+    target.createdAtMs = now;
+    target.billedFromMs = now;
+    delete target.billedUntilMs;
     return Promise.resolve({ kind: "accepted" });
   }
 

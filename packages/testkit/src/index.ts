@@ -7,3 +7,4 @@ export * from "./seeded-random.js";
 export * from "./fake-provider.js";
 export * from "./faulty-provider.js";
 export * from "./test-ca.js";
+export * from "./provider-contract.js";
