@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { CreateOutcome, ResourceKey, ResourceReport } from "@pair/provision";
 import { HF_ENDPOINT_CAPABILITIES, HF_ENDPOINT_PROVIDER } from "../../src/index.js";
-import { spec as wireSpec } from "../transport-harness.js";
+import { ALICE, spec as wireSpec } from "../transport-harness.js";
 import {
   MIN,
   NS,
@@ -136,6 +136,26 @@ describe("a lost create", () => {
       key: { name: "lost", incarnation: h.emu.endpoints.get(NS, "lost")?.createdAt },
       epoch: 3,
     });
+  });
+});
+
+describe("secrets", () => {
+  it("no outcome, cause or report carries the token or a container secret", async () => {
+    const h = await harness();
+    const seen: unknown[] = [];
+    seen.push(await h.provider.create(createRequest("sec")));
+    h.emu.faults.loseAnswers(1, { method: "POST", path: /^\/v2\/endpoint\/[^/]+$/ });
+    seen.push(await h.provider.create(createRequest("sec2")));
+    h.emu.faults.failNext(10, 502);
+    const key = (seen[0] as { report: ResourceReport }).report.key;
+    seen.push(await h.provider.stop(key, "pause"), await h.provider.describe(key));
+    h.emu.faults.clear();
+    seen.push(await h.provider.list());
+    const text = JSON.stringify(seen);
+    expect(text).toContain('"kind":"lost"');
+    expect(text).toContain('"kind":"unknown"');
+    expect(text).not.toContain(ALICE);
+    expect(text).not.toMatch(/hf_[A-Za-z0-9_]{8,}/);
   });
 });
 
