@@ -1,6 +1,8 @@
 /**
- * @pair/huggingface: the Hugging Face adapter's transport layer — domain types, HF's wire models,
- * the EndpointsTransport port, its HTTPS implementation, the retry policy and the typed error.
+ * @pair/huggingface: the Hugging Face adapter — domain types, HF's wire models, the
+ * EndpointsTransport port, its HTTPS implementation, the retry policy and the typed error; and
+ * (adapter/) the Inference Endpoints provider behind the hosting contract's port, the state → node
+ * treatment table and the cost/idle/budget policy helpers.
  * Must not know: PAIR's node (never imports @pair/node), credential storage.
  */
 
@@ -28,3 +30,4 @@ export {
 export { HfToken, type RevealableToken } from "./secret-token.js";
 export type * from "./wire.js";
 export { toAccount, toCreateBody, toEndpoint, toOffers, toUpdateBody } from "./wire-mapping.js";
+export * from "./adapter/index.js";

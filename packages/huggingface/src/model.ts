@@ -50,6 +50,8 @@ export interface HfEndpoint {
   readonly task: string | undefined;
   readonly healthRoute: string | undefined;
   readonly tags: readonly string[];
+  /** The container's plain env vars as HF echoes them (secrets are never part of it). */
+  readonly env: Readonly<Record<string, string>>;
 }
 
 /** What to create (mapped to HF's create body). Secrets go in `secrets` and are never echoed back. */

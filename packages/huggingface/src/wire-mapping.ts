@@ -57,7 +57,18 @@ export function toEndpoint(namespace: string, wire: WireEndpoint): HfEndpoint {
     task: wire.model.task ?? undefined,
     healthRoute: wire.healthRoute,
     tags: wire.tags ?? [],
+    env: stringMap(wire.model.env),
   };
+}
+
+/** Only string values of a map HF echoed (anything else is dropped, never coerced). */
+function stringMap(value: unknown): Readonly<Record<string, string>> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return {};
+  return Object.fromEntries(
+    Object.entries(value as Record<string, unknown>).filter(
+      (entry): entry is [string, string] => typeof entry[1] === "string",
+    ),
+  );
 }
 
 export function toCreateBody(spec: HfEndpointSpec): WireCreateBody {

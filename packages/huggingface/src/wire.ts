@@ -37,6 +37,7 @@ export interface WireEndpoint {
     readonly framework?: string;
     readonly revision?: string | null;
     readonly task?: string | null;
+    readonly env?: Readonly<Record<string, string>>;
   };
   readonly healthRoute?: string;
   readonly tags?: readonly string[];
