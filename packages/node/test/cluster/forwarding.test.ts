@@ -1,7 +1,7 @@
 // Real nodes on loopback, paired by PIN: a request on one node for a model only a peer serves is
 // forwarded over mTLS, streamed back, recorded on both sides, and fails over to the next peer.
 import { request } from "undici";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PEER_ROUTE_PREFIX } from "../../src/cluster-node/index.js";
 import type { WorkloadJson } from "../../src/history/workload-history.js";
 import {
@@ -13,37 +13,21 @@ import {
   type TestNode,
   type TestNodeOptions,
 } from "./node-pair-harness.js";
+import { cleanupAfterEach, until } from "../support/eventually.js";
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  await Promise.all(
-    cleanups
-      .splice(0)
-      .reverse()
-      .map((cleanup) => cleanup()),
-  );
-});
+const defer = cleanupAfterEach();
 
 const FAST = { refreshMs: 150, timeoutMs: 400 };
 
 async function node(name: string, options: TestNodeOptions = {}): Promise<TestNode> {
   const n = await startTestNodeWith(name, { ...FAST, ...options });
-  cleanups.push(() => n.close());
+  defer(() => n.close());
   return n;
 }
 
 async function pair(a: TestNode, b: TestNode): Promise<void> {
   const joined = await joinWith(a, b, await showPin(b));
   expect(joined.status).toBe(200);
-}
-
-async function until(check: () => Promise<boolean> | boolean, withinMs = 5_000): Promise<void> {
-  const started = Date.now();
-  for (;;) {
-    if (await Promise.resolve(check()).catch(() => false)) return;
-    if (Date.now() - started > withinMs) throw new Error(`not within ${withinMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** Wait until `n` sees `model` served by the cluster (a peer's inventory reached it). */
@@ -245,7 +229,7 @@ describe("forwarding between paired nodes", () => {
     expect(rows.map((r) => r.model)).not.toContain("qwen:32b");
 
     const again = await desktop.restart();
-    cleanups.push(() => again.close());
+    defer(() => again.close());
     await sees(laptop, "qwen:32b");
     const res = await chat(laptop, "qwen:32b", false);
     expect(res.statusCode).toBe(200);

@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { request } from "undici";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { createTestCa, type TestCa } from "@pair/testkit";
 import { PEER_INVENTORY_PATH } from "../../src/cluster-node/index.js";
 import type { WorkloadJson } from "../../src/history/workload-history.js";
@@ -19,38 +19,27 @@ import {
   type TestNode,
 } from "../cluster/node-pair-harness.js";
 import { startRentedEndpoint, startSponsor, type RentedEndpoint, type Sponsor } from "./rented-harness.js";
+import { cleanupAfterEach, until } from "../support/eventually.js";
 
 const TOKEN = "hf_rentedNodeSecretToken0123456789abcdef";
 const CLIENT_TOKEN = "sk-clientSentSecret0123456789abcdefABCD";
 
-const cleanups: (() => Promise<unknown>)[] = [];
+const defer = cleanupAfterEach();
 let ca: TestCa;
 beforeEach(async () => {
   await requireSecretService();
   ca ??= await createTestCa();
 });
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function until(check: () => Promise<boolean> | boolean, withinMs = 5_000): Promise<void> {
-  const started = Date.now();
-  for (;;) {
-    if (await Promise.resolve(check()).catch(() => false)) return;
-    if (Date.now() - started > withinMs) throw new Error(`not within ${withinMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 async function endpoint(options: Parameters<typeof startRentedEndpoint>[1] = { apiKey: TOKEN }) {
   const e = await startRentedEndpoint(ca, options);
-  cleanups.push(() => e.engine.close());
+  defer(() => e.engine.close());
   return e;
 }
 
 async function sponsorOf(e: RentedEndpoint, options: { share?: boolean; coldStartS?: number } = {}) {
   const s = await startSponsor({ token: TOKEN, baseUrl: e.baseUrl, caPem: ca.certPem, ...options });
-  cleanups.push(() => s.close());
+  defer(() => s.close());
   return s;
 }
 
@@ -72,7 +61,7 @@ function asTestNode(s: Sponsor): TestNode {
 
 async function peerOf(s: Sponsor): Promise<TestNode> {
   const peer = await startTestNodeWith("laptop", { refreshMs: 150, timeoutMs: 400 });
-  cleanups.push(() => peer.close());
+  defer(() => peer.close());
   const joined = await joinWith(peer, asTestNode(s), await showPin(asTestNode(s)));
   expect(joined.status).toBe(200);
   return peer;

@@ -5,29 +5,18 @@ import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulat
 import { HfToken, HttpsEndpointsTransport, type HfEndpointSpec } from "@pair/huggingface";
 import { createTestCa, type TestCa } from "@pair/testkit";
 import { request } from "undici";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { requireSecretService } from "../credentials/secret-service.js";
 import { startSponsor, type Sponsor } from "./rented-harness.js";
+import { cleanupAfterEach, until } from "../support/eventually.js";
 
 const TOKEN = "hf_aliceEndpointsToken0123456789abcdef";
 let ca: TestCa;
-const cleanups: (() => Promise<unknown>)[] = [];
+const defer = cleanupAfterEach();
 beforeEach(async () => {
   await requireSecretService();
   ca ??= await createTestCa();
 });
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function until(check: () => Promise<boolean>, withinMs = 5_000): Promise<void> {
-  const started = Date.now();
-  for (;;) {
-    if (await check().catch(() => false)) return;
-    if (Date.now() - started > withinMs) throw new Error(`not within ${withinMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 const SPEC: HfEndpointSpec = {
   name: "qwen",
@@ -50,14 +39,14 @@ async function world(): Promise<{ hf: HuggingFaceEmulator; sponsor: Sponsor; api
     tokens: { [TOKEN]: { namespace: "alice" } },
     timings: { pendingMs: 1_000, initializingMs: 1_000, scaleUpMs: 1_000, updatingMs: 1_000 },
   });
-  cleanups.push(() => hf.close());
+  defer(() => hf.close());
   const api = new HttpsEndpointsTransport({
     token: new HfToken(TOKEN),
     endpointsApi: hf.endpointsApiUrl,
     hubApi: hf.hubApiUrl,
     extraCaPem: ca.certPem,
   });
-  cleanups.push(() => api.close());
+  defer(() => api.close());
   await api.createEndpoint("alice", SPEC);
   const sponsor = await startSponsor({
     token: TOKEN,
@@ -73,7 +62,7 @@ async function world(): Promise<{ hf: HuggingFaceEmulator; sponsor: Sponsor; api
       `  huggingface: { endpoints_api: ${hf.endpointsApiUrl}, hub_api: ${hf.hubApiUrl} }`,
     ],
   });
-  cleanups.push(() => sponsor.close());
+  defer(() => sponsor.close());
   return { hf, sponsor, api };
 }
 
@@ -161,14 +150,14 @@ describe("Hugging Face Inference Providers as a rented node", () => {
       tls: { key: leaf.keyPem, cert: leaf.certPem },
       tokens: { [TOKEN]: { namespace: "alice" } },
     });
-    cleanups.push(() => hf.close());
+    defer(() => hf.close());
     const sponsor = await startSponsor({
       token: TOKEN,
       baseUrl: "unused",
       caPem: ca.certPem,
       target: ["    provider: huggingface-providers", `    base_url: ${hf.routerUrl}`],
     });
-    cleanups.push(() => sponsor.close());
+    defer(() => sponsor.close());
     await until(async () => (await row(sponsor))["state"] === "running");
     const nodes = (await (
       await fetch(`${sponsor.node.url}/pair/v1/nodes`, {

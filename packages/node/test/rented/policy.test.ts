@@ -3,32 +3,21 @@
 import { startEngineEmulator, type EngineEmulator } from "@pair/emulators";
 import { createTestCa, type TestCa } from "@pair/testkit";
 import { request } from "undici";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import type { WorkloadJson } from "../../src/history/workload-history.js";
 import { runCli } from "../cli/cli-harness.js";
 import { requireSecretService } from "../credentials/secret-service.js";
 import { startRentedEndpoint, startSponsor, type Sponsor } from "./rented-harness.js";
+import { cleanupAfterEach, until } from "../support/eventually.js";
 
 const TOKEN = "hf_policyTestToken0123456789abcdefgh";
 const MODEL = "llama3:70b";
 let ca: TestCa;
-const cleanups: (() => Promise<unknown>)[] = [];
+const defer = cleanupAfterEach();
 beforeEach(async () => {
   await requireSecretService();
   ca ??= await createTestCa();
 });
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function until(check: () => Promise<boolean>, withinMs = 5_000): Promise<void> {
-  const started = Date.now();
-  for (;;) {
-    if (await check().catch(() => false)) return;
-    if (Date.now() - started > withinMs) throw new Error(`not within ${withinMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** A sponsor with a local Ollama engine (max_concurrent 1) and a rented node, both serving MODEL. */
 async function world(): Promise<{ sponsor: Sponsor; local: EngineEmulator }> {
@@ -38,9 +27,9 @@ async function world(): Promise<{ sponsor: Sponsor; local: EngineEmulator }> {
     models: [{ name: MODEL, maxTokens: 50 }],
     tokenDelayMs: 20,
   });
-  cleanups.push(() => local.close());
+  defer(() => local.close());
   const rented = await startRentedEndpoint(ca, { apiKey: TOKEN, models: [MODEL] });
-  cleanups.push(() => rented.engine.close());
+  defer(() => rented.engine.close());
   const sponsor = await startSponsor({
     token: TOKEN,
     baseUrl: rented.baseUrl,
@@ -53,7 +42,7 @@ async function world(): Promise<{ sponsor: Sponsor; local: EngineEmulator }> {
       "    probe_interval_s: 0.2",
     ],
   });
-  cleanups.push(() => sponsor.close());
+  defer(() => sponsor.close());
   await until(async () => {
     const rows = (await admin(sponsor, "/pair/v1/models")) as { model: string; nodes: string[] }[];
     return rows.find((r) => r.model === MODEL)?.nodes.length === 2;
