@@ -428,6 +428,7 @@ function endpointLookup(config: PairConfig): EndpointLookupFn {
       return {
         state: e.state === "unrecognized" ? e.rawState : e.state,
         url: e.url,
+        // "public" here means reachable without a token: HF's own type word, read as the reference spells it.
         accessType: e.accessType,
         repository: e.repository,
         message: e.message,

@@ -37,7 +37,10 @@ async function endpoint(options: Parameters<typeof startRentedEndpoint>[1] = { a
   return e;
 }
 
-async function sponsorOf(e: RentedEndpoint, options: { share?: boolean; coldStartS?: number } = {}) {
+async function sponsorOf(
+  e: RentedEndpoint,
+  options: { share?: boolean; coldStartS?: number; models?: readonly string[] } = {},
+) {
   const s = await startSponsor({ token: TOKEN, baseUrl: e.baseUrl, caPem: ca.certPem, ...options });
   defer(() => s.close());
   return s;
@@ -340,5 +343,20 @@ describe("a rented node attached to a sponsor", () => {
     expect(literal.code).toBe(1);
     expect(literal.stderr).toMatch(/literal_credential/);
     expect(literal.stderr).not.toContain(TOKEN);
+  });
+
+  it("serves only the models its allowlist names", async () => {
+    const e = await endpoint({ apiKey: TOKEN, models: ["llama-70b", "mixtral"] });
+    const s = await sponsorOf(e, { models: ["mixtral"] });
+    const sponsor = asTestNode(s);
+    await until(async () => (await rentedRow(sponsor))?.["state"] === "running");
+    expect(await rentedRow(sponsor)).toMatchObject({ models: ["mixtral"] });
+    const allowed = await chat(s.node.url, "mixtral", {}, false);
+    expect(allowed.statusCode).toBe(200);
+    await allowed.body.dump();
+    const refused = await chat(s.node.url, "llama-70b", {}, false);
+    expect(refused.statusCode).toBe(404);
+    expect(((await refused.body.json()) as { error: { code: string } }).error.code).toBe("model_not_found");
+    expect(e.seenAuthorization).toHaveLength(1);
   });
 });

@@ -4,7 +4,7 @@
 import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulators";
 import { HfToken, HttpsEndpointsTransport, type HfEndpointSpec } from "@pair/huggingface";
 import { createTestCa, type TestCa } from "@pair/testkit";
-import { request } from "undici";
+import { Agent, request } from "undici";
 import { beforeEach, describe, expect, it } from "vitest";
 import { requireSecretService } from "../credentials/secret-service.js";
 import { startSponsor, type Sponsor } from "./rented-harness.js";
@@ -32,7 +32,14 @@ const SPEC: HfEndpointSpec = {
   repository: "Qwen/Qwen3-0.6B",
 };
 
-async function world(): Promise<{ hf: HuggingFaceEmulator; sponsor: Sponsor; api: HttpsEndpointsTransport }> {
+async function world(
+  target: readonly string[] = [
+    "    provider: huggingface-endpoint",
+    "    endpoint: alice/qwen",
+    "    lifecycle: { managed: false }",
+  ],
+  accessType: "private" | "public" = "private",
+): Promise<{ hf: HuggingFaceEmulator; sponsor: Sponsor; api: HttpsEndpointsTransport }> {
   const leaf = await ca.issue();
   const hf = await startHuggingFaceEmulator({
     tls: { key: leaf.keyPem, cert: leaf.certPem },
@@ -47,16 +54,34 @@ async function world(): Promise<{ hf: HuggingFaceEmulator; sponsor: Sponsor; api
     extraCaPem: ca.certPem,
   });
   defer(() => api.close());
-  await api.createEndpoint("alice", SPEC);
+  if (accessType === "private") await api.createEndpoint("alice", SPEC);
+  else {
+    // PAIR's client refuses to create a public endpoint; someone else made this one.
+    const res = await request(`${hf.endpointsApiUrl}/v2/endpoint/alice`, {
+      method: "POST",
+      dispatcher: new Agent({ connect: { ca: ca.certPem } }),
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        name: SPEC.name,
+        type: "public",
+        provider: { vendor: "aws", region: "us-east-1" },
+        compute: {
+          accelerator: "gpu",
+          instanceType: "nvidia-l4",
+          instanceSize: "x1",
+          scaling: { minReplica: 0, maxReplica: 1 },
+        },
+        model: { repository: SPEC.repository, framework: "pytorch", image: { huggingface: {} } },
+      }),
+    });
+    expect(res.statusCode).toBe(200);
+    await res.body.dump();
+  }
   const sponsor = await startSponsor({
     token: TOKEN,
     baseUrl: "unused",
     caPem: ca.certPem,
-    target: [
-      "    provider: huggingface-endpoint",
-      "    endpoint: alice/qwen",
-      "    lifecycle: { managed: false }",
-    ],
+    target,
     providers: [
       "providers:",
       `  huggingface: { endpoints_api: ${hf.endpointsApiUrl}, hub_api: ${hf.hubApiUrl} }`,
@@ -140,6 +165,31 @@ describe("a Hugging Face endpoint attached by name", () => {
     });
     expect(await row(sponsor)).toMatchObject({ eligible: false });
     expect(String((await row(sponsor))["reason"])).toMatch(/CUDA out of memory/);
+  });
+});
+
+describe("a public Hugging Face endpoint", () => {
+  it("is refused when managed (public_endpoint_refused), and only warned about when merely routed to", async () => {
+    const managed = await world(["    provider: huggingface-endpoint", "    endpoint: alice/qwen"], "public");
+    managed.hf.advance(2_500);
+    await probe(managed.sponsor);
+    expect(await row(managed.sponsor)).toMatchObject({ state: "public_endpoint_refused", eligible: false });
+    const res = await request(`${managed.sponsor.node.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "Qwen/Qwen3-0.6B", messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(res.statusCode).toBe(403);
+    expect(((await res.body.json()) as { error: { code: string } }).error.code).toBe(
+      "public_endpoint_refused",
+    );
+
+    const routed = await world(undefined, "public");
+    routed.hf.advance(2_500);
+    await probe(routed.sponsor);
+    const shown = await row(routed.sponsor);
+    expect(shown).toMatchObject({ state: "running", eligible: true });
+    expect(shown["warnings"]).toEqual([expect.stringMatching(/without a credential/)]);
   });
 });
 
