@@ -49,6 +49,8 @@ export class EngineInventory {
   #models: ReadonlyMap<string, readonly string[]> | undefined;
   #timer: NodeJS.Timeout | undefined;
   #probing: Promise<void> | undefined;
+  /** Probes in a row that timed out, by engine. */
+  readonly #slowProbes = new Map<string, number>();
 
   constructor(options: InventoryOptions) {
     const names = new Set<string>();
@@ -132,7 +134,8 @@ export class EngineInventory {
   async #probe(spec: EngineSpec): Promise<EngineState> {
     const at = this.#o.nowMs();
     const path = spec.api === "ollama" ? "/api/tags" : "/models";
-    const timeoutMs = Math.min(spec.probeIntervalMs, 5_000);
+    // At least a second: a busy event loop (a large body being parsed) must not look like a dead engine.
+    const timeoutMs = Math.min(Math.max(spec.probeIntervalMs, 1_000), 5_000);
     try {
       const res = await this.#o.dispatcher.request({
         origin: engineUrl(spec, path).origin,
@@ -145,12 +148,31 @@ export class EngineInventory {
       const text = await res.body.text();
       if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode} from ${path}`);
       const models = parseModels(spec.api, JSON.parse(text) as unknown);
+      this.#slowProbes.set(spec.name, 0);
       return { spec, healthy: true, models, lastProbeAtMs: at, lastError: undefined };
     } catch (cause) {
       const message = cause instanceof Error ? cause.message : String(cause);
+      // One slow answer from an engine that was up is not enough to take it out (it may be busy
+      // generating); a second one in a row is. A refused connection or an error answer counts at once.
+      const before = this.#states.find((s) => s.spec.name === spec.name);
+      const slow = isTimeout(cause);
+      const strikes = slow ? (this.#slowProbes.get(spec.name) ?? 0) + 1 : 0;
+      this.#slowProbes.set(spec.name, strikes);
+      if (slow && strikes < 2 && before?.healthy === true) return { ...before, lastProbeAtMs: at };
       return { spec, healthy: false, models: [], lastProbeAtMs: at, lastError: message };
     }
   }
+}
+
+function isTimeout(cause: unknown): boolean {
+  const name = (cause as { name?: unknown } | null)?.name;
+  const code = (cause as { code?: unknown } | null)?.code;
+  return (
+    name === "TimeoutError" ||
+    name === "AbortError" ||
+    code === "UND_ERR_HEADERS_TIMEOUT" ||
+    code === "UND_ERR_BODY_TIMEOUT"
+  );
 }
 
 function parseModels(api: EngineApi, body: unknown): string[] {
