@@ -112,7 +112,10 @@ function SponsorActions(props: NodeDetailProps & { readonly node: RentedRow }) {
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState<{ text: string; error: boolean } | undefined>();
   const [policy, setPolicy] = useState<RoutingUse>(node.policy);
+  // While a change is on its way the controls ignore clicks but stay focusable (`aria-disabled`,
+  // not `disabled`, which would drop the keyboard focus to the page).
   const run = async (what: () => Promise<unknown>, done: string) => {
+    if (busy) return;
     setBusy(true);
     try {
       await what();
@@ -135,7 +138,7 @@ function SponsorActions(props: NodeDetailProps & { readonly node: RentedRow }) {
           aria-checked={node.shared}
           aria-labelledby="share-label"
           class={`switch ${node.shared ? "on" : "off"}`}
-          disabled={busy}
+          aria-disabled={busy}
           onClick={() =>
             void run(
               () => actions.setShare(node.name, !node.shared),
@@ -150,23 +153,19 @@ function SponsorActions(props: NodeDetailProps & { readonly node: RentedRow }) {
         class="action-row"
         onSubmit={(e) => {
           e.preventDefault();
+          if (policy === node.policy) return;
           void run(() => actions.setPolicy(node.name, policy), `${node.name}: routing policy ${policy}`);
         }}
       >
         <label for="policy">Routing policy</label>
-        <select
-          id="policy"
-          value={policy}
-          disabled={busy}
-          onChange={(e) => setPolicy(e.currentTarget.value as RoutingUse)}
-        >
+        <select id="policy" value={policy} onChange={(e) => setPolicy(e.currentTarget.value as RoutingUse)}>
           {ROUTING_USES.map((u) => (
             <option key={u} value={u}>
               {u}
             </option>
           ))}
         </select>
-        <button type="submit" disabled={busy || policy === node.policy}>
+        <button type="submit" aria-disabled={busy || policy === node.policy}>
           Apply
         </button>
       </form>

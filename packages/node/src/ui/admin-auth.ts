@@ -11,6 +11,9 @@
 import { bearerMatches } from "../server/admin-token.js";
 import { csrfMatches, type UiSession, type UiSessions } from "./ui-sessions.js";
 
+/** Stable codes of an admin-API refusal. Add freely, never rename (docs/errors.md lists them). */
+export const ADMIN_AUTH_ERROR_CODES = ["unauthorized", "csrf_refused"] as const;
+
 /** The header the dashboard sends its CSRF token in. */
 export const CSRF_HEADER = "x-pair-csrf";
 
@@ -36,7 +39,7 @@ export type AdminCaller =
   | {
       readonly ok: false;
       readonly status: 401 | 403;
-      readonly code: "unauthorized" | "csrf_refused";
+      readonly code: (typeof ADMIN_AUTH_ERROR_CODES)[number];
       readonly message: string;
     };
 

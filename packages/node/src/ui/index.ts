@@ -6,6 +6,7 @@
  */
 
 export {
+  ADMIN_AUTH_ERROR_CODES,
   adminCaller,
   CSRF_HEADER,
   readCookie,

@@ -8,6 +8,7 @@ import { CREDENTIAL_ERROR_CODES } from "../../src/credentials/index.js";
 import { PAIR_ERROR_CODES } from "../../src/dialects/index.js";
 import { LISTEN_ERROR_CODES } from "../../src/node.js";
 import { PAIRING_ERROR_CODES } from "../../src/pairing/index.js";
+import { ADMIN_AUTH_ERROR_CODES } from "../../src/ui/index.js";
 
 const doc = readFileSync(new URL("../../../../docs/errors.md", import.meta.url), "utf8");
 const documented = new Set([...doc.matchAll(/^\| `([a-z_-]+)` \|/gm)].map((m) => m[1]!));
@@ -22,9 +23,10 @@ describe("docs/errors.md", () => {
     ["cluster", [...CLUSTER_ERROR_CODES]],
     ["credential store", [...CREDENTIAL_ERROR_CODES]],
     ["pairing", [...PAIRING_ERROR_CODES]],
+    ["admin API and dashboard sign-in", [...ADMIN_AUTH_ERROR_CODES]],
     ["hosting contract", [...refusals, "illegal-transition"]],
   ])("lists every %s code", (area, codes) => {
-    expect(codes.length).toBeGreaterThan(area === "credential store" ? 1 : 3);
+    expect(codes.length).toBeGreaterThan(area === "credential store" || area.startsWith("admin") ? 1 : 3);
     for (const code of codes) expect(documented, code).toContain(code);
   });
 
@@ -37,6 +39,7 @@ describe("docs/errors.md", () => {
       ...CLUSTER_ERROR_CODES,
       ...CREDENTIAL_ERROR_CODES,
       ...PAIRING_ERROR_CODES,
+      ...ADMIN_AUTH_ERROR_CODES,
       ...refusals,
       "illegal-transition",
     ]);
