@@ -2,11 +2,15 @@
 // code becomes an HttpOnly SameSite=Strict cookie, /ui is served only with it (CSP default-src
 // 'self'), the admin API takes the cookie for reads and, with the CSRF token from its own origin,
 // for changes — and refuses everything else.
+import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApiKey, type LoopbackPolicy } from "../../src/auth/index.js";
+import { parseConfig } from "../../src/config/index.js";
+import { startNode } from "../../src/node.js";
 import { runCli } from "../cli/cli-harness.js";
 import { startTestNodeWith, type TestNode } from "../cluster/node-pair-harness.js";
 
@@ -221,5 +225,39 @@ describe("the admin API with a dashboard session", () => {
     expect(out.headers.get("set-cookie")).toMatch(/Max-Age=0/);
     expect((await fetch(`${node.node.url}/pair/v1/nodes`, { headers: { cookie } })).status).toBe(401);
     expect((await fetch(`${node.node.url}/ui/`, { headers: { cookie } })).status).toBe(401);
+  });
+});
+
+describe("beyond loopback", () => {
+  // Tests bind loopback only: the policy pretends 127.0.0.1 is beyond it (every caller is remote).
+  const beyond: LoopbackPolicy = { isLoopbackHost: () => false, isLoopbackPeer: () => false };
+
+  it("an API key opens neither the dashboard nor the admin API; a session from a login code does", async () => {
+    const data = mkdtempSync(join(tmpdir(), "pair-ui-beyond-"));
+    try {
+      const key = await createApiKey(data, "app", {
+        nowMs: () => Date.now(),
+        randomBytes: (n) => randomBytes(n),
+      });
+      const yaml = ["node:", `  data_dir: ${data}`, "  listen: 127.0.0.1:1", "engines: []"].join("\n");
+      const config = parseConfig(yaml, "t.yaml", { homeDir: data, hostName: "beyond" });
+      const n = await startNode({ config, portOverride: 0, loopback: beyond, uiDir: join(dir, "dist") });
+      try {
+        const withKey = { authorization: `Bearer ${key.key}` };
+        expect((await fetch(`${n.url}/v1/models`, { headers: withKey })).status).toBe(200);
+        expect((await fetch(`${n.url}/ui/`, { headers: withKey })).status).toBe(401);
+        expect((await fetch(`${n.url}/pair/v1/nodes`, { headers: withKey })).status).toBe(401);
+
+        const { code } = n.uiSessions.issueCode();
+        const login = await fetch(`${n.url}/ui/login?code=${code}`, { redirect: "manual" });
+        const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+        expect((await fetch(`${n.url}/ui/`, { headers: { cookie } })).status).toBe(200);
+        expect((await fetch(`${n.url}/pair/v1/nodes`, { headers: { cookie } })).status).toBe(200);
+      } finally {
+        await n.close(0);
+      }
+    } finally {
+      rmSync(data, { recursive: true, force: true });
+    }
   });
 });
