@@ -52,7 +52,15 @@ export function App() {
     );
   return (
     <>
-      <a class="skip" href="#main">
+      {/* The fragment names the view, so the skip link moves the focus itself instead of navigating. */}
+      <a
+        class="skip"
+        href="#main"
+        onClick={(e) => {
+          e.preventDefault();
+          document.getElementById("main")?.focus();
+        }}
+      >
         Skip to content
       </a>
       <header class="top">

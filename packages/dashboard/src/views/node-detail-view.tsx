@@ -82,7 +82,9 @@ function RentedDetail(props: NodeDetailProps & { readonly node: RentedRow }) {
         <Fact term="Models">{node.models.length === 0 ? "none" : node.models.join(", ")}</Fact>
         <Fact term="Shared with the cluster">{node.shared ? "yes" : "no"}</Fact>
         <Fact term="Routing policy">{node.policy}</Fact>
-        {sponsored?.last_error == null ? null : <Fact term="Provider message">{sponsored.last_error}</Fact>}
+        {sponsored?.last_error == null ? null : (
+          <Fact term="Provider message / last error">{sponsored.last_error}</Fact>
+        )}
         {sponsored?.credential == null ? null : <Fact term="Credential (name)">{sponsored.credential}</Fact>}
       </dl>
       {warnings.length === 0 ? null : (

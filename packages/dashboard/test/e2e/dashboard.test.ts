@@ -180,6 +180,24 @@ describe("the dashboard in a browser", () => {
     expect(await peerPage.getByRole("button", { name: "Apply" }).count()).toBe(0);
   });
 
+  it("works from the keyboard: a skip link first, then the views' links", async () => {
+    await page.goto(`${cluster.sponsor.node.url}/ui/#/history`);
+    await page.reload(); // a fresh page: the focus starts at the top
+    await page.getByRole("heading", { level: 2, name: "History" }).waitFor();
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate<string>("document.activeElement.textContent")).toBe("Skip to content");
+    await page.keyboard.press("Enter");
+    expect(await page.evaluate<string>("document.activeElement.id")).toBe("main");
+    expect(new URL(page.url()).hash).toBe("#/history"); // the skip link does not change the view
+    await page.reload();
+    await page.getByRole("heading", { level: 2, name: "History" }).waitFor();
+    await page.keyboard.press("Tab"); // skip link
+    await page.keyboard.press("Tab"); // Nodes
+    expect(await page.evaluate<string>("document.activeElement.textContent")).toBe("Nodes");
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { level: 2, name: "Nodes" }).waitFor();
+  });
+
   it("keeps it readable at a phone's width", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByRole("link", { name: "Nodes" }).click();
