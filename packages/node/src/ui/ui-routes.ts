@@ -47,6 +47,11 @@ export async function serveUi(deps: UiDeps, req: IncomingMessage, res: ServerRes
   if (method !== "GET" && method !== "HEAD")
     return sendUiPage(res, 405, "Method not allowed", `Use GET for ${url.pathname}.`, { allow: "GET, HEAD" });
   if (url.pathname === "/ui/login") {
+    // Only a GET spends the code: a HEAD (a link preview, a checker) must not burn it.
+    if (method !== "GET")
+      return sendUiPage(res, 405, "Method not allowed", "Open the login link in a browser.", {
+        allow: "GET",
+      });
     const code = url.searchParams.get("code");
     const redeemed = code === null || code === "" ? undefined : deps.sessions.redeem(code);
     if (redeemed === undefined || !redeemed.ok)

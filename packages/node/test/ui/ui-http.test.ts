@@ -74,6 +74,10 @@ describe("pair ui and the login link", () => {
     );
 
     const url = await loginUrl();
+    // A HEAD (a link preview) neither signs in nor spends the code.
+    const head = await fetch(url, { method: "HEAD", redirect: "manual" });
+    expect(head.status).toBe(405);
+    expect(head.headers.get("set-cookie")).toBeNull();
     const res = await fetch(url, { redirect: "manual" });
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/ui/");
