@@ -5,6 +5,7 @@
  * Must not know: command-line parsing, where the config came from.
  */
 
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
@@ -44,6 +45,7 @@ import {
 import { Scheduler } from "./scheduler/scheduler.js";
 import { ensureAdminToken } from "./server/admin-token.js";
 import { clientHandler, peerRouteHandler, type ClientApiDeps } from "./server/client-api.js";
+import { DEFAULT_UI_DIR, sessionCookieName, UiSessions } from "./ui/index.js";
 
 export const PAIR_VERSION = "0.1.0";
 
@@ -74,6 +76,8 @@ export interface NodeOptions {
   readonly rentedProbeIntervalMs?: number;
   /** Discovery's mDNS network (tests: loopback) and timing, when the config turns it on. */
   readonly discovery?: NodeDiscoveryOptions;
+  /** The built dashboard served at /ui (default: packages/dashboard/dist). */
+  readonly uiDir?: string;
 }
 
 export interface RunningNode {
@@ -88,6 +92,8 @@ export interface RunningNode {
   readonly cluster: ClusterNode;
   /** The paired peers' state and inventories, kept fresh. */
   readonly membership: PeerMembership;
+  /** Dashboard sign-in codes and sessions (in memory; `pair ui` asks for a code over the admin API). */
+  readonly uiSessions: UiSessions;
   /** Stop accepting, wait up to `graceMs` for requests in flight, then end the rest. */
   close(graceMs?: number): Promise<void>;
 }
@@ -129,6 +135,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
         "(`pair apikey create ID`, `pair apikey list`)",
     );
   const adminToken = ensureAdminToken(dataDir);
+  const uiSessions = new UiSessions({ nowMs: () => Date.now(), randomBytes: (n) => randomBytes(n) });
   const sockets = new Set<Socket>();
   // Bind first: a second node on the same port fails here, before it touches the data dir's history.
   let handler: RequestListener = (_req, res) => {
@@ -167,6 +174,13 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
         remoteAddress: req.socket.remoteAddress,
         authorization: req.headers.authorization,
       }),
+    ui: {
+      nodeName: config.node.name,
+      sessions: uiSessions,
+      cookieName: sessionCookieName(cluster.identity.nodeId),
+      uiDir: options.uiDir ?? DEFAULT_UI_DIR,
+      nowMs: () => Date.now(),
+    },
     statusExtras: () => ({
       listen: `${config.node.listen.host}:${(server.address() as AddressInfo).port}`,
       data_dir: dataDir,
@@ -341,6 +355,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     history,
     cluster,
     membership,
+    uiSessions,
     close: (graceMs = 10_000) =>
       (closing ??= (async () => {
         local.notify = undefined;

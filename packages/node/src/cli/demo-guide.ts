@@ -104,6 +104,9 @@ export function demoGuide(sandbox: DemoSandbox, pairCommand = "npx pair"): strin
     `  PAIR_CONFIG=${config} ${pairCommand} history   # finished (--since 15m, --json)`,
     `  PAIR_CONFIG=${config} ${pairCommand} status`,
     "",
+    "Or in a browser: the dashboard (a one-time login link):",
+    `  PAIR_CONFIG=${config} ${pairCommand} ui`,
+    "",
     "Ctrl-C stops the demo and removes everything it made.",
     "",
   ].join("\n");

@@ -20,6 +20,7 @@ import { demoCommand } from "./demo-command.js";
 import { joinCommand, peersCommand, pinCommand, unpairCommand } from "./pair-commands.js";
 import { rentedCommand } from "./rented-command.js";
 import { serveCommand } from "./serve-command.js";
+import { uiCommand } from "./ui-command.js";
 
 export const COMMANDS: readonly Command[] = [
   serveCommand,
@@ -36,6 +37,7 @@ export const COMMANDS: readonly Command[] = [
   apikeyCommand,
   rentedCommand,
   credentialCommand,
+  uiCommand,
 ];
 
 export function globalUsage(): string {

@@ -1,6 +1,7 @@
 /**
  * The client port (default 127.0.0.1:11434): OpenAI routes, Ollama routes, the admin API under
- * /pair/v1/ (bearer token), and /metrics. Every route but the admin API first asks `authenticate`
+ * /pair/v1/ (bearer token, or the dashboard's session cookie with its CSRF defence), the dashboard
+ * under /ui (ui/), and /metrics. Every route but the admin API first asks `authenticate`
  * who the caller is (a 401 in the route's dialect when nobody). Every routed request is validated,
  * recorded as a workload with that requester (never its text), forwarded, and answered in its own
  * dialect — errors included, with PAIR's codes.
@@ -33,7 +34,15 @@ import {
   type RentedNodes,
   type RentedPeerView,
 } from "../rented/index.js";
-import { bearerMatches } from "./admin-token.js";
+import {
+  adminCaller,
+  CSRF_HEADER,
+  isUiAdminPath,
+  isUiPath,
+  serveUi,
+  serveUiAdmin,
+  type UiDeps,
+} from "../ui/index.js";
 import { forward, PEER_REQUESTER_HEADER, type ForwardDeps, type ForwardOutcome } from "./forward.js";
 import { readBody } from "./request-body.js";
 
@@ -58,6 +67,8 @@ export interface ClientApiDeps extends ForwardDeps {
   readonly rentedNodes?: RentedNodes;
   /** Something peers see changed (a rented node's share switch): tell them now. */
   readonly onPeerVisibleChange?: () => void;
+  /** The dashboard: its files, sign-in codes and sessions (also accepted by the admin API). */
+  readonly ui: UiDeps;
 }
 
 export function clientHandler(deps: ClientApiDeps): (req: IncomingMessage, res: ServerResponse) => void {
@@ -81,6 +92,8 @@ async function handle(deps: ClientApiDeps, req: IncomingMessage, res: ServerResp
   const path = url.pathname.replace(/\/+$/, "") || "/";
   const method = req.method ?? "GET";
   if (path.startsWith("/pair/v1/")) return admin(deps, req, res, path, url);
+  // The dashboard signs in with its own code and session, not an API key (ui-routes.ts).
+  if (isUiPath(url.pathname)) return serveUi(deps.ui, req, res, url);
   const auth = deps.authenticate(req);
   if (!auth.ok) return refuse(deps, res, path, auth.reason);
   if (method === "POST" && isDialectRoute(path))
@@ -339,16 +352,31 @@ async function show(deps: ClientApiDeps, req: IncomingMessage, res: ServerRespon
 }
 
 function admin(deps: ClientApiDeps, req: IncomingMessage, res: ServerResponse, path: string, url: URL): void {
-  if (!bearerMatches(req.headers.authorization, deps.adminToken)) {
-    res.setHeader("www-authenticate", 'Bearer realm="pair-admin"');
-    return sendJson(res, 401, {
-      error: {
-        message: "admin API: missing or wrong bearer token (see <data_dir>/admin.token)",
-        type: "authentication_error",
-        code: "unauthorized",
-      },
+  const header = (name: string): string | undefined => {
+    const value = req.headers[name];
+    return Array.isArray(value) ? value[0] : value;
+  };
+  const caller = adminCaller(
+    { adminToken: deps.adminToken, sessions: deps.ui.sessions, cookieName: deps.ui.cookieName },
+    {
+      method: req.method ?? "GET",
+      authorization: req.headers.authorization,
+      cookie: req.headers.cookie,
+      host: req.headers.host,
+      origin: header("origin"),
+      secFetchSite: header("sec-fetch-site"),
+      csrf: header(CSRF_HEADER),
+    },
+  );
+  if (!caller.ok) {
+    if (caller.status === 401) res.setHeader("www-authenticate", 'Bearer realm="pair-admin"');
+    // Refused before any body is read; the connection closes so an unauthenticated upload stops there.
+    res.setHeader("connection", "close");
+    return sendJson(res, caller.status, {
+      error: { message: caller.message, type: "authentication_error", code: caller.code },
     });
   }
+  if (isUiAdminPath(path)) return serveUiAdmin(deps.ui, caller, req, res, path);
   if (deps.cluster !== undefined && isPairingAdminPath(path))
     return servePairingAdmin(deps.cluster, req, res, path);
   if (deps.rentedNodes !== undefined && isRentedAdminPath(path))

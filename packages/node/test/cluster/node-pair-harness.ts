@@ -44,6 +44,8 @@ export interface TestNodeOptions {
   /** The engine's delay between tokens and tokens per answer (defaults 0 and 8). */
   readonly tokenDelayMs?: number;
   readonly maxTokens?: number;
+  /** The built dashboard the node serves at /ui (default: packages/dashboard/dist). */
+  readonly uiDir?: string;
 }
 
 export function startTestNode(name: string): Promise<TestNode> {
@@ -99,6 +101,7 @@ async function launch(
     portOverride: ports.port,
     clusterPortOverride: ports.clusterPort,
     log: (line) => void log.push(line),
+    ...(options.uiDir === undefined ? {} : { uiDir: options.uiDir }),
     membership: {
       ...(options.refreshMs === undefined ? {} : { refreshMs: options.refreshMs }),
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),

@@ -9,6 +9,7 @@ import { PAIR_ERROR_CODES } from "../../src/dialects/index.js";
 import { LISTEN_ERROR_CODES } from "../../src/node.js";
 import { PAIRING_ERROR_CODES } from "../../src/pairing/index.js";
 import { RENTED_CHANGE_CODES } from "../../src/rented/index.js";
+import { ADMIN_AUTH_ERROR_CODES } from "../../src/ui/index.js";
 
 const doc = readFileSync(new URL("../../../../docs/errors.md", import.meta.url), "utf8");
 const documented = new Set([...doc.matchAll(/^\| `([a-z_-]+)` \|/gm)].map((m) => m[1]!));
@@ -24,9 +25,10 @@ describe("docs/errors.md", () => {
     ["credential store", [...CREDENTIAL_ERROR_CODES]],
     ["pairing", [...PAIRING_ERROR_CODES]],
     ["rented node change", [...RENTED_CHANGE_CODES]],
+    ["admin API and dashboard sign-in", [...ADMIN_AUTH_ERROR_CODES]],
     ["hosting contract", [...refusals, "illegal-transition"]],
   ])("lists every %s code", (area, codes) => {
-    expect(codes.length).toBeGreaterThan(area === "credential store" ? 1 : 3);
+    expect(codes.length).toBeGreaterThan(area === "credential store" || area.startsWith("admin") ? 1 : 3);
     for (const code of codes) expect(documented, code).toContain(code);
   });
 
@@ -40,6 +42,7 @@ describe("docs/errors.md", () => {
       ...CREDENTIAL_ERROR_CODES,
       ...PAIRING_ERROR_CODES,
       ...RENTED_CHANGE_CODES,
+      ...ADMIN_AUTH_ERROR_CODES,
       ...refusals,
       "illegal-transition",
     ]);

@@ -1,0 +1,63 @@
+/**
+ * How numbers, prices, times and states read on the dashboard.
+ * Must not know: the DOM, where the values come from.
+ */
+
+/** `1.2 s`, `3 min 05 s`, `2 h 03 min`. */
+export function formatDuration(ms: number | null): string {
+  if (ms === null || !Number.isFinite(ms) || ms < 0) return "—";
+  if (ms < 1_000) return `${Math.round(ms)} ms`;
+  const s = ms / 1_000;
+  if (s < 60) return `${s.toFixed(1)} s`;
+  const whole = Math.floor(s);
+  if (whole < 3_600) return `${Math.floor(whole / 60)} min ${String(whole % 60).padStart(2, "0")} s`;
+  return `${Math.floor(whole / 3_600)} h ${String(Math.floor((whole % 3_600) / 60)).padStart(2, "0")} min`;
+}
+
+/** `$1.80/hr`, or an em dash when the price is not known. */
+export function formatHourly(usd: number | null): string {
+  return usd === null ? "—" : `$${usd.toFixed(2)}/hr`;
+}
+
+/** An estimated cost: `$0.0042`; zero reads `$0`. */
+export function formatCost(usd: number): string {
+  if (usd === 0) return "$0";
+  return usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
+}
+
+/** Local date and time without seconds' noise: `2026-11-30 14:03:07`. */
+export function formatTime(iso: string | null): string {
+  if (iso === null) return "—";
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+/** A state word as people read it: `scaled_to_zero` → `scaled to zero`. */
+export function stateText(state: string): string {
+  return state.replace(/_/g, " ");
+}
+
+/** The tone of a state's badge. */
+export function stateTone(state: string): "good" | "busy" | "bad" | "idle" {
+  switch (state) {
+    case "up":
+    case "running":
+      return "good";
+    case "starting":
+    case "warming":
+    case "scaled_to_zero":
+    case "unknown":
+      return "busy";
+    case "paused":
+      return "idle";
+    default:
+      return "bad";
+  }
+}
+
+/** Requests in flight over capacity: `1 / 4`. */
+export function formatLoad(inFlight: number, capacity: number): string {
+  return `${inFlight} / ${capacity}`;
+}

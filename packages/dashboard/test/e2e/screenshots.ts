@@ -1,0 +1,94 @@
+/**
+ * Screenshots of the dashboard's main views for README.md, taken from a real loopback cluster (the
+ * browser tests' sponsor + laptop + rented node) in Debian Chromium: Nodes, a rented node's detail
+ * on its sponsor, Jobs with a request running off the LAN, History, and Nodes at a phone's width.
+ * Run: `npm run screenshots:ui` (writes docs/images/dashboard-*.png).
+ * Must not know: what the views contain beyond what it waits for.
+ */
+
+import { mkdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { Page } from "playwright-core";
+import { request } from "undici";
+import { admin, type TestNode } from "../../../node/test/cluster/node-pair-harness.js";
+import { launchChromium } from "./browser.js";
+import { LAPTOP_MODEL, RENTED_MODEL, startUiCluster } from "./ui-cluster.js";
+
+const OUT = fileURLToPath(new URL("../../../../docs/images/", import.meta.url));
+
+function chat(node: TestNode, model: string) {
+  return request(`${node.node.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model, stream: true, messages: [{ role: "user", content: "hi" }] }),
+  }).then(async (res) => {
+    await res.body.text();
+    return res.statusCode;
+  });
+}
+
+async function shot(page: Page, name: string): Promise<void> {
+  await page.waitForTimeout(300); // let the last refresh paint
+  await page.screenshot({ path: `${OUT}dashboard-${name}.png`, fullPage: true });
+  console.log(`docs/images/dashboard-${name}.png`);
+}
+
+async function main(): Promise<void> {
+  mkdirSync(OUT, { recursive: true });
+  const cluster = await startUiCluster({ tokenDelayMs: 300, maxTokens: 12 });
+  const browser = await launchChromium();
+  try {
+    const { sponsor, laptop } = cluster;
+    await admin(sponsor, "/pair/v1/rented/share", { name: "gpu-rent", share: true });
+    // The laptop learns it over the cluster; its requests may then reach the rented node.
+    for (let i = 0; ; i++) {
+      const rows = (await admin(laptop, "/pair/v1/nodes")).json as { name: string; shared?: boolean }[];
+      if (rows.some((r) => r.name === "gpu-rent" && r.shared === true)) break;
+      if (i > 100) throw new Error("the laptop never saw gpu-rent shared");
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    // Some history: LAN work forwarded to the laptop, and off-LAN work on the rented node.
+    const statuses = await Promise.all([
+      chat(sponsor, LAPTOP_MODEL),
+      chat(sponsor, LAPTOP_MODEL),
+      chat(laptop, RENTED_MODEL),
+      chat(sponsor, RENTED_MODEL),
+    ]);
+    if (statuses.some((s) => s !== 200)) throw new Error(`a request failed: HTTP ${statuses.join(", ")}`);
+
+    const code = (await admin(sponsor, "/pair/v1/ui/login-code", {})).json as { path: string };
+    const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    await page.goto(`${sponsor.node.url}${code.path}`);
+    await page.locator('tr[data-node="gpu-rent"]').filter({ hasText: "running" }).waitFor();
+    await page.locator('tr[data-node="laptop"]').filter({ hasText: "up" }).waitFor();
+    await shot(page, "nodes");
+
+    await page.getByRole("link", { name: "gpu-rent" }).click();
+    await page.getByRole("switch", { name: "Share with the cluster" }).waitFor();
+    await shot(page, "node-detail");
+
+    await page.getByRole("link", { name: "Jobs" }).click();
+    const running = [chat(laptop, RENTED_MODEL), chat(sponsor, LAPTOP_MODEL)];
+    await page.locator("tr[data-workload]").filter({ hasText: "gpu-rent" }).waitFor();
+    await page.waitForTimeout(1_200);
+    await shot(page, "jobs");
+    await Promise.all(running);
+
+    await page.getByRole("link", { name: "History" }).click();
+    await page.locator("tr[data-workload]").nth(5).waitFor();
+    await shot(page, "history");
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole("link", { name: "Nodes" }).click();
+    await page.locator('tr[data-node="gpu-rent"]').waitFor();
+    await shot(page, "phone");
+    await context.close();
+  } finally {
+    await browser.close();
+    await cluster.close();
+  }
+}
+
+await main();

@@ -1,0 +1,152 @@
+/**
+ * A real loopback cluster for the dashboard's browser tests and screenshots: a sponsor node holding
+ * a rented node `gpu-rent` (an HTTPS OpenAI-compatible emulator behind a throwaway CA, reached with
+ * a bearer token), and a peer `laptop` with a local Ollama emulator, paired by PIN. Both serve the
+ * dashboard built into a temp folder from the current sources. The sponsor's token is handed to it
+ * in memory (the credential store has its own tests), so no Secret Service is needed.
+ * Must not know: what a test asserts, the browser.
+ */
+
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { createTestCa } from "@pair/testkit";
+import { Redacted } from "../../../node/src/cluster/index.js";
+import { parseConfig } from "../../../node/src/config/index.js";
+import { startNode } from "../../../node/src/node.js";
+import {
+  joinWith,
+  showPin,
+  startTestNodeWith,
+  type TestNode,
+} from "../../../node/test/cluster/node-pair-harness.js";
+import { startRentedEndpoint, type RentedEndpoint } from "../../../node/test/rented/rented-harness.js";
+
+export const RENTED_TOKEN = "hf_dashboardTestToken0123456789abcdefXYZ";
+export const RENTED_MODEL = "llama-70b";
+export const LAPTOP_MODEL = "qwen2.5:7b";
+
+const DASHBOARD_DIR = fileURLToPath(new URL("../../", import.meta.url));
+
+/**
+ * Build the dashboard from its sources into `outDir` (what `npm run build:ui` does into dist/), so a
+ * test always drives the current sources. Vite's CLI in a child process: its JS API would pull Vite
+ * into the test's module graph for nothing.
+ */
+export async function buildDashboard(outDir: string): Promise<void> {
+  const vite = join(dirname(createRequire(import.meta.url).resolve("vite/package.json")), "bin", "vite.js");
+  await promisify(execFile)(
+    process.execPath,
+    [vite, "build", "--outDir", outDir, "--emptyOutDir", "--logLevel", "warn"],
+    {
+      cwd: DASHBOARD_DIR,
+      timeout: 60_000,
+    },
+  );
+}
+
+export interface UiCluster {
+  readonly sponsor: TestNode;
+  readonly laptop: TestNode;
+  readonly rented: RentedEndpoint;
+  close(): Promise<void>;
+}
+
+export interface UiClusterOptions {
+  /** The rented node's delay between tokens (ms) and tokens per answer: how long a job runs. */
+  readonly tokenDelayMs?: number;
+  readonly maxTokens?: number;
+}
+
+export async function startUiCluster(options: UiClusterOptions = {}): Promise<UiCluster> {
+  const dir = mkdtempSync(join(tmpdir(), "pair-ui-cluster-"));
+  const cleanups: (() => Promise<unknown>)[] = [
+    () => Promise.resolve(rmSync(dir, { recursive: true, force: true })),
+  ];
+  const close = async () => {
+    for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
+  };
+  try {
+    const uiDir = join(dir, "ui");
+    await buildDashboard(uiDir);
+    const ca = await createTestCa();
+    const rented = await startRentedEndpoint(ca, {
+      apiKey: RENTED_TOKEN,
+      models: [RENTED_MODEL],
+      tokenDelayMs: options.tokenDelayMs ?? 0,
+      maxTokens: options.maxTokens ?? 6,
+    });
+    cleanups.push(() => rented.engine.close());
+    const sponsor = await startSponsor(dir, uiDir, ca.certPem, rented.baseUrl);
+    cleanups.push(() => sponsor.close());
+    const laptop = await startTestNodeWith("laptop", {
+      models: [LAPTOP_MODEL],
+      refreshMs: 150,
+      timeoutMs: 400,
+      uiDir,
+    });
+    cleanups.push(() => laptop.close());
+    const joined = await joinWith(laptop, sponsor, await showPin(sponsor));
+    if (joined.status !== 200) throw new Error(`laptop could not pair with sponsor: HTTP ${joined.status}`);
+    return { sponsor, laptop, rented, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** The sponsor: no engine, one rented node `gpu-rent` (not shared at first), its token in memory. */
+async function startSponsor(dir: string, uiDir: string, caPem: string, baseUrl: string): Promise<TestNode> {
+  const dataDir = join(dir, "sponsor-data");
+  const caFile = join(dir, "test-ca.pem");
+  writeFileSync(caFile, caPem);
+  const yaml = (port: number, clusterPort: number) =>
+    [
+      "node:",
+      "  name: sponsor",
+      `  data_dir: ${dataDir}`,
+      `  listen: 127.0.0.1:${port}`,
+      `  cluster_listen: 127.0.0.1:${clusterPort}`,
+      "  discovery: { mdns: false }",
+      "engines: []",
+      "rented_nodes:",
+      "  - name: gpu-rent",
+      "    provider: openai-compatible",
+      `    base_url: ${baseUrl}`,
+      "    credential: os-credential-store:pair/dashboard-test",
+      "    share_with_cluster: false",
+      "    timeouts: { cold_start_s: 10 }",
+      "tls:",
+      `  extra_ca_file: ${caFile}`,
+    ].join("\n");
+  const config = parseConfig(yaml(11434, 14323), "sponsor.yaml", { homeDir: dir, hostName: "sponsor" });
+  const log: string[] = [];
+  const node = await startNode({
+    config,
+    portOverride: 0,
+    clusterPortOverride: 0,
+    log: (line) => void log.push(line),
+    membership: { refreshMs: 150, timeoutMs: 400 },
+    rentedProbeIntervalMs: 200,
+    credentials: { get: () => Promise.resolve(new Redacted(RENTED_TOKEN, "test token")) },
+    uiDir,
+  });
+  const configFile = join(dir, "sponsor.yaml");
+  writeFileSync(configFile, yaml(node.port, node.cluster.port));
+  return {
+    node,
+    name: "sponsor",
+    dataDir,
+    clusterAddress: `127.0.0.1:${node.cluster.port}`,
+    configFile,
+    log,
+    engine: undefined,
+    close: () => node.close(500),
+    stop: () => node.close(500),
+    restart: () => Promise.reject(new Error("not supported")),
+  };
+}

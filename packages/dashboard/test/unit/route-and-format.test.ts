@@ -1,0 +1,59 @@
+// The dashboard's pure parts: which view a URL fragment names, and how values read.
+import { describe, expect, it } from "vitest";
+import { formatCost, formatDuration, formatHourly, stateText, stateTone } from "../../src/format.js";
+import { parseRoute, routeHref } from "../../src/route.js";
+
+describe("routes", () => {
+  it.each([
+    ["", { view: "nodes" }],
+    ["#/", { view: "nodes" }],
+    ["#/nodes", { view: "nodes" }],
+    ["#/nodes/gpu-rent", { view: "node", name: "gpu-rent" }],
+    ["#/nodes/a%2Fb%20c", { view: "node", name: "a/b c" }],
+    ["#/nodes/%E0%A4%A", { view: "nodes" }],
+    ["#/jobs", { view: "jobs" }],
+    ["#/history", { view: "history" }],
+    ["#/elsewhere", { view: "nodes" }],
+  ] as const)("%s → %o", (hash, route) => {
+    expect(parseRoute(hash)).toEqual(route);
+  });
+
+  it("round-trip through their links", () => {
+    for (const route of [
+      { view: "nodes" },
+      { view: "jobs" },
+      { view: "history" },
+      { view: "node", name: "odd/name #1" },
+    ] as const)
+      expect(parseRoute(routeHref(route))).toEqual(route);
+  });
+});
+
+describe("formats", () => {
+  it("durations", () => {
+    expect(formatDuration(null)).toBe("—");
+    expect(formatDuration(-1)).toBe("—");
+    expect(formatDuration(12.4)).toBe("12 ms");
+    expect(formatDuration(3_300)).toBe("3.3 s");
+    expect(formatDuration(125_000)).toBe("2 min 05 s");
+    expect(formatDuration(7_380_000)).toBe("2 h 03 min");
+  });
+
+  it("prices and costs", () => {
+    expect(formatHourly(null)).toBe("—");
+    expect(formatHourly(1.8)).toBe("$1.80/hr");
+    expect(formatCost(0)).toBe("$0");
+    expect(formatCost(0.00421)).toBe("$0.0042");
+    expect(formatCost(12.345)).toBe("$12.35");
+  });
+
+  it("states, with a tone for each", () => {
+    expect(stateText("scaled_to_zero")).toBe("scaled to zero");
+    expect(stateTone("running")).toBe("good");
+    expect(stateTone("up")).toBe("good");
+    expect(stateTone("warming")).toBe("busy");
+    expect(stateTone("paused")).toBe("idle");
+    expect(stateTone("credential_rejected")).toBe("bad");
+    expect(stateTone("down")).toBe("bad");
+  });
+});
