@@ -42,6 +42,7 @@ import {
   type CredentialReader,
   type EndpointLookupFn,
 } from "./rented/index.js";
+import { ManagedEndpoints, type ManagedEndpointsOptions } from "./rented/index.js";
 import { Scheduler } from "./scheduler/scheduler.js";
 import { ensureAdminToken } from "./server/admin-token.js";
 import { clientHandler, peerRouteHandler, type ClientApiDeps } from "./server/client-api.js";
@@ -78,6 +79,8 @@ export interface NodeOptions {
   readonly discovery?: NodeDiscoveryOptions;
   /** The built dashboard served at /ui (default: packages/dashboard/dist). */
   readonly uiDir?: string;
+  /** Managed endpoints' clock, timer seam, pass interval, poll interval and budget time zone. */
+  readonly managed?: Pick<ManagedEndpointsOptions, "clock" | "timers" | "tickMs" | "pollMs" | "timeZone">;
 }
 
 export interface RunningNode {
@@ -94,6 +97,8 @@ export interface RunningNode {
   readonly membership: PeerMembership;
   /** Dashboard sign-in codes and sessions (in memory; `pair ui` asks for a code over the admin API). */
   readonly uiSessions: UiSessions;
+  /** Managed Hugging Face endpoints (adoption, wake, idle and budget pauses, pause on exit). */
+  readonly managed: ManagedEndpoints;
   /** Stop accepting, wait up to `graceMs` for requests in flight, then end the rest. */
   close(graceMs?: number): Promise<void>;
 }
@@ -289,13 +294,26 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     );
   }
   const outbound = createOutboundAgent({ extraCaFile: config.tls.extraCaFile });
+  const credentials = options.credentials ?? new OsCredentialStore();
+  const managed = new ManagedEndpoints({
+    nodeName: config.node.name,
+    nodeId: cluster.identity.nodeId,
+    dataDir,
+    configured: config.rentedNodes,
+    credentials,
+    transportFor: endpointsTransport(config),
+    inFlight: (name) => scheduler.inFlight(`rented:${name}`),
+    log,
+    ...options.managed,
+  });
   const rented = new RentedNodes({
     nodeName: config.node.name,
     dataDir,
     configured: config.rentedNodes,
-    credentials: options.credentials ?? new OsCredentialStore(),
+    credentials,
     dispatcher: outbound,
     lookupEndpoint: endpointLookup(config),
+    managed,
     log,
     ...(options.rentedProbeIntervalMs === undefined
       ? {}
@@ -325,7 +343,11 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
   metrics.gauge("pair_queue_depth", "Requests waiting for a slot.", {}, () => scheduler.queued());
   metrics.gauge("pair_workloads_running", "Workloads in flight.", {}, () => history.running().length);
 
-  await Promise.all([inventory.start(), rented.start()]);
+  await Promise.all([
+    inventory.start(),
+    rented.start(),
+    managed.start().catch((cause: unknown) => log(`managed rented nodes: ${String(cause)}`)),
+  ]);
   // In the background: a peer that does not answer must not hold up the start.
   void membership.start();
   const deps = clientDeps();
@@ -356,6 +378,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     cluster,
     membership,
     uiSessions,
+    managed,
     close: (graceMs = 10_000) =>
       (closing ??= (async () => {
         local.notify = undefined;
@@ -370,6 +393,8 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
         while (history.running().length > 0 && Date.now() < deadline)
           await new Promise((r) => setTimeout(r, 25));
         for (const s of sockets) s.destroy();
+        // Pause every managed endpoint (bounded by exit_timeout_s); the unconfirmed stay open in SQLite.
+        await managed.close();
         await closed;
         await links.close();
         await cluster.close();
@@ -424,6 +449,19 @@ function localInventory(inventory: EngineInventory, scheduler: Scheduler): Local
     in_flight: inventory.engines.reduce((sum, e) => sum + scheduler.inFlight(e.spec.name), 0),
     capacity: healthy.reduce((sum, e) => sum + e.spec.maxConcurrent, 0),
   };
+}
+
+/** An Endpoints API client per token, for managed endpoints (verified HTTPS, extra CA, default retries). */
+function endpointsTransport(config: PairConfig): ManagedEndpointsOptions["transportFor"] {
+  const extraCaPem =
+    config.tls.extraCaFile === null ? undefined : readFileSync(config.tls.extraCaFile, "utf8");
+  return (token) =>
+    new HttpsEndpointsTransport({
+      token: { reveal: () => token.reveal() },
+      endpointsApi: config.providers.huggingface.endpointsApi,
+      hubApi: config.providers.huggingface.hubApi,
+      ...(extraCaPem === undefined ? {} : { extraCaPem }),
+    });
 }
 
 /** Hugging Face endpoints looked up by name through the Endpoints API (verified HTTPS, extra CA). */

@@ -26,3 +26,14 @@ export {
   type RentedState,
 } from "./rented-nodes.js";
 export { isRentedAdminPath, RENTED_ADMIN_PATHS, serveRentedAdmin } from "./rented-admin-routes.js";
+export { ADOPT_INCARNATION, AdoptingProvider } from "./adopting-provider.js";
+export { ManagedEndpoint, type ManagedAction, type ManagedView } from "./managed-endpoint.js";
+export {
+  managedConfigs,
+  ManagedEndpoints,
+  SYSTEM_CLOCK,
+  SYSTEM_TIMERS,
+  type ManagedEndpointsOptions,
+  type TimerSeam,
+} from "./managed-endpoints.js";
+export { ManagedLedger, reservationIdOf } from "./managed-ledger.js";

@@ -21,6 +21,7 @@ import {
   type RoutingUse,
 } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
+import type { ManagedView } from "./managed-endpoint.js";
 import { OFF_LAN_LABEL, type RentedPeerView } from "./peer-view.js";
 import { readRentedFile, writeRentedFile, type RentedFile, type RentedOverride } from "./rented-file.js";
 
@@ -65,6 +66,21 @@ export type EndpointLookupFn = (
   token: Redacted<string>,
 ) => Promise<EndpointLookup>;
 
+/** What routing asks of the managed nodes (managed/ implements it). */
+export interface ManagedHooks {
+  has(name: string): boolean;
+  /** Paused, yet a request may wake it. */
+  wakeable(name: string): boolean;
+  /** It reached a budget cap (`budget_exceeded`). */
+  budgetRefusal(name: string): PairError | undefined;
+  /** Wake it if needed; its data-plane base URL (without /v1), or why not. */
+  prepare(
+    name: string,
+    signal: AbortSignal,
+  ): Promise<{ ok: true; url: string } | { ok: false; error: PairError }>;
+  view(name: string): ManagedView | undefined;
+}
+
 /** A rented node as the sponsor's admin API shows it: no URL, no credential value. */
 export interface RentedNodeView {
   readonly name: string;
@@ -83,6 +99,8 @@ export interface RentedNodeView {
   readonly last_error: string | null;
   readonly source: "config" | "attached";
   readonly overridden: boolean;
+  /** Managed endpoints only: who paused it, running cost (`spend_usd`), price, open obligations. */
+  readonly managed: ManagedView | null;
 }
 
 /** What the forwarder needs to send one request to a rented node. */
@@ -91,6 +109,10 @@ export interface RentedLink {
   readonly baseUrl: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly coldStartMs: number;
+  /** Managed nodes: wake if paused and tell the base URL, before the request is sent. */
+  readonly prepare?: (
+    signal: AbortSignal,
+  ) => Promise<{ ok: true; baseUrl: string } | { ok: false; error: PairError }>;
 }
 
 export interface RentedNodesOptions {
@@ -105,6 +127,8 @@ export interface RentedNodesOptions {
   readonly probeTimeoutMs?: number;
   /** Hugging Face endpoints by name (the Endpoints API); absent: such nodes are unsupported. */
   readonly lookupEndpoint?: EndpointLookupFn;
+  /** Managed Hugging Face endpoints (wake, budget); absent: none is managed. */
+  readonly managed?: ManagedHooks;
   readonly log?: (line: string) => void;
 }
 
@@ -222,7 +246,7 @@ export class RentedNodes {
         provider: v.provider,
         gpu: n.gpu ?? null,
         state: v.state,
-        usd_per_hour: null,
+        usd_per_hour: v.managed?.usd_per_hour ?? null,
         usd_per_mtok: outputPricePerMillion(n),
         models: v.models,
         shared: v.shared,
@@ -259,6 +283,11 @@ export class RentedNodes {
         };
         continue;
       }
+      const overBudget = this.#o.managed?.budgetRefusal(v.name);
+      if (overBudget !== undefined && v.policy !== "never") {
+        refusal ??= overBudget;
+        continue;
+      }
       if (!v.eligible) {
         refusal ??= {
           code:
@@ -285,6 +314,8 @@ export class RentedNodes {
   /** How to reach a node: its base URL and the headers carrying its credential. */
   link(name: string): RentedLink | undefined {
     const n = this.#nodes.get(name);
+    const managed = this.#o.managed;
+    if (n !== undefined && managed?.has(name) === true) return this.#managedLink(n, managed);
     if (n === undefined || n.baseUrl === undefined) return undefined;
     const coldStartMs = n.config.timeouts.coldStartMs;
     const headers: Record<string, string> = {};
@@ -292,6 +323,27 @@ export class RentedNodes {
     if (n.config.provider.startsWith("huggingface"))
       headers["x-scale-up-timeout"] = String(Math.ceil(coldStartMs / 1000));
     return { name, baseUrl: n.baseUrl, headers, coldStartMs };
+  }
+
+  /** A managed node's link: its URL comes from `prepare`, which wakes it when paused. */
+  #managedLink(n: NodeState, managed: ManagedHooks): RentedLink {
+    const name = n.config.name;
+    const coldStartMs = n.config.timeouts.coldStartMs;
+    const headers: Record<string, string> = {
+      "x-scale-up-timeout": String(Math.ceil(coldStartMs / 1000)),
+    };
+    if (n.token !== undefined) headers["authorization"] = `Bearer ${n.token.reveal()}`;
+    return {
+      name,
+      // Replaced by what `prepare` reports before anything is sent.
+      baseUrl: n.baseUrl ?? "https://endpoint-not-ready.invalid/v1",
+      headers,
+      coldStartMs,
+      prepare: async (signal) => {
+        const ready = await managed.prepare(name, signal);
+        return ready.ok ? { ok: true, baseUrl: `${ready.url.replace(/\/$/, "")}/v1` } : ready;
+      },
+    };
   }
 
   /**
@@ -379,14 +431,19 @@ export class RentedNodes {
     const o = this.#file.overrides[n.config.name] ?? {};
     const shared = o.share_with_cluster ?? n.config.shareWithCluster;
     const policy = o.routing_use ?? n.config.routing.use;
+    const managed = this.#o.managed;
+    const overBudget = managed?.budgetRefusal(n.config.name);
     const reason =
       policy === "never"
         ? "routing policy is never"
-        : ELIGIBLE_STATES.includes(n.state)
-          ? null
-          : n.state === "unknown"
-            ? "not probed yet"
-            : `${n.state.replace(/_/g, " ")}${n.lastError === undefined ? "" : `: ${n.lastError}`}`;
+        : overBudget !== undefined
+          ? `budget exceeded: ${overBudget.message}`
+          : ELIGIBLE_STATES.includes(n.state) ||
+              (n.state === "paused" && managed?.wakeable(n.config.name) === true)
+            ? null
+            : n.state === "unknown"
+              ? "not probed yet"
+              : `${n.state.replace(/_/g, " ")}${n.lastError === undefined ? "" : `: ${n.lastError}`}`;
     return {
       name: n.config.name,
       kind: "rented",
@@ -404,6 +461,7 @@ export class RentedNodes {
       last_error: n.lastError ?? null,
       source: n.source,
       overridden: Object.keys(o).length > 0,
+      managed: managed?.view(n.config.name) ?? null,
     };
   }
 

@@ -61,6 +61,8 @@ export interface RentedUpstreams {
         readonly baseUrl: string;
         readonly headers: Readonly<Record<string, string>>;
         readonly coldStartMs: number;
+        /** A managed node: wake it if paused and tell where it serves, before the request is sent. */
+        readonly prepare?: (signal: AbortSignal) => Promise<RentedPrepared>;
       }
     | undefined;
   markDown(name: string, why: string): void;
@@ -70,6 +72,10 @@ export interface RentedUpstreams {
   /** Outbound HTTPS (certificates verified, extra CA if configured). */
   readonly dispatcher: Dispatcher;
 }
+
+/** A managed rented node made ready for a request, or why it cannot take it. */
+export type RentedPrepared =
+  { readonly ok: true; readonly baseUrl: string } | { readonly ok: false; readonly error: PairError };
 
 /** A rented node this node sponsors that may serve a model, with what routing weighs. */
 export interface RentedServing {
@@ -151,6 +157,8 @@ interface Upstream {
   readonly onRejected?: (status: number) => void;
   /** The node named in errors, when not this one. */
   readonly nodeName?: string;
+  /** Before sending: make the node ready (a managed rented node's wake); its base URL, or why not. */
+  readonly prepare?: (signal: AbortSignal) => Promise<RentedPrepared>;
 }
 
 /** How often a warming rented node is asked again. */
@@ -253,6 +261,7 @@ function rentedUpstream(deps: ForwardDeps, rented: RentedUpstreams, name: string
     warmable: true,
     onRejected: (status) => rented.credentialRejected(name, status),
     nodeName: name,
+    ...(link.prepare === undefined ? {} : { prepare: link.prepare }),
   };
 }
 
@@ -424,7 +433,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
   if (!plan.ok)
     return { kind: "done", outcome: { kind: "error", error: pairErrorOfInvalidRequest(plan.error) } };
   const p = plan.value;
-  const url = engineUrl({ baseUrl: engine.baseUrl }, p.enginePath);
+  let url = engineUrl({ baseUrl: engine.baseUrl }, p.enginePath);
   const timeoutMs = engine.firstByteTimeoutMs;
   const upstream = new AbortController();
   const onClientGone = () => upstream.abort(new Error("client went away"));
@@ -441,6 +450,17 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
   try {
     let response: Dispatcher.ResponseData;
     const deadline = deps.monoMs() + timeoutMs;
+    if (engine.prepare !== undefined) {
+      // A managed rented node may first have to be resumed (wake on request): warming, within the budget.
+      fr.workload.warming = true;
+      const prepared = await engine.prepare(upstream.signal);
+      if (!prepared.ok) {
+        if (fr.signal.aborted) return { kind: "done", outcome: { kind: "cancelled" } };
+        if (upstream.signal.reason instanceof FirstByteTimeout) return timedOut(deps, engine, timeoutMs);
+        return { kind: "next", error: prepared.error };
+      }
+      url = engineUrl({ baseUrl: prepared.baseUrl }, p.enginePath);
+    }
     for (;;) {
       try {
         response = await engine.dispatcher.request({

@@ -1,0 +1,462 @@
+/**
+ * One managed Hugging Face endpoint (`lifecycle.managed: true`): a HostingController over its own
+ * SQLite store, driven through the adopting provider, with every hosting event fed to the sponsor's
+ * ledger. Each billing spell is one deployment record: adopted (or resumed) under a ledger
+ * authorization, its stop obligation open until evidence (paused or gone). On each `tick()` it
+ * reconciles with the listing, enforces the budget (the ledger's stops), adopts the endpoint when it
+ * bills with no record, and pauses it after `idle_pause_min` with no PAIR workload (never while one is
+ * in flight). `wake()` resumes it for a request; `close()` pauses it at sponsor exit, bounded by
+ * `exit_timeout_s`; what stays unconfirmed stays open in SQLite for the next start.
+ * Must not know: HTTP routing, the CLI, where the token is stored, real timers (the sleep seam).
+ */
+
+import {
+  endpointKey,
+  HF_ENDPOINT_PROVIDER,
+  resumeAllowed,
+  type EndpointsTransport,
+  type HfEndpoint,
+  type HuggingFaceEndpointsProvider,
+} from "@pair/huggingface";
+import { routeEligibility } from "@pair/ledger";
+import {
+  HostingController,
+  liveRecords,
+  openObligations,
+  type Clock,
+  type DeploymentRecord,
+  type HostingEvent,
+  type HostingStore,
+  type IdSource,
+  type StopReason,
+} from "@pair/provision";
+import type { HuggingFaceEndpointNode } from "../config/index.js";
+import type { PairError } from "../dialects/index.js";
+import { ADOPT_INCARNATION, AdoptingProvider } from "./adopting-provider.js";
+import { reservationIdOf, type ManagedLedger } from "./managed-ledger.js";
+
+/** Deployment ids chosen before the declaration: the ledger's authorization names the id. */
+export interface PresetIdSource extends IdSource {
+  /** The id the next `next("deployment")` returns. */
+  preset(): string;
+}
+
+export interface ManagedEndpointOptions {
+  readonly config: HuggingFaceEndpointNode;
+  readonly transport: EndpointsTransport;
+  readonly provider: HuggingFaceEndpointsProvider;
+  readonly store: HostingStore;
+  readonly ledger: ManagedLedger;
+  readonly clock: Clock;
+  readonly ids: PresetIdSource;
+  readonly controllerId: string;
+  readonly ownerTag: string;
+  readonly timeZone: string;
+  /** PAIR requests in flight on this node now (streams included). */
+  readonly inFlight: () => number;
+  /** Resolves true after `ms`, false when `signal` aborts first (the timer seam). */
+  readonly sleep: (ms: number, signal?: AbortSignal) => Promise<boolean>;
+  /** How often a wake or an exit pause looks at the endpoint again. */
+  readonly pollMs: number;
+  readonly log: (line: string) => void;
+}
+
+/** What the node detail shows of a managed endpoint (no URL, no credential). */
+export interface ManagedView {
+  readonly managed: true;
+  readonly paused_by: string | null;
+  readonly budget_exceeded: boolean;
+  readonly spend_usd: { session: number; today: number; month: number; total: number } | null;
+  readonly usd_per_hour: number | null;
+  readonly open_obligations: number;
+  readonly last_error: string | null;
+}
+
+export type ManagedAction = { readonly ok: true } | { readonly ok: false; readonly error: PairError };
+
+const HOUR_MS = 3_600_000;
+const USD = 1_000_000;
+
+export class ManagedEndpoint {
+  readonly name: string;
+  readonly #o: ManagedEndpointOptions;
+  readonly #controller: HostingController;
+  #priceMicroUsdPerHour: number | undefined;
+  #lastActiveMs: number;
+  #pausedBy: StopReason | undefined;
+  #lastError: string | undefined;
+  #wake: Promise<ManagedAction> | undefined;
+
+  constructor(options: ManagedEndpointOptions) {
+    this.#o = options;
+    this.name = options.config.name;
+    this.#lastActiveMs = options.clock.now().wallMs;
+    const adopting = new AdoptingProvider(options.provider, options.transport);
+    this.#controller = HostingController.open({
+      controllerId: options.controllerId,
+      ownerTag: options.ownerTag,
+      account: options.config.endpoint.namespace,
+      provider: adopting,
+      store: options.store,
+      clock: options.clock,
+      ids: options.ids,
+      policy: { maxActiveResources: 1, maxLifetimeMs: 365 * 24 * HOUR_MS },
+      leaseTtlMs: 10 * 60_000,
+      busyRequeueMs: 10_000,
+      idleRequeueMs: 60_000,
+      stopRetryMs: 30_000,
+      onEvent: (event) => this.#onEvent(event),
+    });
+  }
+
+  get controller(): HostingController {
+    return this.#controller;
+  }
+
+  /** Price and reservation; false (with `last_error`) when the provider could not be asked yet. */
+  async #ensureReady(): Promise<boolean> {
+    if (this.#priceMicroUsdPerHour !== undefined) return true;
+    const { namespace, name } = this.#o.config.endpoint;
+    try {
+      const endpoint = await this.#o.transport.getEndpoint(namespace, name);
+      const offers = await this.#o.transport.listProviderCompute(namespace);
+      const offer =
+        offers.find(
+          (o) =>
+            o.instanceType === endpoint.instanceType &&
+            o.instanceSize === endpoint.instanceSize &&
+            o.vendor === endpoint.vendor &&
+            o.region === endpoint.region,
+        ) ??
+        offers.find(
+          (o) => o.instanceType === endpoint.instanceType && o.instanceSize === endpoint.instanceSize,
+        );
+      if (offer === undefined) {
+        this.#lastError =
+          `no price for ${endpoint.instanceType ?? "?"} ${endpoint.instanceSize ?? "?"} in ` +
+          `${namespace}'s hardware list: PAIR cannot budget it, so it does not manage it`;
+        return false;
+      }
+      const price = Math.round(offer.pricePerHourUsd * USD);
+      const budget = {
+        ...this.#o.config.budget,
+        timeZone: this.#o.timeZone,
+        stopLeadMs: 0,
+      };
+      const reserved = this.#o.ledger.ensureReservation(this.name, price, budget);
+      if (!reserved.ok) {
+        this.#lastError = `ledger: ${JSON.stringify(reserved.error)}`;
+        return false;
+      }
+      this.#priceMicroUsdPerHour = price;
+      this.#lastError = undefined;
+      return true;
+    } catch (cause) {
+      this.#lastError = `Endpoints API: ${(cause as Error).message}`;
+      return false;
+    }
+  }
+
+  /** One pass: reconcile, budget, adoption, idle. Never throws. */
+  async tick(): Promise<void> {
+    try {
+      if (!(await this.#ensureReady())) return;
+      await this.#controller.reconcileOnce();
+      const owns = (id: string) => this.#controller.state.deployments[id] !== undefined;
+      for (const command of this.#o.ledger.tick(owns)) {
+        this.#pausedBy = "budget-exceeded";
+        this.#o.log(`rented node ${this.name}: budget reached: pausing`);
+        await this.#controller.requireStop(command.deploymentId, command.reason);
+      }
+      const live = this.#live();
+      if (live === undefined) {
+        await this.#adoptIfBilling();
+        return;
+      }
+      const now = this.#o.clock.now().wallMs;
+      if (this.#o.inFlight() > 0) this.#lastActiveMs = now;
+      else if (
+        live.phase === "Active" &&
+        live.observed?.status !== "scaledToZero" &&
+        now - this.#lastActiveMs >= this.#o.config.lifecycle.idlePauseMs
+      ) {
+        this.#pausedBy = "idle";
+        this.#o.log(
+          `rented node ${this.name}: no PAIR workload for ${this.#o.config.lifecycle.idlePauseMs / 60_000} min: pausing`,
+        );
+        await this.#controller.requireStop(live.id, "idle");
+      }
+    } catch (cause) {
+      this.#lastError = (cause as Error).message;
+    }
+  }
+
+  /**
+   * Make the endpoint ready for a request: mark activity, wake it when paused (within the caller's
+   * signal: the cold-start budget) and tell its data-plane base URL (without /v1), or why not.
+   */
+  async prepare(signal: AbortSignal): Promise<{ ok: true; url: string } | { ok: false; error: PairError }> {
+    this.#lastActiveMs = this.#o.clock.now().wallMs;
+    const refused = this.budgetRefusal();
+    if (refused !== undefined) return { ok: false, error: refused };
+    const address = this.#live()?.observed?.address;
+    if (address !== undefined && this.#live()?.observed?.status !== "paused")
+      return { ok: true, url: address };
+    if (!this.#o.config.lifecycle.wakeOnRequest && this.#live() === undefined)
+      return { ok: false, error: this.#pausedError() };
+    const woke = await (this.#wake ??= this.resume("wake").finally(() => {
+      this.#wake = undefined;
+    }));
+    if (!woke.ok) return woke;
+    const { namespace, name } = this.#o.config.endpoint;
+    for (;;) {
+      try {
+        const e = await this.#o.transport.getEndpoint(namespace, name);
+        if (e.url !== undefined && e.state !== "paused") return { ok: true, url: e.url };
+      } catch {
+        // asked again below, within the caller's budget
+      }
+      if (!(await this.#o.sleep(this.#o.pollMs, signal)))
+        return {
+          ok: false,
+          error: {
+            code: "cold_start_timeout",
+            message: `rented node ${this.name} did not come up within its cold-start budget`,
+            node: this.name,
+          },
+        };
+    }
+  }
+
+  /** Refused for money: the node reached a cap (`budget_exceeded`), until the window resets. */
+  budgetRefusal(): PairError | undefined {
+    if (this.#priceMicroUsdPerHour === undefined) return undefined;
+    const at = this.#o.clock.now().wallMs;
+    const e = routeEligibility(this.#o.ledger.state, { kind: "rented", nodeId: this.name }, at);
+    if (e.eligible || e.reason === "no-reservation") return undefined;
+    return {
+      code: "budget_exceeded",
+      message:
+        `rented node ${this.name} reached its ${e.window === "day" ? "daily" : "monthly"} budget and is ` +
+        `paused until ${new Date(e.untilMs).toISOString()}: raise budget.usd_per_${e.window} or wait`,
+      node: this.name,
+    };
+  }
+
+  /** `pair rented resume` and wake on request: refused while the budget is exhausted. */
+  async resume(why: "user" | "wake" = "user"): Promise<ManagedAction> {
+    if (!(await this.#ensureReady()))
+      return { ok: false, error: this.#error("rented_node_ineligible", this.#lastError ?? "not ready") };
+    const allowed = resumeAllowed(this.#o.ledger.state, this.name, this.#o.clock.now().wallMs);
+    if (!allowed.ok)
+      return {
+        ok: false,
+        error: this.#error(
+          allowed.error.code === "budget_exceeded" ? "budget_exceeded" : "rented_node_ineligible",
+          allowed.error.message,
+        ),
+      };
+    this.#lastActiveMs = this.#o.clock.now().wallMs;
+    if (this.#live() !== undefined) {
+      this.#pausedBy = undefined;
+      return { ok: true };
+    }
+    this.#o.log(`rented node ${this.name}: ${why === "wake" ? "waking for a request" : "resuming"}`);
+    const adopted = await this.#adopt();
+    if (adopted.ok) this.#pausedBy = undefined;
+    return adopted;
+  }
+
+  /** `pair rented pause`: pause through the contract (the obligation closes on evidence). */
+  async pause(reason: StopReason = "user-request"): Promise<ManagedAction> {
+    const live = this.#live();
+    if (live === undefined) return { ok: true };
+    this.#pausedBy = reason;
+    const stopped = await this.#controller.requireStop(live.id, reason);
+    if (!stopped.ok)
+      return { ok: false, error: this.#error("upstream_error", `pause refused: ${stopped.error.code}`) };
+    return { ok: true };
+  }
+
+  /** `pair rented delete`: pause (closing the obligation), then delete that exact incarnation. */
+  async delete(): Promise<ManagedAction> {
+    const paused = await this.pause("user-request");
+    if (!paused.ok) return paused;
+    const { namespace, name } = this.#o.config.endpoint;
+    let endpoint: HfEndpoint;
+    try {
+      endpoint = await this.#o.transport.getEndpoint(namespace, name);
+    } catch (cause) {
+      return { ok: false, error: this.#error("upstream_error", (cause as Error).message) };
+    }
+    const adopted = this.#adoptedIncarnation();
+    if (adopted !== undefined && adopted !== endpoint.incarnation)
+      return {
+        ok: false,
+        error: this.#error(
+          "rented_node_ineligible",
+          `${namespace}/${name} is another incarnation: not deleted`,
+        ),
+      };
+    const outcome = await this.#o.provider.delete(endpointKey(endpoint));
+    if (outcome.kind !== "accepted")
+      return {
+        ok: false,
+        error: this.#error(
+          "upstream_error",
+          outcome.kind === "refused" ? `${outcome.code}: ${outcome.message}` : outcome.cause,
+        ),
+      };
+    this.#o.log(`rented node ${this.name}: endpoint ${namespace}/${name} deleted`);
+    return { ok: true };
+  }
+
+  /**
+   * Sponsor exit: pause every live spell and wait, up to `exitTimeoutMs`, for evidence. Returns the
+   * obligations still open (they stay in SQLite for the next start).
+   */
+  async close(): Promise<number> {
+    if (!this.#o.config.lifecycle.pauseOnSponsorExit) return this.#openCount();
+    const live = this.#live();
+    if (live !== undefined) {
+      this.#pausedBy = "sponsor-exit";
+      await this.#controller.requireStop(live.id, "sponsor-exit").catch(() => undefined);
+    }
+    const deadline = this.#o.clock.now().monoMs + this.#o.config.lifecycle.exitTimeoutMs;
+    while (this.#openCount() > 0 && this.#o.clock.now().monoMs < deadline) {
+      await this.#o.sleep(this.#o.pollMs);
+      await this.#controller.reconcileOnce().catch(() => undefined);
+    }
+    const open = this.#openCount();
+    if (open > 0)
+      this.#o.log(
+        `rented node ${this.name}: the pause was not confirmed within ${this.#o.config.lifecycle.exitTimeoutMs / 1000} s; ` +
+          "it stays an open obligation and is reconciled at the next start",
+      );
+    else this.#o.log(`rented node ${this.name}: paused at sponsor exit`);
+    return open;
+  }
+
+  view(): ManagedView {
+    const spend = this.#o.ledger.spend(this.name);
+    const usd = (micro: number) => Math.round(micro) / USD;
+    return {
+      managed: true,
+      paused_by: this.#pausedBy ?? null,
+      budget_exceeded: this.budgetRefusal() !== undefined,
+      spend_usd:
+        spend === undefined
+          ? null
+          : {
+              session: usd(spend.sessionMicroUsd),
+              today: usd(spend.todayMicroUsd),
+              month: usd(spend.thisMonthMicroUsd),
+              total: usd(spend.totalMicroUsd),
+            },
+      usd_per_hour: this.#priceMicroUsdPerHour === undefined ? null : usd(this.#priceMicroUsdPerHour),
+      open_obligations: this.#openCount(),
+      last_error: this.#lastError ?? null,
+    };
+  }
+
+  #openCount(): number {
+    return openObligations(this.#controller.state).length;
+  }
+
+  #live(): DeploymentRecord | undefined {
+    return liveRecords(this.#controller.state).find((d) => d.slot.name === this.#o.config.endpoint.name);
+  }
+
+  /** The incarnation of the last spell we recorded (durable), if any. */
+  #adoptedIncarnation(): string | undefined {
+    const recorded = Object.values(this.#controller.state.deployments)
+      .filter((d) => d.key !== undefined && d.origin === "create")
+      .sort((a, b) => b.declaredAtMs - a.declaredAtMs);
+    return recorded[0]?.key?.incarnation;
+  }
+
+  /** No record, yet the endpoint bills or may (running, starting, scaled to zero): own it. */
+  async #adoptIfBilling(): Promise<void> {
+    const { namespace, name } = this.#o.config.endpoint;
+    const endpoint = await this.#o.transport.getEndpoint(namespace, name);
+    if (endpoint.state === "paused") return;
+    const adopted = this.#adoptedIncarnation();
+    if (adopted !== undefined && adopted !== endpoint.incarnation) {
+      this.#lastError = `${namespace}/${name} was recreated (created ${endpoint.incarnation}); PAIR leaves it alone`;
+      return;
+    }
+    const result = await this.#adopt();
+    if (!result.ok && result.error.code === "budget_exceeded") {
+      // It bills, and the ledger will not authorize it: pause that exact endpoint directly.
+      this.#pausedBy = "budget-exceeded";
+      await this.#o.provider.stop(endpointKey(endpoint), "pause");
+    }
+  }
+
+  /** Declare a spell under a ledger authorization and bring the endpoint into use (resume if paused). */
+  async #adopt(): Promise<ManagedAction> {
+    const { namespace, name } = this.#o.config.endpoint;
+    const id = this.#o.ids.preset();
+    const authorization = this.#o.ledger.authorize(this.name, id, this.#o.provider.capabilities);
+    if (!authorization.ok)
+      return {
+        ok: false,
+        error: this.#error(
+          authorization.error.code === "budget-exceeded" ? "budget_exceeded" : "rented_node_ineligible",
+          `the ledger refused: ${authorization.error.code}`,
+        ),
+      };
+    const incarnation = this.#adoptedIncarnation();
+    const declared = this.#controller.declare(
+      {
+        provider: HF_ENDPOINT_PROVIDER,
+        account: namespace,
+        name,
+        model: this.#o.config.models[0] ?? name,
+        hardware: "adopted",
+        ...(incarnation === undefined ? {} : { settings: { [ADOPT_INCARNATION]: incarnation } }),
+      },
+      authorization.value,
+    );
+    if (!declared.ok)
+      return {
+        ok: false,
+        error: this.#error("rented_node_ineligible", `declare refused: ${declared.error.code}`),
+      };
+    const started = await this.#controller.start(declared.value);
+    const record = this.#controller.state.deployments[declared.value];
+    if (!started.ok || record?.key === undefined) {
+      const why = record?.intent?.answer ?? (started.ok ? "no answer" : started.error.code);
+      this.#lastError = `adopting ${namespace}/${name}: ${why}`;
+      return { ok: false, error: this.#error("rented_node_ineligible", this.#lastError) };
+    }
+    this.#lastError = undefined;
+    this.#o.log(
+      `rented node ${this.name}: managing ${namespace}/${name} (created ${record.key.incarnation})`,
+    );
+    return { ok: true };
+  }
+
+  #onEvent(event: HostingEvent): void {
+    const at = this.#o.clock.now();
+    const fed = this.#o.ledger.apply({
+      type: "HostingEventReported",
+      event,
+      bind: { reservationId: reservationIdOf(this.name), capabilities: this.#o.provider.capabilities },
+      at,
+    });
+    if (!fed.ok && fed.error.code !== "episode-closed")
+      this.#o.log(`rented node ${this.name}: ledger refused ${event.type}: ${fed.error.code}`);
+  }
+
+  #pausedError(): PairError {
+    return this.#error(
+      "rented_node_paused",
+      `rented node ${this.name} is paused and wake on request is off: pair rented resume ${this.name}`,
+    );
+  }
+
+  #error(code: PairError["code"], message: string): PairError {
+    return { code, message: `rented node ${this.name}: ${message}`, node: this.name };
+  }
+}

@@ -1,0 +1,274 @@
+/**
+ * The managed rented nodes of this sponsor: every `huggingface-endpoint` node with
+ * `lifecycle.managed: true`. Owns the durable state in the data dir (`managed/ledger.db`, and one
+ * `managed/<node>.db` hosting store per node), each node's Endpoints API client (its token read from
+ * the credential store), and the periodic pass (`tick`) on the injected timer seam. What routing,
+ * the admin API and `close()` call goes through here, by node name.
+ * Must not know: HTTP routing, dialects, the CLI, the credential store's platform.
+ */
+
+import { randomUUID } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { HuggingFaceEndpointsProvider, type EndpointsTransport } from "@pair/huggingface";
+import type { Clock } from "@pair/provision";
+import { SqliteHostingStore, SqliteLedgerStore } from "@pair/store";
+import type { Redacted } from "../cluster/index.js";
+import type { CredentialRef, HuggingFaceEndpointNode, RentedNodeConfig } from "../config/index.js";
+import type { PairError } from "../dialects/index.js";
+import {
+  ManagedEndpoint,
+  type ManagedAction,
+  type ManagedView,
+  type PresetIdSource,
+} from "./managed-endpoint.js";
+import { ManagedLedger } from "./managed-ledger.js";
+
+/** A one-shot timer; the seam tests replace. */
+export interface TimerSeam {
+  setTimeout(fn: () => void, ms: number): { cancel(): void };
+}
+
+export const SYSTEM_TIMERS: TimerSeam = {
+  setTimeout(fn, ms) {
+    const t = setTimeout(fn, ms);
+    t.unref();
+    return { cancel: () => clearTimeout(t) };
+  },
+};
+
+export const SYSTEM_CLOCK: Clock = { now: () => ({ wallMs: Date.now(), monoMs: performance.now() }) };
+
+export interface ManagedEndpointsOptions {
+  readonly nodeName: string;
+  /** This node's stable id (the controller id and owner tag derive from it). */
+  readonly nodeId: string;
+  readonly dataDir: string;
+  readonly configured: readonly RentedNodeConfig[];
+  /** Reads a node's token (the OS credential store); throws when the store fails. */
+  readonly credentials: { get(ref: CredentialRef): Promise<Redacted<string> | undefined> };
+  /** An Endpoints API client with this token (verified HTTPS, the configured base URLs). */
+  readonly transportFor: (token: Redacted<string>) => EndpointsTransport;
+  /** PAIR requests in flight on a rented node now. */
+  readonly inFlight: (node: string) => number;
+  readonly clock?: Clock;
+  readonly timers?: TimerSeam;
+  /** Time between passes (default 10 s); 0: no automatic pass (tests call `tick()`). */
+  readonly tickMs?: number;
+  /** How often a wake or an exit pause looks again (default 1 s). */
+  readonly pollMs?: number;
+  /** IANA zone budgets count days and months in (default: this machine's). */
+  readonly timeZone?: string;
+  readonly log?: (line: string) => void;
+}
+
+/** Which configured nodes PAIR manages. */
+export function managedConfigs(configured: readonly RentedNodeConfig[]): HuggingFaceEndpointNode[] {
+  return configured.filter(
+    (c): c is HuggingFaceEndpointNode => c.provider === "huggingface-endpoint" && c.lifecycle.managed,
+  );
+}
+
+class PresetIds implements PresetIdSource {
+  #next: string | undefined;
+  preset(): string {
+    this.#next = `deployment-${randomUUID()}`;
+    return this.#next;
+  }
+  next(kind: "deployment" | "request"): string {
+    if (kind === "deployment" && this.#next !== undefined) {
+      const id = this.#next;
+      this.#next = undefined;
+      return id;
+    }
+    return `${kind}-${randomUUID()}`;
+  }
+}
+
+export class ManagedEndpoints {
+  readonly #o: ManagedEndpointsOptions;
+  readonly #clock: Clock;
+  readonly #timers: TimerSeam;
+  readonly #configs: HuggingFaceEndpointNode[];
+  readonly #nodes = new Map<string, ManagedEndpoint>();
+  readonly #closers: (() => Promise<void> | void)[] = [];
+  readonly #problems = new Map<string, string>();
+  #ledger: ManagedLedger | undefined;
+  #timer: { cancel(): void } | undefined;
+  #pass: Promise<void> | undefined;
+  #stopped = false;
+
+  constructor(options: ManagedEndpointsOptions) {
+    this.#o = options;
+    this.#clock = options.clock ?? SYSTEM_CLOCK;
+    this.#timers = options.timers ?? SYSTEM_TIMERS;
+    this.#configs = managedConfigs(options.configured);
+  }
+
+  /** Open the stores, restore obligations, and run the first pass (adoption, reconciliation). */
+  async start(): Promise<void> {
+    if (this.#configs.length === 0) return;
+    const dir = join(this.#o.dataDir, "managed");
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const ledgerStore = new SqliteLedgerStore({ path: join(dir, "ledger.db") });
+    this.#closers.push(() => ledgerStore.close());
+    const ledger = new ManagedLedger(ledgerStore, this.#clock, `ledger-${this.#o.nodeId}`);
+    ledger.sessionStarted();
+    this.#ledger = ledger;
+    const ids = new PresetIds();
+    for (const config of this.#configs) {
+      const node = await this.#open(config, dir, ledger, ids);
+      if (node !== undefined) this.#nodes.set(config.name, node);
+    }
+    await this.tick();
+    this.#schedule();
+  }
+
+  async #open(
+    config: HuggingFaceEndpointNode,
+    dir: string,
+    ledger: ManagedLedger,
+    ids: PresetIds,
+  ): Promise<ManagedEndpoint | undefined> {
+    const log = this.#o.log ?? (() => undefined);
+    if (config.credential === undefined) return undefined;
+    let token: Redacted<string> | undefined;
+    try {
+      token = await this.#o.credentials.get(config.credential);
+    } catch (cause) {
+      this.#problems.set(config.name, (cause as Error).message);
+    }
+    if (token === undefined) {
+      this.#problems.set(config.name, this.#problems.get(config.name) ?? "no credential stored: not managed");
+      log(`rented node ${config.name}: not managed: ${this.#problems.get(config.name)}`);
+      return undefined;
+    }
+    const transport = this.#o.transportFor(token);
+    this.#closers.push(() => transport.close());
+    const store = new SqliteHostingStore({ path: join(dir, `${config.name}.db`) });
+    this.#closers.push(() => store.close());
+    const provider = new HuggingFaceEndpointsProvider({
+      transport,
+      namespace: config.endpoint.namespace,
+      clock: this.#clock,
+    });
+    return new ManagedEndpoint({
+      config,
+      transport,
+      provider,
+      store,
+      ledger,
+      clock: this.#clock,
+      ids,
+      controllerId: `pair-${this.#o.nodeId}`,
+      ownerTag: `pair-${this.#o.nodeId}`,
+      timeZone: this.#o.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone,
+      inFlight: () => this.#o.inFlight(config.name),
+      sleep: (ms, signal) => this.#sleep(ms, signal),
+      pollMs: this.#o.pollMs ?? 1_000,
+      log,
+    });
+  }
+
+  /** Whether PAIR manages this rented node. */
+  has(name: string): boolean {
+    return this.#nodes.has(name);
+  }
+
+  /** Whether a request may wake it when paused. */
+  wakeable(name: string): boolean {
+    return this.#nodes.has(name) && this.#configs.some((c) => c.name === name && c.lifecycle.wakeOnRequest);
+  }
+
+  /** One pass over every node (joins a pass under way). */
+  tick(): Promise<void> {
+    this.#pass ??= Promise.all([...this.#nodes.values()].map((n) => n.tick())).then(() => {
+      this.#pass = undefined;
+    });
+    return this.#pass;
+  }
+
+  budgetRefusal(name: string): PairError | undefined {
+    return this.#nodes.get(name)?.budgetRefusal();
+  }
+
+  prepare(
+    name: string,
+    signal: AbortSignal,
+  ): Promise<{ ok: true; url: string } | { ok: false; error: PairError }> {
+    const node = this.#nodes.get(name);
+    if (node === undefined)
+      return Promise.resolve({
+        ok: false,
+        error: { code: "rented_node_ineligible", message: `rented node ${name} is not managed`, node: name },
+      });
+    return node.prepare(signal);
+  }
+
+  /** `pair rented pause|resume|delete NAME`. */
+  async act(name: string, action: "pause" | "resume" | "delete"): Promise<ManagedAction> {
+    const node = this.#nodes.get(name);
+    if (node === undefined)
+      return {
+        ok: false,
+        error: {
+          code: "rented_node_ineligible",
+          message:
+            `rented node ${name} is not managed by PAIR` +
+            (this.#problems.has(name)
+              ? `: ${this.#problems.get(name)}`
+              : " (lifecycle.managed: true manages it)"),
+          node: name,
+        },
+      };
+    switch (action) {
+      case "pause":
+        return node.pause("user-request");
+      case "resume":
+        return node.resume("user");
+      case "delete":
+        return node.delete();
+    }
+  }
+
+  view(name: string): ManagedView | undefined {
+    return this.#nodes.get(name)?.view();
+  }
+
+  /** The node for tests and the admin API. */
+  node(name: string): ManagedEndpoint | undefined {
+    return this.#nodes.get(name);
+  }
+
+  /** Sponsor exit: pause every managed endpoint (bounded per node), then close the stores. */
+  async close(): Promise<void> {
+    this.#stopped = true;
+    this.#timer?.cancel();
+    await this.#pass?.catch(() => undefined);
+    await Promise.all([...this.#nodes.values()].map((n) => n.close().catch(() => 1)));
+    for (const close of this.#closers.splice(0).reverse()) await close();
+  }
+
+  #schedule(): void {
+    const tickMs = this.#o.tickMs ?? 10_000;
+    if (this.#stopped || tickMs <= 0) return;
+    this.#timer = this.#timers.setTimeout(() => {
+      void this.tick().finally(() => this.#schedule());
+    }, tickMs);
+  }
+
+  #sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
+    if (signal?.aborted === true) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const onAbort = () => {
+        timer.cancel();
+        resolve(false);
+      };
+      const timer = this.#timers.setTimeout(() => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve(true);
+      }, ms);
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * A sponsor with one managed Hugging Face endpoint (`gpu-hf` → alice/qwen) against the Hugging Face
+ * emulator over HTTPS (a throwaway CA trusted through `tls.extra_ca_file`), the token in the real OS
+ * credential store, and the managed endpoints on the emulator's virtual clock with no automatic pass:
+ * the test moves time (`advance`) and runs passes (`tick`). The sponsor can be closed and started
+ * again on the same data dir (a restart).
+ * Must not know: what a test asserts.
+ */
+
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulators";
+import { HfToken, HttpsEndpointsTransport, type HfEndpointSpec } from "@pair/huggingface";
+import type { TestCa } from "@pair/testkit";
+import { Redacted } from "../../src/cluster/index.js";
+import { parseConfig, type CredentialRef } from "../../src/config/index.js";
+import { OsCredentialStore } from "../../src/credentials/index.js";
+import { startNode, type RunningNode } from "../../src/node.js";
+import { uniqueName } from "../credentials/secret-service.js";
+
+export const TOKEN = "hf_aliceManagedToken0123456789abcdef";
+export const NODE = "gpu-hf";
+export const MODEL = "Qwen/Qwen3-0.6B";
+export const MIN = 60_000;
+
+export const SPEC: HfEndpointSpec = {
+  name: "qwen",
+  accessType: "private",
+  vendor: "aws",
+  region: "us-east-1",
+  accelerator: "gpu",
+  instanceType: "nvidia-l4",
+  instanceSize: "x1",
+  minReplica: 0,
+  maxReplica: 1,
+  scaleToZeroTimeoutMin: 15,
+  repository: MODEL,
+};
+
+export interface ManagedWorld {
+  readonly hf: HuggingFaceEmulator;
+  readonly api: HttpsEndpointsTransport;
+  readonly dir: string;
+  readonly dataDir: string;
+  readonly log: string[];
+  node: RunningNode;
+  /** Start the sponsor (again) on the same data dir. */
+  start(): Promise<RunningNode>;
+  /** Move virtual time in steps, with a managed pass after each. */
+  advance(ms: number, stepMs?: number): Promise<void>;
+  cleanup(): Promise<void>;
+}
+
+/** YAML lines of the managed node's `lifecycle:` and `budget:` (indented for the entry). */
+export async function managedWorld(ca: TestCa, lines: readonly string[] = []): Promise<ManagedWorld> {
+  const leaf = await ca.issue();
+  const hf = await startHuggingFaceEmulator({
+    tls: { key: leaf.keyPem, cert: leaf.certPem },
+    tokens: { [TOKEN]: { namespace: "alice" } },
+    timings: { pendingMs: 30_000, initializingMs: 60_000, scaleUpMs: 30_000, updatingMs: 30_000 },
+  });
+  const api = new HttpsEndpointsTransport({
+    token: new HfToken(TOKEN),
+    endpointsApi: hf.endpointsApiUrl,
+    hubApi: hf.hubApiUrl,
+    extraCaPem: ca.certPem,
+  });
+  const dir = mkdtempSync(join(tmpdir(), "pair-managed-"));
+  const dataDir = join(dir, "data");
+  const caFile = join(dir, "test-ca.pem");
+  writeFileSync(caFile, ca.certPem);
+  const credential: CredentialRef = { service: "pair", account: uniqueName("managed") };
+  const store = new OsCredentialStore({ callTimeoutMs: 10_000 });
+  await store.set(credential, new Redacted(TOKEN, "test token"));
+  const configText = [
+    "node:",
+    "  name: sponsor",
+    `  data_dir: ${dataDir}`,
+    "  listen: 127.0.0.1:11434",
+    "  cluster_listen: 127.0.0.1:14323",
+    "  discovery: { mdns: false }",
+    "engines: []",
+    "rented_nodes:",
+    `  - name: ${NODE}`,
+    "    provider: huggingface-endpoint",
+    "    endpoint: alice/qwen",
+    `    credential: os-credential-store:${credential.service}/${credential.account}`,
+    "    timeouts: { cold_start_s: 20 }",
+    ...lines,
+    "providers:",
+    `  huggingface: { endpoints_api: ${hf.endpointsApiUrl}, hub_api: ${hf.hubApiUrl} }`,
+    "tls:",
+    `  extra_ca_file: ${caFile}`,
+  ].join("\n");
+  const log: string[] = [];
+  const start = async () => {
+    const config = parseConfig(configText, "sponsor.yaml", { homeDir: dir, hostName: "sponsor" });
+    return startNode({
+      config,
+      portOverride: 0,
+      clusterPortOverride: 0,
+      log: (line) => void log.push(line),
+      membership: { refreshMs: 150, timeoutMs: 400 },
+      rentedProbeIntervalMs: 200,
+      managed: {
+        // Wall time is the emulator's (billing, budgets, idle); monotonic time is real (exit bound).
+        clock: { now: () => ({ wallMs: hf.nowMs(), monoMs: performance.now() }) },
+        tickMs: 0,
+        pollMs: 50,
+        timeZone: "UTC",
+      },
+    });
+  };
+  let closed = false;
+  const world: ManagedWorld = {
+    hf,
+    api,
+    dir,
+    dataDir,
+    log,
+    node: undefined as unknown as RunningNode,
+    start: async () => {
+      world.node = await start();
+      return world.node;
+    },
+    advance: async (ms, stepMs = 10_000) => {
+      for (let t = 0; t < ms; t += stepMs) {
+        hf.advance(Math.min(stepMs, ms - t));
+        await world.node.managed.tick();
+      }
+    },
+    cleanup: async () => {
+      if (closed) return;
+      closed = true;
+      await world.node?.close(200).catch(() => undefined);
+      await api.close();
+      await hf.close();
+      await store.delete(credential).catch(() => false);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return world;
+}
