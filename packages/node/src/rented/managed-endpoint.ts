@@ -380,6 +380,12 @@ export class ManagedEndpoint {
     const { namespace, name } = this.#o.config.endpoint;
     const endpoint = await this.#o.transport.getEndpoint(namespace, name);
     if (endpoint.state === "paused") return;
+    // PAIR refuses to manage a public endpoint (public_endpoint_refused): it declares nothing for it,
+    // so nothing of it is left to pause, at exit or ever.
+    if (endpoint.accessType === "public") {
+      this.#lastError = `${namespace}/${name} is public: PAIR manages only private or authenticated endpoints`;
+      return;
+    }
     const adopted = this.#adoptedIncarnation();
     if (adopted !== undefined && adopted !== endpoint.incarnation) {
       this.#lastError = `${namespace}/${name} was recreated (created ${endpoint.incarnation}); PAIR leaves it alone`;
