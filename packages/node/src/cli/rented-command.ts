@@ -27,6 +27,9 @@ const ATTACH_OPTIONS = {
   policy: { type: "string" },
 } as const;
 const POST_TIMEOUT_MS = 30_000;
+/** A resume waits for the provider; the node bounds it by the endpoint's cold start. */
+const LIFECYCLE_TIMEOUT_MS = 15 * 60_000;
+const DELETE_OPTIONS = { ...OPTIONS, yes: { type: "boolean" } } as const;
 
 const USAGE = `Usage: pair rented list [--config FILE] [--json]
        pair rented attach NAME --provider P (--base-url URL | --endpoint NS/NAME)
@@ -35,6 +38,8 @@ const USAGE = `Usage: pair rented list [--config FILE] [--json]
        pair rented share NAME on|off [--config FILE] [--json]
        pair rented policy NAME USE [--config FILE] [--json]
        pair rented check [--config FILE] [--json]
+       pair rented pause|resume NAME [--config FILE] [--json]
+       pair rented delete NAME [--yes] [--config FILE] [--json]
 
 Rented nodes are GPUs outside the LAN that this node (their sponsor) holds for the cluster: it keeps
 their credential (in the OS credential store) and forwards requests to them over verified HTTPS.
@@ -49,6 +54,9 @@ Peers see their name, state, models and price — never their URL or credential.
   share    let peers use it (on) or only callers on this node (off, the default)
   policy   when it is used: ${ROUTING_USES.join(", ")}
   check    probe every rented node now
+  pause    pause a managed Hugging Face endpoint (it stops billing); resume starts it again
+           (refused while its budget is spent)
+  delete   delete a managed endpoint on the provider — asks you to type its name, unless --yes
 
 Options:
   --config FILE  the node's config (else $PAIR_CONFIG, else ~/.config/pair/pair.yaml)
@@ -182,6 +190,20 @@ async function run(args: readonly string[], io: CliIo): Promise<number> {
       print(io, values.json === true, node, [node]);
       return EXIT_OK;
     }
+    case "pause":
+    case "resume":
+    case "delete": {
+      const { values, words } = parseCommandWords(rest, DELETE_OPTIONS, ["NAME"]);
+      const name = words[0] ?? "";
+      if (sub !== "delete" && values.yes === true) throw new UsageError("--yes is for delete only");
+      if (sub === "delete" && values.yes !== true) await confirmDelete(io, name);
+      const node = (await call(io, values.config, "/pair/v1/rented/lifecycle", {
+        body: { name, action: sub },
+        timeoutMs: LIFECYCLE_TIMEOUT_MS,
+      })) as RentedJson;
+      print(io, values.json === true, node, [node]);
+      return EXIT_OK;
+    }
     default:
       throw new UsageError(sub === undefined ? "expected a subcommand" : `unknown subcommand "${sub}"`);
   }
@@ -193,3 +215,30 @@ export const rentedCommand: Command = {
   usage: USAGE,
   run,
 };
+
+/** Delete only when the user types the node's name (on a terminal); elsewhere --yes is required. */
+async function confirmDelete(io: CliIo, name: string): Promise<void> {
+  const input = io.stdin();
+  if (input.isTTY !== true)
+    throw new CliFailure(
+      `delete removes rented node ${name}'s endpoint on the provider, for good; run it again with --yes to confirm`,
+    );
+  io.stderr(
+    `Delete the endpoint of rented node ${name} on the provider, for good? Type its name to confirm: `,
+  );
+  const typed = await new Promise<string>((resolve) => {
+    let text = "";
+    const onData = (chunk: Buffer | string) => {
+      text += chunk.toString();
+      const end = text.indexOf("\n");
+      if (end >= 0) {
+        input.off("data", onData);
+        input.pause();
+        resolve(text.slice(0, end).trim());
+      }
+    };
+    input.on("data", onData);
+    input.resume();
+  });
+  if (typed !== name) throw new CliFailure(`not deleted: you typed "${typed}", not "${name}"`);
+}

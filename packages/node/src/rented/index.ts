@@ -16,6 +16,7 @@ export { RENTED_FILE, type RentedOverride } from "./rented-file.js";
 export {
   RENTED_CHANGE_CODES,
   RentedNodes,
+  type RentedAction,
   type CredentialReader,
   type EndpointLookup,
   type EndpointLookupFn,

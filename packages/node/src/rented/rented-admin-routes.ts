@@ -5,12 +5,14 @@
  *   POST /pair/v1/rented/share {name, share: bool} → the node     share with the cluster or not
  *   POST /pair/v1/rented/policy {name, use} → the node            routing use
  *   POST /pair/v1/rented/probe              → [rented node]      probe every node now
+ *   POST /pair/v1/rented/lifecycle {name, action: pause|resume|delete} → the node (managed ones only)
  * Changes persist in the data dir (never a secret) and reach peers at once (`onChange`).
  * Must not know: the bearer token, how nodes are probed or routed to.
  */
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ROUTING_USES, type RoutingUse } from "../config/index.js";
+import { isPairErrorCode, PAIR_ERROR_CODES } from "../dialects/index.js";
 import { adminFail, readJsonObject, sendAdminJson } from "../server/admin-json.js";
 import type { RentedChange, RentedNodes } from "./rented-nodes.js";
 
@@ -20,6 +22,7 @@ export const RENTED_ADMIN_PATHS = [
   "/pair/v1/rented/share",
   "/pair/v1/rented/policy",
   "/pair/v1/rented/probe",
+  "/pair/v1/rented/lifecycle",
 ] as const;
 
 export function isRentedAdminPath(path: string): boolean {
@@ -96,6 +99,23 @@ async function route(
         );
       return answer(rented.override(name, { routing_use: use as RoutingUse }));
     }
+    case "/pair/v1/rented/lifecycle": {
+      const { name, action } = body;
+      if (typeof name !== "string" || (action !== "pause" && action !== "resume" && action !== "delete"))
+        return adminFail(
+          res,
+          400,
+          "invalid_request",
+          'expected {"name": "<rented node>", "action": "pause" | "resume" | "delete"}',
+        );
+      const done = await rented.act(name, action);
+      if (!done.ok) {
+        const status = done.error.code === "unknown_rented_node" ? 404 : errorStatus(done.error.code);
+        return adminFail(res, status, done.error.code, done.error.message);
+      }
+      onChange();
+      return sendAdminJson(res, 200, done.node);
+    }
     case "/pair/v1/rented/probe":
       await rented.probe();
       onChange();
@@ -103,4 +123,9 @@ async function route(
     default:
       return adminFail(res, 404, "invalid_request", `no admin route ${path}`);
   }
+}
+
+/** The HTTP status of a PAIR error code (502 for anything else). */
+function errorStatus(code: string): number {
+  return isPairErrorCode(code) ? PAIR_ERROR_CODES[code].status : 502;
 }

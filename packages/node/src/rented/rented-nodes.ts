@@ -73,6 +73,11 @@ export interface ManagedHooks {
   wakeable(name: string): boolean;
   /** It reached a budget cap (`budget_exceeded`). */
   budgetRefusal(name: string): PairError | undefined;
+  /** `pair rented pause|resume|delete NAME`. */
+  act(
+    name: string,
+    action: "pause" | "resume" | "delete",
+  ): Promise<{ readonly ok: true } | { readonly ok: false; readonly error: PairError }>;
   /** Wake it if needed; its data-plane base URL (without /v1), or why not. */
   prepare(
     name: string,
@@ -154,6 +159,14 @@ export interface TokenPrices {
   readonly input: number;
   readonly output: number;
 }
+
+/** A lifecycle action's answer: the node after it, or the PAIR error it failed with. */
+export type RentedAction =
+  | { readonly ok: true; readonly node: RentedNodeView }
+  | {
+      readonly ok: false;
+      readonly error: PairError | { readonly code: "unknown_rented_node"; readonly message: string };
+    };
 
 /** Codes of a refused `attach`, `share` or `policy` (docs/errors.md). */
 export const RENTED_CHANGE_CODES = [
@@ -408,6 +421,33 @@ export class RentedNodes {
     this.#o.log?.(`rented node ${name}: attached (${read.node.provider})`);
     await this.#probe(state);
     return { ok: true, node: this.#view(state) };
+  }
+
+  /** Pause, resume or delete a managed node (through the hosting contract); then probe it again. */
+  async act(name: string, action: "pause" | "resume" | "delete"): Promise<RentedAction> {
+    const n = this.#nodes.get(name);
+    if (n === undefined)
+      return {
+        ok: false,
+        error: {
+          code: "unknown_rented_node",
+          message: `no rented node named ${name} (pair nodes lists them)`,
+        },
+      };
+    const managed = this.#o.managed;
+    if (managed === undefined || !managed.has(name))
+      return {
+        ok: false,
+        error: {
+          code: "rented_node_ineligible",
+          message: `rented node ${name} is not managed by PAIR (lifecycle.managed: true on a Hugging Face endpoint)`,
+          node: name,
+        },
+      };
+    const done = await managed.act(name, action);
+    if (!done.ok) return done;
+    await this.#probe(n);
+    return { ok: true, node: this.#view(n) };
   }
 
   /** `pair rented share NAME on|off` and `pair rented policy NAME USE`: persisted overrides. */

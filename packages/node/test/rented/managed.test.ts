@@ -200,4 +200,30 @@ describe("managed Hugging Face endpoints", () => {
     expect(resumed).toMatchObject({ ok: false, error: { code: "budget_exceeded" } });
     expect(w.hf.endpoints.get("alice", "qwen")?.state).toBe("paused");
   });
+
+  it("pause and delete on request (pair rented pause|delete): through the contract, the node shows it", async () => {
+    const w = await world(["    lifecycle: { exit_timeout_s: 5 }"], "running");
+    const lifecycle = async (action: string) => {
+      const res = await fetch(`${w.node.url}/pair/v1/rented/lifecycle`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${w.node.adminToken}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: NODE, action }),
+      });
+      return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+    };
+    const paused = await lifecycle("pause");
+    expect(paused.status).toBe(200);
+    expect(w.hf.endpoints.get("alice", "qwen")?.state).toBe("paused");
+    // Paused, and still eligible: a request wakes it (wake_on_request is on by default).
+    expect(paused.json).toMatchObject({ name: NODE, state: "paused", eligible: true });
+    expect(w.hf.endpoints.get("alice", "someone-elses")?.state).toBe("running");
+
+    const deleted = await lifecycle("delete");
+    expect(deleted.status).toBe(200);
+    expect(w.hf.endpoints.get("alice", "qwen")).toBeUndefined();
+    expect(w.hf.endpoints.get("alice", "someone-elses")?.state).toBe("running");
+
+    // A pause of what is gone has nothing left to do, and says so without error (idempotent).
+    expect((await lifecycle("pause")).status).toBe(200);
+  });
 });
