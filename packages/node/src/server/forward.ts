@@ -554,17 +554,28 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
   }
 }
 
-/** The first chunk of a body, or undefined if it ended empty. Leaves the stream paused. */
+/**
+ * The body's bytes come off it with `read()` on `readable`, never with `data` events: a read takes
+ * everything buffered at once, so the many small chunks an engine's chunked reply is parsed into
+ * (one per token) leave in one write to the client, not one write (and one HTTP chunk) each.
+ */
+
+/** The first bytes of a body (all it has buffered), or undefined if it ended empty. */
 function readFirst(body: Readable): Promise<Buffer | undefined> {
+  if (body.errored !== null) return Promise.reject(body.errored);
+  if (body.readableEnded) return Promise.resolve(undefined);
+  const now = body.read() as Buffer | null;
+  if (now !== null) return Promise.resolve(now);
   return new Promise((resolve, reject) => {
     const done = () => {
-      body.off("data", onData);
+      body.off("readable", onReadable);
       body.off("end", onEnd);
       body.off("error", onError);
     };
-    const onData = (chunk: Buffer) => {
+    const onReadable = () => {
+      const chunk = body.read() as Buffer | null;
+      if (chunk === null) return; // nothing yet, or the end (`end` follows)
       done();
-      body.pause();
       resolve(chunk);
     };
     const onEnd = () => {
@@ -575,39 +586,46 @@ function readFirst(body: Readable): Promise<Buffer | undefined> {
       done();
       reject(e);
     };
-    body.on("data", onData);
+    body.on("readable", onReadable);
     body.once("end", onEnd);
     body.once("error", onError);
   });
 }
 
 /**
- * Feed every further chunk of `body` to `onChunk` with backpressure (a false return pauses the body
- * until the client drains). Resolves "ended" at the body's end, "closed" if the client went away.
+ * Feed the rest of `body` to `onChunk` with backpressure (a false return stops reading until the
+ * client drains). Resolves "ended" at the body's end, "closed" if the client went away.
  */
 function pump(
   body: Readable,
   res: ServerResponse,
   onChunk: (chunk: Buffer) => boolean | void,
 ): Promise<"ended" | "closed"> {
-  // The body may have ended or failed already, right after its first chunk, before we listened.
+  // The body may have ended or failed already, right after its first bytes.
   if (body.errored !== null) return Promise.reject(body.errored);
   if (body.readableEnded) return Promise.resolve("ended");
   return new Promise((resolve, reject) => {
+    let draining = false;
     const done = () => {
-      body.off("data", onData);
+      body.off("readable", onReadable);
       body.off("end", onEnd);
       body.off("error", onError);
       res.off("drain", onDrain);
       res.off("close", onClose);
     };
-    const onData = (chunk: Buffer) => {
-      if (onChunk(chunk) === false) {
-        body.pause();
-        res.once("drain", onDrain);
-      }
+    const onReadable = () => {
+      if (draining) return;
+      for (let chunk = body.read() as Buffer | null; chunk !== null; chunk = body.read() as Buffer | null)
+        if (onChunk(chunk) === false) {
+          draining = true;
+          res.once("drain", onDrain);
+          return;
+        }
     };
-    const onDrain = () => body.resume();
+    const onDrain = () => {
+      draining = false;
+      onReadable();
+    };
     const onEnd = () => {
       done();
       resolve("ended");
@@ -620,11 +638,11 @@ function pump(
       done();
       resolve("closed");
     };
-    body.on("data", onData);
+    body.on("readable", onReadable);
     body.once("end", onEnd);
     body.once("error", onError);
     res.once("close", onClose);
-    body.resume();
+    onReadable();
   });
 }
 
