@@ -43,6 +43,31 @@ export function engineUrl(spec: Pick<EngineSpec, "baseUrl">, path: string): URL 
   return new URL(path.replace(/^\//, ""), base);
 }
 
+/** Where a request for an engine route goes, as undici's `request` takes it. */
+export interface EngineTarget {
+  readonly origin: string;
+  readonly path: string;
+}
+
+/** Base URLs whose parsed routes are remembered (then it starts over): engines and peers are few. */
+const MAX_REMEMBERED_BASE_URLS = 256;
+const targets = new Map<string, Map<string, EngineTarget>>();
+
+/** `engineUrl` as origin and path, parsed once per base URL and route rather than per request. */
+export function engineTarget(baseUrl: string, path: string): EngineTarget {
+  let routes = targets.get(baseUrl);
+  if (routes === undefined) {
+    if (targets.size >= MAX_REMEMBERED_BASE_URLS) targets.clear();
+    targets.set(baseUrl, (routes = new Map<string, EngineTarget>()));
+  }
+  let target = routes.get(path);
+  if (target === undefined) {
+    const url = engineUrl({ baseUrl }, path);
+    routes.set(path, (target = { origin: url.origin, path: url.pathname }));
+  }
+  return target;
+}
+
 export class EngineInventory {
   readonly #o: InventoryOptions;
   #states: EngineState[];

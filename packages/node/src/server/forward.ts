@@ -11,13 +11,14 @@
  * Must not know: which dialect the client speaks beyond the plan it is given, how peers are trusted.
  */
 
+import { EventEmitter } from "node:events";
 import type { ServerResponse } from "node:http";
 import type { Readable } from "node:stream";
 import type { Dispatcher } from "undici";
 import type { DialectRequests, DialectRoute, PairError } from "../dialects/index.js";
 import { isPairErrorCode, pairErrorOfInvalidRequest, type PairErrorCode } from "../dialects/index.js";
 import {
-  engineUrl,
+  engineTarget,
   type EngineApi,
   type EngineInventory,
   type EngineSpec,
@@ -138,19 +139,36 @@ interface Upstream {
 /** How often a warming rented node is asked again. */
 const WARM_RETRY_MS = 1_000;
 
-/** Resolves true after `ms`, false if `signal` aborts first. */
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false);
+/**
+ * Aborts one attempt's request upstream, when the client goes away or no first byte came in time.
+ * undici takes an EventEmitter with `aborted` and `reason` as a signal: lighter than a second
+ * AbortController per request (the client's is the first).
+ */
+class AttemptAbort extends EventEmitter {
+  aborted = false;
+  reason: unknown = undefined;
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.emit("abort");
+  }
+}
+
+/** Resolves true after `ms`, false if the attempt is aborted first. */
+function sleep(ms: number, abort: AttemptAbort): Promise<boolean> {
+  if (abort.aborted) return Promise.resolve(false);
   return new Promise((resolve) => {
     const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
+      abort.off("abort", onAbort);
       resolve(true);
     }, ms);
     const onAbort = () => {
       clearTimeout(timer);
       resolve(false);
     };
-    signal.addEventListener("abort", onAbort, { once: true });
+    abort.once("abort", onAbort);
   });
 }
 
@@ -373,9 +391,9 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
   if (!plan.ok)
     return { kind: "done", outcome: { kind: "error", error: pairErrorOfInvalidRequest(plan.error) } };
   const p = plan.value;
-  const url = engineUrl({ baseUrl: engine.baseUrl }, p.enginePath);
+  const target = engineTarget(engine.baseUrl, p.enginePath);
   const timeoutMs = engine.firstByteTimeoutMs;
-  const upstream = new AbortController();
+  const upstream = new AttemptAbort();
   const onClientGone = () => upstream.abort(new Error("client went away"));
   fr.signal.addEventListener("abort", onClientGone, { once: true });
   const firstByteTimer = setTimeout(() => upstream.abort(new FirstByteTimeout()), timeoutMs);
@@ -393,8 +411,8 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
     for (;;) {
       try {
         response = await engine.dispatcher.request({
-          origin: url.origin,
-          path: url.pathname,
+          origin: target.origin,
+          path: target.path,
           method: "POST",
           headers: {
             ...engine.headers,
@@ -402,13 +420,13 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
             accept: p.stream ? "text/event-stream, application/x-ndjson" : "application/json",
           },
           body: p.body,
-          signal: upstream.signal,
+          signal: upstream,
           headersTimeout: timeoutMs,
           bodyTimeout: 0,
         });
       } catch (cause) {
         if (fr.signal.aborted) return { kind: "done", outcome: { kind: "cancelled" } };
-        if (upstream.signal.reason instanceof FirstByteTimeout || isHeadersTimeout(cause))
+        if (upstream.reason instanceof FirstByteTimeout || isHeadersTimeout(cause))
           return timedOut(deps, engine, timeoutMs);
         const detail = describe(cause);
         const next = unreachable(detail);
@@ -420,7 +438,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
         await response.body.dump().catch(() => undefined);
         fr.workload.warming = true;
         const waitMs = Math.min(WARM_RETRY_MS, Math.max(0, deadline - deps.monoMs()));
-        const woke = await sleep(waitMs, upstream.signal);
+        const woke = await sleep(waitMs, upstream);
         if (!woke) {
           if (fr.signal.aborted) return { kind: "done", outcome: { kind: "cancelled" } };
           return timedOut(deps, engine, timeoutMs);
@@ -473,7 +491,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
       first = await readFirst(body);
     } catch (cause) {
       if (fr.signal.aborted) return { kind: "done", outcome: { kind: "cancelled" } };
-      if (upstream.signal.reason instanceof FirstByteTimeout) return timedOut(deps, engine, timeoutMs);
+      if (upstream.reason instanceof FirstByteTimeout) return timedOut(deps, engine, timeoutMs);
       return unreachable(`the reply broke before its first byte: ${describe(cause)}`);
     }
     clearTimeout(firstByteTimer);
