@@ -77,9 +77,16 @@ export function clientHandler(deps: ClientApiDeps): (req: IncomingMessage, res: 
 }
 
 async function handle(deps: ClientApiDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const url = new URL(req.url ?? "/", "http://pair.invalid");
-  const path = url.pathname.replace(/\/+$/, "") || "/";
   const method = req.method ?? "GET";
+  // A client route as clients send it (nothing to decode or normalise) skips the URL parser.
+  const raw = req.url ?? "/";
+  if (method === "POST" && isDialectRoute(raw)) {
+    const auth = deps.authenticate(req);
+    if (!auth.ok) return refuse(deps, res, raw, auth.reason);
+    return routed(deps, raw, req, res, { requester: auth.requester, originNode: deps.nodeName });
+  }
+  const url = new URL(raw, "http://pair.invalid");
+  const path = url.pathname.replace(/\/+$/, "") || "/";
   if (path.startsWith("/pair/v1/")) return admin(deps, req, res, path, url);
   const auth = deps.authenticate(req);
   if (!auth.ok) return refuse(deps, res, path, auth.reason);
