@@ -165,6 +165,10 @@ const COLUMN_NAMES =
   "id, model, route, origin_node, requester, started_at_ms, serving_node, engine, sponsor, off_lan, " +
   "status, first_byte_ms, duration_ms, tokens_in, tokens_out, est_cost_micro_usd, error_code, attempts";
 
+const PLACEHOLDERS = COLUMN_NAMES.split(", ")
+  .map(() => "?")
+  .join(", ");
+
 /** Databases made before the table was keyed by start time: move their rows to the new table once. */
 function migrateKeyedById(db: Database.Database): void {
   const idKey = db.prepare("SELECT pk FROM pragma_table_info('workloads') WHERE name = 'id'").get() as
@@ -212,9 +216,7 @@ export class WorkloadHistory {
     migrateKeyedById(this.#db);
     this.#upsert = this.#db.prepare(
       `INSERT INTO workloads (${COLUMN_NAMES})
-       VALUES (@id, @model, @route, @origin_node, @requester, @started_at_ms, @serving_node,
-         @engine, @sponsor, @off_lan, @status, @first_byte_ms, @duration_ms, @tokens_in, @tokens_out,
-         @est_cost_micro_usd, @error_code, @attempts)
+       VALUES (${PLACEHOLDERS})
        ON CONFLICT (started_at_ms, id) DO UPDATE SET serving_node = excluded.serving_node, engine = excluded.engine,
          sponsor = excluded.sponsor, off_lan = excluded.off_lan, status = excluded.status,
          first_byte_ms = excluded.first_byte_ms, duration_ms = excluded.duration_ms, tokens_in = excluded.tokens_in,
@@ -321,26 +323,27 @@ export class WorkloadHistory {
   }
 
   #write(w: Workload): void {
-    this.#upsert.run({
-      id: w.id,
-      model: w.model,
-      route: w.route,
-      origin_node: w.originNode,
-      requester: w.requester,
-      started_at_ms: w.startedAtMs,
-      serving_node: w.servingNode ?? null,
-      engine: w.engine ?? null,
-      sponsor: w.sponsor ?? null,
-      off_lan: w.offLan ? 1 : 0,
-      status: w.status,
-      first_byte_ms: w.firstByteMs ?? null,
-      duration_ms: w.durationMs ?? null,
-      tokens_in: w.tokensIn ?? null,
-      tokens_out: w.tokensOut ?? null,
-      est_cost_micro_usd: w.estCostMicroUsd,
-      error_code: w.errorCode ?? null,
-      attempts: w.attempts.length === 0 ? null : JSON.stringify(w.attempts),
-    });
+    // Positional parameters, in COLUMN_NAMES order: cheaper to bind than named ones.
+    this.#upsert.run(
+      w.id,
+      w.model,
+      w.route,
+      w.originNode,
+      w.requester,
+      w.startedAtMs,
+      w.servingNode ?? null,
+      w.engine ?? null,
+      w.sponsor ?? null,
+      w.offLan ? 1 : 0,
+      w.status,
+      w.firstByteMs ?? null,
+      w.durationMs ?? null,
+      w.tokensIn ?? null,
+      w.tokensOut ?? null,
+      w.estCostMicroUsd,
+      w.errorCode ?? null,
+      w.attempts.length === 0 ? null : JSON.stringify(w.attempts),
+    );
   }
 }
 
