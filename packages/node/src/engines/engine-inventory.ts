@@ -72,6 +72,8 @@ export class EngineInventory {
   readonly #o: InventoryOptions;
   #states: EngineState[];
   #models: ReadonlyMap<string, readonly string[]> | undefined;
+  /** Healthy engines by model, rebuilt when the states change (not per request). */
+  #serving: Map<string, readonly EngineState[]> | undefined;
   #timer: NodeJS.Timeout | undefined;
   #probing: Promise<void> | undefined;
 
@@ -96,9 +98,20 @@ export class EngineInventory {
     return this.#states;
   }
 
-  /** Healthy engines that advertise exactly this model tag. */
-  serving(model: string): EngineState[] {
-    return this.#states.filter((s) => s.healthy && s.models.includes(model));
+  /** Healthy engines that advertise exactly this model tag, in config order. */
+  serving(model: string): readonly EngineState[] {
+    if (this.#serving === undefined) {
+      const index = new Map<string, EngineState[]>();
+      for (const s of this.#states)
+        if (s.healthy)
+          for (const m of new Set(s.models)) {
+            const list = index.get(m);
+            if (list === undefined) index.set(m, [s]);
+            else list.push(s);
+          }
+      this.#serving = index;
+    }
+    return this.#serving.get(model) ?? [];
   }
 
   /** Every model some healthy engine serves, with the engines serving it (rebuilt only on change). */
@@ -116,6 +129,7 @@ export class EngineInventory {
     this.#states = this.#states.map((s) =>
       s.spec.name === name ? { ...s, healthy: false, lastError: error } : s,
     );
+    this.#serving = undefined;
     this.#o.onChange?.(this.#states);
   }
 
@@ -132,6 +146,7 @@ export class EngineInventory {
         );
       });
       this.#states = next;
+      this.#serving = undefined;
       if (changed) this.#models = undefined;
       this.#probing = undefined;
       if (changed) this.#o.onChange?.(next);

@@ -185,7 +185,18 @@ type Attempt =
 
 const dialectOf = (route: DialectRoute): EngineApi => (route.startsWith("/v1/") ? "openai" : "ollama");
 
+/** Each engine's upstream, made once per deps and engine (neither changes while the node runs). */
+const engineUpstreams = new WeakMap<ForwardDeps, WeakMap<EngineSpec, Upstream>>();
+
 function engineUpstream(deps: ForwardDeps, spec: EngineSpec): Upstream {
+  let bySpec = engineUpstreams.get(deps);
+  if (bySpec === undefined) engineUpstreams.set(deps, (bySpec = new WeakMap<EngineSpec, Upstream>()));
+  let upstream = bySpec.get(spec);
+  if (upstream === undefined) bySpec.set(spec, (upstream = makeEngineUpstream(deps, spec)));
+  return upstream;
+}
+
+function makeEngineUpstream(deps: ForwardDeps, spec: EngineSpec): Upstream {
   return {
     id: spec.name,
     label: `engine ${spec.name}`,
