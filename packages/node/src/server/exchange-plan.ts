@@ -105,11 +105,17 @@ function passthroughPlan(ctx: PlanContext, stream: boolean): ExchangePlan {
     stream,
     passthrough: true,
     contentType: openai ? (stream ? SSE_CONTENT_TYPE : "application/json") : "application/x-ndjson",
-    translateJson: (upstream) => upstream,
-    relay: (_nowMs, counts) => watcher(openai, counts),
-    translateError: (status, upstream) => ({ status, body: upstream }),
+    translateJson: unchanged,
+    relay: openai ? watchOpenAI : watchOllama,
+    translateError: unchangedError,
   };
 }
+
+// A pass-through plan's functions do not depend on the request: made once, not per request.
+const unchanged = (upstream: unknown): unknown => upstream;
+const unchangedError = (status: number, upstream: unknown) => ({ status, body: upstream });
+const watchOpenAI = (_nowMs: number, counts: TokenCounts): StreamRelay => watcher(true, counts);
+const watchOllama = (_nowMs: number, counts: TokenCounts): StreamRelay => watcher(false, counts);
 
 /** How many of the last raw chunks a pass-through keeps to read the final counts from. */
 const TAIL_CHUNKS = 4;
