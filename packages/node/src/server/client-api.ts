@@ -34,7 +34,13 @@ import {
   type RentedPeerView,
 } from "../rented/index.js";
 import { bearerMatches } from "./admin-token.js";
-import { forward, PEER_REQUESTER_HEADER, type ForwardDeps, type ForwardOutcome } from "./forward.js";
+import {
+  ClientGone,
+  forward,
+  PEER_REQUESTER_HEADER,
+  type ForwardDeps,
+  type ForwardOutcome,
+} from "./forward.js";
 import { readBody } from "./request-body.js";
 
 /** The Ollama version PAIR reports on /api/version, for clients that check for features. */
@@ -232,7 +238,7 @@ async function routed(
     requester: origin.requester,
     startedAtMs: deps.nowMs(),
   });
-  const gone = new AbortController();
+  const gone = new ClientGone();
   const onClose = () => {
     if (!res.writableFinished) gone.abort();
   };
@@ -246,7 +252,7 @@ async function routed(
       workload,
       id,
       res,
-      signal: gone.signal,
+      signal: gone,
       localOnly: origin.fromPeer === true,
     });
   } finally {

@@ -24,7 +24,7 @@ import {
   type EngineSpec,
 } from "../engines/engine-inventory.js";
 import type { Workload } from "../history/workload-history.js";
-import type { Scheduler } from "../scheduler/scheduler.js";
+import type { CancelSignal, Scheduler } from "../scheduler/scheduler.js";
 import { countTokens, planExchange, type TokenCounts } from "./exchange-plan.js";
 
 /** A paired peer that is up and advertises a model, as forwarding sees it. */
@@ -103,7 +103,8 @@ export interface ForwardRequest {
   readonly workload: Workload;
   readonly id: string;
   readonly res: ServerResponse;
-  readonly signal: AbortSignal;
+  /** The client went away (an AbortSignal, or the lighter `ClientGone`). */
+  readonly signal: CancelSignal;
   /** The request came from a peer: serve it from this node's engines only. */
   readonly localOnly?: boolean;
 }
@@ -138,6 +139,35 @@ interface Upstream {
 
 /** How often a warming rented node is asked again. */
 const WARM_RETRY_MS = 1_000;
+
+/**
+ * A client's going away, as forwarding and the scheduler watch it: what they need of an
+ * AbortSignal, without the EventTarget a request would otherwise build for it.
+ */
+export class ClientGone implements CancelSignal {
+  #aborted = false;
+  readonly #listeners = new Set<() => void>();
+
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  addEventListener(_type: "abort", listener: () => void): void {
+    if (!this.#aborted) this.#listeners.add(listener);
+  }
+
+  removeEventListener(_type: "abort", listener: () => void): void {
+    this.#listeners.delete(listener);
+  }
+
+  abort(): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    const listeners = [...this.#listeners];
+    this.#listeners.clear();
+    for (const listener of listeners) listener();
+  }
+}
 
 /**
  * Aborts one attempt's request upstream, when the client goes away or no first byte came in time.
