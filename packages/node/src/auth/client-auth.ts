@@ -27,10 +27,32 @@ export interface LoopbackPolicy {
   isLoopbackPeer(remoteAddress: string | undefined): boolean;
 }
 
+/**
+ * `check`, remembering its answer for up to `maxAddresses` remote addresses (then it starts over):
+ * a client on a keep-alive connection asks once per request, and the answer for an address never
+ * changes.
+ */
+export function rememberPerAddress(
+  check: (address: string) => boolean,
+  maxAddresses = 1024,
+): (address: string | undefined) => boolean {
+  const known = new Map<string, boolean>();
+  return (address) => {
+    if (address === undefined) return false;
+    let answer = known.get(address);
+    if (answer === undefined) {
+      answer = check(address);
+      if (known.size >= maxAddresses) known.clear();
+      known.set(address, answer);
+    }
+    return answer;
+  };
+}
+
 /** The real rule: 127.0.0.0/8, ::1 and IPv4-mapped 127.x (`localhost` too, for a listen host). */
 export const SOCKET_LOOPBACK_POLICY: LoopbackPolicy = {
   isLoopbackHost,
-  isLoopbackPeer: (address) => address !== undefined && isIP(address) !== 0 && isLoopbackHost(address),
+  isLoopbackPeer: rememberPerAddress((address) => isIP(address) !== 0 && isLoopbackHost(address)),
 };
 
 export type ClientAuthRefusal = "missing" | KeyRefusal;

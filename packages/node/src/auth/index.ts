@@ -46,6 +46,7 @@ export {
   authenticateClient,
   bearerToken,
   LOCAL_REQUESTER,
+  rememberPerAddress,
   SOCKET_LOOPBACK_POLICY,
   unauthorizedReply,
   type ClientAuth,

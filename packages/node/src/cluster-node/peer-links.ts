@@ -10,7 +10,7 @@
 import { request, type Agent } from "undici";
 import { createPeerAgent, type NodeIdentity, type PinnedPeer } from "../cluster/index.js";
 import type { RoutingUse } from "../config/index.js";
-import type { PeerMembership } from "./peer-membership.js";
+import type { MemberView, PeerMembership } from "./peer-membership.js";
 import { PEER_CHANGED_PATH, PEER_ROUTE_PREFIX, type PeerChange } from "./peer-routes.js";
 
 export interface PeerLinksOptions {
@@ -35,6 +35,8 @@ interface Link {
   readonly fingerprint: string;
   readonly address: string;
   readonly agent: Agent;
+  /** What `link()` answers for it. */
+  readonly route: { readonly dispatcher: Agent; readonly baseUrl: string };
 }
 
 export const DEFAULT_PEER_FIRST_BYTE_TIMEOUT_MS = 120_000;
@@ -44,20 +46,25 @@ export class PeerLinks {
   readonly #links = new Map<string, Link>();
   readonly firstByteTimeoutMs: number;
   #closed = false;
+  /** Up peers serving each model, least loaded first, for one membership view (rebuilt with it). */
+  #serving:
+    { readonly of: readonly MemberView[]; readonly byModel: Map<string, PeerLinkTarget[]> } | undefined;
+  /** The trust store's active peers when the links were last checked against them. */
+  #checkedAgainst: readonly PinnedPeer[] | undefined;
 
   constructor(options: PeerLinksOptions) {
     this.#o = options;
     this.firstByteTimeoutMs = options.firstByteTimeoutMs ?? DEFAULT_PEER_FIRST_BYTE_TIMEOUT_MS;
   }
 
-  /** Up peers serving `model`, least loaded first (their own in-flight over capacity). */
-  serving(model: string): PeerLinkTarget[] {
-    return this.#o.membership
-      .members()
-      .filter((m) => m.state === "up" && m.models.some((x) => x.model === model))
-      .map((m) => ({ member: m, load: m.capacity > 0 ? m.in_flight / m.capacity : 1 }))
-      .sort((a, b) => a.load - b.load)
-      .map(({ member }) => ({ nodeId: member.node_id, name: member.name, maxConcurrent: member.capacity }));
+  /**
+   * Up peers serving `model`, least loaded first (their own in-flight over capacity), from an index
+   * built once per membership view rather than per request.
+   */
+  serving(model: string): readonly PeerLinkTarget[] {
+    const members = this.#o.membership.members();
+    if (this.#serving?.of !== members) this.#serving = { of: members, byModel: servingIndex(members) };
+    return this.#serving.byModel.get(model) ?? [];
   }
 
   /** Rented nodes serving `model` that up peers sponsor, as the sponsors publish them. */
@@ -94,11 +101,12 @@ export class PeerLinks {
   }
 
   /** The agent and route base URL for a peer still trusted, with an address. */
-  link(target: Pick<PeerLinkTarget, "nodeId">): { dispatcher: Agent; baseUrl: string } | undefined {
+  link(
+    target: Pick<PeerLinkTarget, "nodeId">,
+  ): { readonly dispatcher: Agent; readonly baseUrl: string } | undefined {
     const peer = this.#o.peers.active().find((p) => p.node_id === target.nodeId);
     if (peer?.address === undefined || this.#closed) return undefined;
-    const link = this.#linkOf({ ...peer, address: peer.address });
-    return { dispatcher: link.agent, baseUrl: `https://${link.address}${PEER_ROUTE_PREFIX}` };
+    return this.#linkOf(peer, peer.address).route;
   }
 
   markDown(target: Pick<PeerLinkTarget, "nodeId">, why: string): void {
@@ -112,7 +120,7 @@ export class PeerLinks {
     await Promise.all(
       this.#o.peers.active().map(async (peer) => {
         if (peer.address === undefined || this.#closed) return;
-        const link = this.#linkOf({ ...peer, address: peer.address });
+        const link = this.#linkOf(peer, peer.address);
         try {
           const res = await request(`https://${link.address}${PEER_CHANGED_PATH}`, {
             method: "POST",
@@ -136,32 +144,61 @@ export class PeerLinks {
     await Promise.all(agents.map((a) => a.destroy().catch(() => undefined)));
   }
 
-  #linkOf(peer: PinnedPeer & { address: string }): Link {
-    // Forget links to peers no longer trusted (unpaired, re-pinned).
-    for (const [id, link] of this.#links) {
-      const now = this.#o.peers.active().find((p) => p.node_id === id);
-      if (now === undefined || now.fingerprint !== link.fingerprint || now.address !== link.address) {
-        this.#links.delete(id);
-        void link.agent.destroy().catch(() => undefined);
+  #linkOf(peer: PinnedPeer, address: string): Link {
+    // Forget links to peers no longer trusted (unpaired, re-pinned, moved): checked again whenever
+    // the trust store's active peers are not the ones last checked against.
+    const active = this.#o.peers.active();
+    if (active !== this.#checkedAgainst) {
+      for (const [id, link] of this.#links) {
+        const now = active.find((p) => p.node_id === id);
+        if (now === undefined || now.fingerprint !== link.fingerprint || now.address !== link.address) {
+          this.#links.delete(id);
+          void link.agent.destroy().catch(() => undefined);
+        }
       }
+      this.#checkedAgainst = active;
     }
     const known = this.#links.get(peer.node_id);
     if (known !== undefined) return known;
+    const agent = createPeerAgent({
+      identity: this.#o.identity,
+      peer,
+      limits: {
+        connectTimeoutMs: 3_000,
+        headersTimeoutMs: this.firstByteTimeoutMs,
+        bodyTimeoutMs: 0,
+        maxConnections: 128,
+      },
+    });
     const link: Link = {
       fingerprint: peer.fingerprint,
-      address: peer.address,
-      agent: createPeerAgent({
-        identity: this.#o.identity,
-        peer,
-        limits: {
-          connectTimeoutMs: 3_000,
-          headersTimeoutMs: this.firstByteTimeoutMs,
-          bodyTimeoutMs: 0,
-          maxConnections: 128,
-        },
-      }),
+      address,
+      agent,
+      route: Object.freeze({ dispatcher: agent, baseUrl: `https://${address}${PEER_ROUTE_PREFIX}` }),
     };
     this.#links.set(peer.node_id, link);
     return link;
   }
+}
+
+/** Model → up peers serving it, least loaded first (their own in-flight over capacity). */
+function servingIndex(members: readonly MemberView[]): Map<string, PeerLinkTarget[]> {
+  const up = members
+    .filter((m) => m.state === "up")
+    .map((m) => ({ member: m, load: m.capacity > 0 ? m.in_flight / m.capacity : 1 }))
+    .sort((a, b) => a.load - b.load);
+  const byModel = new Map<string, PeerLinkTarget[]>();
+  for (const { member } of up) {
+    const target = Object.freeze({
+      nodeId: member.node_id,
+      name: member.name,
+      maxConcurrent: member.capacity,
+    });
+    for (const { model } of member.models) {
+      const list = byModel.get(model);
+      if (list === undefined) byModel.set(model, [target]);
+      else if (!list.includes(target)) list.push(target);
+    }
+  }
+  return byModel;
 }

@@ -79,6 +79,15 @@ export class PeerMembership {
   #timer: { cancel(): void } | undefined;
   #round: Promise<void> | undefined;
   #stopped = false;
+  /** Bumped on every change of a member's state: `members()` is rebuilt only after one. */
+  #version = 0;
+  #views:
+    | {
+        readonly active: readonly PinnedPeer[];
+        readonly version: number;
+        readonly views: readonly MemberView[];
+      }
+    | undefined;
 
   constructor(options: MembershipOptions) {
     const refreshMs = options.refreshMs ?? DEFAULT_MEMBERSHIP_OPTIONS.refreshMs;
@@ -123,12 +132,26 @@ export class PeerMembership {
     state.up = false;
     state.inventory = undefined;
     state.lastError = why;
+    this.#version += 1;
   }
 
-  /** Active pinned peers with an address, in pinning order, as last seen. */
-  members(): MemberView[] {
+  /**
+   * Active pinned peers with an address, in pinning order, as last seen. Built again only when a
+   * member's state or the trust store's active peers changed (forwarding asks on every request).
+   */
+  members(): readonly MemberView[] {
+    const active = this.#o.peers.active();
+    const cached = this.#views;
+    if (cached !== undefined && cached.active === active && cached.version === this.#version)
+      return cached.views;
+    const views = Object.freeze(this.#buildViews(active));
+    this.#views = { active, version: this.#version, views };
+    return views;
+  }
+
+  #buildViews(active: readonly PinnedPeer[]): MemberView[] {
     const views: MemberView[] = [];
-    for (const peer of this.#o.peers.active()) {
+    for (const peer of active) {
       if (peer.address === undefined) continue;
       const state = this.#members.get(peer.node_id);
       const current = state !== undefined && state.fingerprint === peer.fingerprint ? state : undefined;
@@ -160,6 +183,7 @@ export class PeerMembership {
     await this.#round?.catch(() => undefined);
     const agents = [...this.#members.values()].flatMap((m) => (m.agent === undefined ? [] : [m.agent]));
     this.#members.clear();
+    this.#version += 1;
     await Promise.all(agents.map((a) => a.destroy().catch(() => undefined)));
   }
 
@@ -178,6 +202,7 @@ export class PeerMembership {
     for (const [id, state] of this.#members)
       if (!keep.has(id)) {
         this.#members.delete(id);
+        this.#version += 1;
         void state.agent?.destroy().catch(() => undefined);
       }
     await Promise.all(active.map((peer) => this.#poll(peer)));
@@ -211,6 +236,7 @@ export class PeerMembership {
       lastError: undefined,
     };
     this.#members.set(peer.node_id, state);
+    this.#version += 1;
     return state;
   }
 
@@ -231,6 +257,7 @@ export class PeerMembership {
       state.inventory = inventory;
       state.lastSeenMs = this.#nowMs();
       state.lastError = undefined;
+      this.#version += 1;
     } catch (cause) {
       if (this.#stopped || this.#members.get(peer.node_id) !== state) return;
       const why = describe(cause, this.#timeoutMs);
@@ -238,6 +265,7 @@ export class PeerMembership {
       state.up = false;
       state.inventory = undefined;
       state.lastError = why;
+      this.#version += 1;
     }
   }
 }

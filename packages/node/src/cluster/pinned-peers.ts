@@ -102,6 +102,7 @@ class PinnedPeers implements PinnedPeerView {
   readonly path: string;
   readonly #options: PinnedPeersOptions;
   #records: readonly PinnedPeer[];
+  #active: { readonly of: readonly PinnedPeer[]; readonly peers: readonly PinnedPeer[] } | undefined;
 
   constructor(path: string, records: readonly PinnedPeer[], options: PinnedPeersOptions) {
     this.path = path;
@@ -196,7 +197,13 @@ class PinnedPeers implements PinnedPeerView {
   }
 
   active(): readonly PinnedPeer[] {
-    return this.#records.filter((r) => r.revoked_at === undefined);
+    // Kept until the records change: forwarding asks on every request.
+    if (this.#active?.of !== this.#records)
+      this.#active = {
+        of: this.#records,
+        peers: Object.freeze(this.#records.filter((r) => r.revoked_at === undefined)),
+      };
+    return this.#active.peers;
   }
 
   /** Every record, revoked ones included, in the order they were pinned. */

@@ -39,7 +39,15 @@ import {
   str,
   type Parse,
 } from "./json-fields.js";
-import type { ValidationLimits } from "./validation-limits.js";
+import { perLimits, type ValidationLimits } from "./validation-limits.js";
+
+// Readers that take limits are built once per limits object (`perLimits`), not per request.
+
+const nonNegative = numAtLeast(0);
+const atLeastOne = intAtLeast(1);
+const thinkLevel = literal(["high", "medium", "low"]);
+const functionType = literal(["function"]);
+const roles = literal(["system", "user", "assistant", "tool"]);
 
 /** `"json"`, a schema object, or `""` (no format, returned as `undefined`). */
 const format: Parse<OllamaFormat | undefined> = (value, path) => {
@@ -50,7 +58,7 @@ const format: Parse<OllamaFormat | undefined> = (value, path) => {
 
 const think: Parse<OllamaThink> = (value, path) => {
   if (typeof value === "boolean") return value;
-  return literal(["high", "medium", "low"])(value, path);
+  return thinkLevel(value, path);
 };
 
 const keepAlive: Parse<string | number> = (value, path) =>
@@ -58,7 +66,7 @@ const keepAlive: Parse<string | number> = (value, path) =>
     ? value
     : expected(path, `a duration string such as "5m" or a number of seconds`, value);
 
-function options(limits: ValidationLimits): Parse<OllamaOptions> {
+const options = perLimits((limits): Parse<OllamaOptions> => {
   const stop = arrayOf(str, {
     max: limits.maxStopSequences,
     limitName: "maxStopSequences",
@@ -67,27 +75,27 @@ function options(limits: ValidationLimits): Parse<OllamaOptions> {
   return (value, path) => {
     const o = ObjectFields.of(value, path);
     o.opt("num_predict", int);
-    o.opt("temperature", numAtLeast(0));
-    o.opt("top_p", numAtLeast(0));
+    o.opt("temperature", nonNegative);
+    o.opt("top_p", nonNegative);
     o.opt("top_k", int);
-    o.opt("min_p", numAtLeast(0));
+    o.opt("min_p", nonNegative);
     o.opt("stop", stop);
     o.opt("seed", int);
     o.opt("frequency_penalty", num);
     o.opt("presence_penalty", num);
     o.opt("repeat_penalty", num);
-    o.opt("num_ctx", intAtLeast(1));
+    o.opt("num_ctx", atLeastOne);
     return o.done<OllamaOptions>();
   };
-}
+});
 
-function images(limits: ValidationLimits): Parse<readonly string[]> {
-  return arrayOf(nonEmptyStr, {
+const images = perLimits((limits): Parse<readonly string[]> =>
+  arrayOf(nonEmptyStr, {
     max: limits.maxImagesPerMessage,
     limitName: "maxImagesPerMessage",
     noun: "images",
-  });
-}
+  }),
+);
 
 const toolCall: Parse<OllamaToolCall> = (value, path) => {
   const call = ObjectFields.of(value, path);
@@ -100,7 +108,7 @@ const toolCall: Parse<OllamaToolCall> = (value, path) => {
   return call.done<OllamaToolCall>();
 };
 
-function message(limits: ValidationLimits): Parse<OllamaMessage> {
+const message = perLimits((limits): Parse<OllamaMessage> => {
   const calls = arrayOf(toolCall, {
     max: limits.maxToolCallsPerMessage,
     limitName: "maxToolCallsPerMessage",
@@ -109,7 +117,7 @@ function message(limits: ValidationLimits): Parse<OllamaMessage> {
   const pictures = images(limits);
   return (value, path) => {
     const m = ObjectFields.of(value, path, "a message object");
-    m.req("role", literal(["system", "user", "assistant", "tool"]));
+    m.req("role", roles);
     // Ollama's Go decoder makes a missing content "": an assistant turn may carry only tool calls.
     if (m.opt("content", str) === undefined) m.set("content", "");
     m.opt("thinking", str);
@@ -118,11 +126,11 @@ function message(limits: ValidationLimits): Parse<OllamaMessage> {
     m.opt("tool_name", str);
     return m.done<OllamaMessage>();
   };
-}
+});
 
 const tool: Parse<unknown> = (value, path) => {
   const t = ObjectFields.of(value, path, "a tool object");
-  t.req("type", literal(["function"]));
+  t.req("type", functionType);
   const fn = ObjectFields.of(t.source["function"], `${path}.function`);
   fn.req("name", nonEmptyStr);
   fn.opt("description", str);
@@ -140,17 +148,33 @@ function readCommon(body: ObjectFields, limits: ValidationLimits): void {
   body.opt("think", think);
 }
 
+const messages = perLimits((limits) =>
+  nonEmpty(
+    arrayOf(message(limits), { max: limits.maxMessages, limitName: "maxMessages", noun: "messages" }),
+    "message",
+  ),
+);
+
+const tools = perLimits((limits) =>
+  arrayOf(tool, { max: limits.maxTools, limitName: "maxTools", noun: "tools" }),
+);
+
+const contextIds = perLimits((limits) =>
+  arrayOf(int, { max: limits.maxTokenIds, limitName: "maxTokenIds", noun: "context token ids" }),
+);
+
+const embedInputs = perLimits((limits) =>
+  nonEmpty(
+    arrayOf(str, { max: limits.maxEmbeddingInputs, limitName: "maxEmbeddingInputs", noun: "inputs" }),
+    "input",
+  ),
+);
+
 export function readOllamaChatRequest(value: unknown, limits: ValidationLimits): OllamaChatRequest {
   const body = ObjectFields.of(value, "", "a JSON object");
   body.req("model", nonEmptyStr);
-  body.req(
-    "messages",
-    nonEmpty(
-      arrayOf(message(limits), { max: limits.maxMessages, limitName: "maxMessages", noun: "messages" }),
-      "message",
-    ),
-  );
-  body.opt("tools", arrayOf(tool, { max: limits.maxTools, limitName: "maxTools", noun: "tools" }));
+  body.req("messages", messages(limits));
+  body.opt("tools", tools(limits));
   readCommon(body, limits);
   return body.done<OllamaChatRequest>();
 }
@@ -163,10 +187,7 @@ export function readOllamaGenerateRequest(value: unknown, limits: ValidationLimi
   body.opt("suffix", str);
   body.opt("system", str);
   body.opt("template", str);
-  body.opt(
-    "context",
-    arrayOf(int, { max: limits.maxTokenIds, limitName: "maxTokenIds", noun: "context token ids" }),
-  );
+  body.opt("context", contextIds(limits));
   body.opt("images", images(limits));
   body.opt("raw", bool);
   readCommon(body, limits);
@@ -176,10 +197,7 @@ export function readOllamaGenerateRequest(value: unknown, limits: ValidationLimi
 export function readOllamaEmbedRequest(value: unknown, limits: ValidationLimits): OllamaEmbedRequest {
   const body = ObjectFields.of(value, "", "a JSON object");
   body.req("model", nonEmptyStr);
-  const inputs = nonEmpty(
-    arrayOf(str, { max: limits.maxEmbeddingInputs, limitName: "maxEmbeddingInputs", noun: "inputs" }),
-    "input",
-  );
+  const inputs = embedInputs(limits);
   body.req("input", (input, path) =>
     typeof input === "string"
       ? input
@@ -188,7 +206,7 @@ export function readOllamaEmbedRequest(value: unknown, limits: ValidationLimits)
         : expected(path, "a string or an array of strings", input),
   );
   body.opt("truncate", bool);
-  body.opt("dimensions", intAtLeast(1));
+  body.opt("dimensions", atLeastOne);
   body.opt("options", options(limits));
   body.opt("keep_alive", keepAlive);
   return body.done<OllamaEmbedRequest>();

@@ -31,9 +31,15 @@ import {
   str,
   type Parse,
 } from "./json-fields.js";
-import type { ValidationLimits } from "./validation-limits.js";
+import { perLimits, type ValidationLimits } from "./validation-limits.js";
+
+// Readers that take limits are built once per limits object (`perLimits`), not per request.
 
 const detail = literal(["auto", "low", "high"]);
+const functionType = literal(["function"]);
+const nonNegative = numAtLeast(0);
+const atLeastOne = intAtLeast(1);
+const notNegative = intAtLeast(0);
 
 function contentPart(types: readonly string[]): Parse<unknown> {
   const typeOf = literal(types);
@@ -88,7 +94,7 @@ function content(types: readonly string[], limits: ValidationLimits): Parse<unkn
 const toolCall: Parse<OpenAIToolCall> = (value, path) => {
   const call = ObjectFields.of(value, path);
   call.req("id", str);
-  call.req("type", literal(["function"]));
+  call.req("type", functionType);
   const fn = ObjectFields.of(call.source["function"], `${path}.function`);
   fn.req("name", nonEmptyStr);
   fn.req("arguments", str);
@@ -98,7 +104,8 @@ const toolCall: Parse<OpenAIToolCall> = (value, path) => {
 
 const ROLES = ["system", "developer", "user", "assistant", "tool"] as const;
 
-function message(limits: ValidationLimits): Parse<OpenAIMessage> {
+const message = perLimits((limits): Parse<OpenAIMessage> => {
+  const roles = literal(ROLES);
   const textOnly = content(["text"], limits);
   const userContent = content(["text", "image_url", "input_audio", "file"], limits);
   const assistantContent = content(["text", "refusal"], limits);
@@ -109,7 +116,7 @@ function message(limits: ValidationLimits): Parse<OpenAIMessage> {
   });
   return (value, path) => {
     const m = ObjectFields.of(value, path, "a message object");
-    const role = m.req("role", literal(ROLES));
+    const role = m.req("role", roles);
     m.opt("name", str);
     switch (role) {
       case "system":
@@ -132,9 +139,9 @@ function message(limits: ValidationLimits): Parse<OpenAIMessage> {
     }
     return m.done<OpenAIMessage>();
   };
-}
+});
 
-function stopSequences(limits: ValidationLimits): Parse<string | readonly string[]> {
+const stopSequences = perLimits((limits): Parse<string | readonly string[]> => {
   const list = arrayOf(str, {
     max: limits.maxStopSequences,
     limitName: "maxStopSequences",
@@ -145,31 +152,33 @@ function stopSequences(limits: ValidationLimits): Parse<string | readonly string
     if (Array.isArray(value)) return list(value, path);
     return expected(path, "a string or an array of strings", value);
   };
-}
+});
+
+const streamOptions: Parse<unknown> = (value, path) => {
+  const options = ObjectFields.of(value, path);
+  options.opt("include_usage", bool);
+  return options.done();
+};
 
 /** The sampling fields chat and text completions share. */
 function readSampling(body: ObjectFields, limits: ValidationLimits): void {
-  body.opt("temperature", numAtLeast(0));
-  body.opt("top_p", numAtLeast(0));
-  body.opt("n", intAtLeast(1));
+  body.opt("temperature", nonNegative);
+  body.opt("top_p", nonNegative);
+  body.opt("n", atLeastOne);
   body.opt("stop", stopSequences(limits));
   body.opt("seed", int);
   body.opt("frequency_penalty", num);
   body.opt("presence_penalty", num);
   body.opt("stream", bool);
-  body.opt("stream_options", (value, path) => {
-    const options = ObjectFields.of(value, path);
-    options.opt("include_usage", bool);
-    return options.done();
-  });
+  body.opt("stream_options", streamOptions);
   body.opt("user", str);
   body.opt("top_k", int);
-  body.opt("min_p", numAtLeast(0));
+  body.opt("min_p", nonNegative);
 }
 
 const functionTool: Parse<unknown> = (value, path) => {
   const tool = ObjectFields.of(value, path, "a tool object");
-  tool.req("type", literal(["function"]));
+  tool.req("type", functionType);
   const fn = ObjectFields.of(tool.source["function"], `${path}.function`);
   fn.req("name", nonEmptyStr);
   fn.opt("description", str);
@@ -179,20 +188,24 @@ const functionTool: Parse<unknown> = (value, path) => {
   return tool.done();
 };
 
+const choiceMode = literal(["none", "auto", "required"]);
+
 const toolChoice: Parse<unknown> = (value, path) => {
-  if (typeof value === "string") return literal(["none", "auto", "required"])(value, path);
+  if (typeof value === "string") return choiceMode(value, path);
   if (!isRecord(value)) return expected(path, `"none", "auto", "required" or a function choice`, value);
   const choice = new ObjectFields(value, path);
-  choice.req("type", literal(["function"]));
+  choice.req("type", functionType);
   const fn = ObjectFields.of(value["function"], `${path}.function`);
   fn.req("name", nonEmptyStr);
   choice.set("function", fn.done());
   return choice.done();
 };
 
+const formatType = literal(["text", "json_object", "json_schema"]);
+
 const responseFormat: Parse<unknown> = (value, path) => {
   const format = ObjectFields.of(value, path);
-  const type = format.req("type", literal(["text", "json_object", "json_schema"]));
+  const type = format.req("type", formatType);
   if (type === "json_schema") {
     const schema = ObjectFields.of(format.source["json_schema"], `${path}.json_schema`);
     schema.req("name", nonEmptyStr);
@@ -204,25 +217,30 @@ const responseFormat: Parse<unknown> = (value, path) => {
   return format.done();
 };
 
+const messages = perLimits((limits) =>
+  nonEmpty(
+    arrayOf(message(limits), { max: limits.maxMessages, limitName: "maxMessages", noun: "messages" }),
+    "message",
+  ),
+);
+
+const tools = perLimits((limits) =>
+  arrayOf(functionTool, { max: limits.maxTools, limitName: "maxTools", noun: "tools" }),
+);
+
 export function readOpenAIChatRequest(value: unknown, limits: ValidationLimits): OpenAIChatRequest {
   const body = ObjectFields.of(value, "", "a JSON object");
   body.req("model", nonEmptyStr);
-  body.req(
-    "messages",
-    nonEmpty(
-      arrayOf(message(limits), { max: limits.maxMessages, limitName: "maxMessages", noun: "messages" }),
-      "message",
-    ),
-  );
+  body.req("messages", messages(limits));
   readSampling(body, limits);
-  body.opt("max_tokens", intAtLeast(1));
-  body.opt("max_completion_tokens", intAtLeast(1));
+  body.opt("max_tokens", atLeastOne);
+  body.opt("max_completion_tokens", atLeastOne);
   body.opt("response_format", responseFormat);
-  body.opt("tools", arrayOf(functionTool, { max: limits.maxTools, limitName: "maxTools", noun: "tools" }));
+  body.opt("tools", tools(limits));
   body.opt("tool_choice", toolChoice);
   body.opt("parallel_tool_calls", bool);
   body.opt("logprobs", bool);
-  body.opt("top_logprobs", intAtLeast(0));
+  body.opt("top_logprobs", notNegative);
   body.opt("reasoning_effort", str);
   return body.done<OpenAIChatRequest>();
 }
@@ -234,7 +252,7 @@ function textOrTokens(
   countName: string,
   noun: string,
 ): Parse<unknown> {
-  const tokens = arrayOf(intAtLeast(0), {
+  const tokens = arrayOf(notNegative, {
     max: limits.maxTokenIds,
     limitName: "maxTokenIds",
     noun: "token ids",
@@ -255,28 +273,36 @@ function textOrTokens(
   };
 }
 
+const prompts = perLimits((limits) => textOrTokens(limits, limits.maxPrompts, "maxPrompts", "prompts"));
+
+const embeddingInputs = perLimits((limits) =>
+  textOrTokens(limits, limits.maxEmbeddingInputs, "maxEmbeddingInputs", "inputs"),
+);
+
+const encodingFormat = literal(["float", "base64"]);
+
 export function readOpenAICompletionRequest(
   value: unknown,
   limits: ValidationLimits,
 ): OpenAICompletionRequest {
   const body = ObjectFields.of(value, "", "a JSON object");
   body.req("model", nonEmptyStr);
-  body.req("prompt", textOrTokens(limits, limits.maxPrompts, "maxPrompts", "prompts"));
+  body.req("prompt", prompts(limits));
   readSampling(body, limits);
   body.opt("suffix", str);
-  body.opt("max_tokens", intAtLeast(1));
+  body.opt("max_tokens", atLeastOne);
   body.opt("echo", bool);
-  body.opt("best_of", intAtLeast(1));
-  body.opt("logprobs", intAtLeast(0));
+  body.opt("best_of", atLeastOne);
+  body.opt("logprobs", notNegative);
   return body.done<OpenAICompletionRequest>();
 }
 
 export function readOpenAIEmbeddingRequest(value: unknown, limits: ValidationLimits): OpenAIEmbeddingRequest {
   const body = ObjectFields.of(value, "", "a JSON object");
   body.req("model", nonEmptyStr);
-  body.req("input", textOrTokens(limits, limits.maxEmbeddingInputs, "maxEmbeddingInputs", "inputs"));
-  body.opt("dimensions", intAtLeast(1));
-  body.opt("encoding_format", literal(["float", "base64"]));
+  body.req("input", embeddingInputs(limits));
+  body.opt("dimensions", atLeastOne);
+  body.opt("encoding_format", encodingFormat);
   body.opt("user", str);
   return body.done<OpenAIEmbeddingRequest>();
 }

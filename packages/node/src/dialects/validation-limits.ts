@@ -54,3 +54,19 @@ export function validationLimits(overrides: Partial<ValidationLimits> = {}): Val
   }
   return Object.freeze(limits);
 }
+
+/**
+ * `build`, run once per limits object: readers are built from the limits they enforce, and a
+ * request should not pay for building them again.
+ */
+export function perLimits<T>(build: (limits: ValidationLimits) => T): (limits: ValidationLimits) => T {
+  const built = new WeakMap<ValidationLimits, T>();
+  return (limits) => {
+    let value = built.get(limits);
+    if (value === undefined) {
+      value = build(limits);
+      built.set(limits, value);
+    }
+    return value;
+  };
+}

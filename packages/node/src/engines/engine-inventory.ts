@@ -43,10 +43,37 @@ export function engineUrl(spec: Pick<EngineSpec, "baseUrl">, path: string): URL 
   return new URL(path.replace(/^\//, ""), base);
 }
 
+/** Where a request for an engine route goes, as undici's `request` takes it. */
+export interface EngineTarget {
+  readonly origin: string;
+  readonly path: string;
+}
+
+/** Base URLs whose parsed routes are remembered (then it starts over): engines and peers are few. */
+const MAX_REMEMBERED_BASE_URLS = 256;
+const targets = new Map<string, Map<string, EngineTarget>>();
+
+/** `engineUrl` as origin and path, parsed once per base URL and route rather than per request. */
+export function engineTarget(baseUrl: string, path: string): EngineTarget {
+  let routes = targets.get(baseUrl);
+  if (routes === undefined) {
+    if (targets.size >= MAX_REMEMBERED_BASE_URLS) targets.clear();
+    targets.set(baseUrl, (routes = new Map<string, EngineTarget>()));
+  }
+  let target = routes.get(path);
+  if (target === undefined) {
+    const url = engineUrl({ baseUrl }, path);
+    routes.set(path, (target = { origin: url.origin, path: url.pathname }));
+  }
+  return target;
+}
+
 export class EngineInventory {
   readonly #o: InventoryOptions;
   #states: EngineState[];
   #models: ReadonlyMap<string, readonly string[]> | undefined;
+  /** Healthy engines by model, rebuilt when the states change (not per request). */
+  #serving: Map<string, readonly EngineState[]> | undefined;
   #timer: NodeJS.Timeout | undefined;
   #probing: Promise<void> | undefined;
   /** Probes in a row that timed out, by engine. */
@@ -73,9 +100,20 @@ export class EngineInventory {
     return this.#states;
   }
 
-  /** Healthy engines that advertise exactly this model tag. */
-  serving(model: string): EngineState[] {
-    return this.#states.filter((s) => s.healthy && s.models.includes(model));
+  /** Healthy engines that advertise exactly this model tag, in config order. */
+  serving(model: string): readonly EngineState[] {
+    if (this.#serving === undefined) {
+      const index = new Map<string, EngineState[]>();
+      for (const s of this.#states)
+        if (s.healthy)
+          for (const m of new Set(s.models)) {
+            const list = index.get(m);
+            if (list === undefined) index.set(m, [s]);
+            else list.push(s);
+          }
+      this.#serving = index;
+    }
+    return this.#serving.get(model) ?? [];
   }
 
   /** Every model some healthy engine serves, with the engines serving it (rebuilt only on change). */
@@ -93,6 +131,7 @@ export class EngineInventory {
     this.#states = this.#states.map((s) =>
       s.spec.name === name ? { ...s, healthy: false, lastError: error } : s,
     );
+    this.#serving = undefined;
     this.#o.onChange?.(this.#states);
   }
 
@@ -109,6 +148,7 @@ export class EngineInventory {
         );
       });
       this.#states = next;
+      this.#serving = undefined;
       if (changed) this.#models = undefined;
       this.#probing = undefined;
       if (changed) this.#o.onChange?.(next);

@@ -130,9 +130,8 @@ interface Row {
   attempts: string | null;
 }
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS workloads (
-  id TEXT PRIMARY KEY,
+const COLUMNS = `
+  id TEXT NOT NULL,
   model TEXT NOT NULL,
   route TEXT NOT NULL,
   origin_node TEXT NOT NULL,
@@ -149,10 +148,39 @@ CREATE TABLE IF NOT EXISTS workloads (
   tokens_out INTEGER,
   est_cost_micro_usd INTEGER NOT NULL,
   error_code TEXT,
-  attempts TEXT
-) STRICT;
-CREATE INDEX IF NOT EXISTS workloads_started ON workloads (started_at_ms);
+  attempts TEXT`;
+
+/**
+ * Keyed by start time, then id: new rows land at the end of the one B-tree (ids are random, and a
+ * table keyed by id alone wrote all over its index: 4× the cost per row at 100,000 rows). The key
+ * is also the order of `history()` and of pruning, so no other index is needed.
+ */
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS workloads (${COLUMNS},
+  PRIMARY KEY (started_at_ms, id)
+) STRICT, WITHOUT ROWID;
 `;
+
+const COLUMN_NAMES =
+  "id, model, route, origin_node, requester, started_at_ms, serving_node, engine, sponsor, off_lan, " +
+  "status, first_byte_ms, duration_ms, tokens_in, tokens_out, est_cost_micro_usd, error_code, attempts";
+
+const PLACEHOLDERS = COLUMN_NAMES.split(", ")
+  .map(() => "?")
+  .join(", ");
+
+/** Databases made before the table was keyed by start time: move their rows to the new table once. */
+function migrateKeyedById(db: Database.Database): void {
+  const idKey = db.prepare("SELECT pk FROM pragma_table_info('workloads') WHERE name = 'id'").get() as
+    { pk: number } | undefined;
+  if (idKey?.pk !== 1) return;
+  db.transaction(() => {
+    db.exec("ALTER TABLE workloads RENAME TO workloads_keyed_by_id");
+    db.exec(SCHEMA);
+    db.exec(`INSERT INTO workloads (${COLUMN_NAMES}) SELECT ${COLUMN_NAMES} FROM workloads_keyed_by_id`);
+    db.exec("DROP TABLE workloads_keyed_by_id");
+  })();
+}
 
 export class WorkloadHistory {
   readonly #o: HistoryOptions;
@@ -162,7 +190,7 @@ export class WorkloadHistory {
   readonly #finishedSince: Database.Statement<[number, number], Row>;
   readonly #pruneDays: Database.Statement<[number]>;
   readonly #cutoffRow: Database.Statement<[number], { started_at_ms: number }>;
-  readonly #writeBatch: (rows: readonly Workload[]) => void;
+  readonly #writeBatch: (rows: IterableIterator<Workload>) => void;
   /** Rows to write, by id: the latest state of each wins. */
   readonly #queued = new Map<string, Workload>();
   readonly #timers: NodeJS.Timeout[] = [];
@@ -185,13 +213,11 @@ export class WorkloadHistory {
     }[];
     if (!columns.some((c) => c.name === "attempts"))
       this.#db.exec("ALTER TABLE workloads ADD COLUMN attempts TEXT");
+    migrateKeyedById(this.#db);
     this.#upsert = this.#db.prepare(
-      `INSERT INTO workloads (id, model, route, origin_node, requester, started_at_ms, serving_node, engine, sponsor,
-         off_lan, status, first_byte_ms, duration_ms, tokens_in, tokens_out, est_cost_micro_usd, error_code, attempts)
-       VALUES (@id, @model, @route, @origin_node, @requester, @started_at_ms, @serving_node,
-         @engine, @sponsor, @off_lan, @status, @first_byte_ms, @duration_ms, @tokens_in, @tokens_out,
-         @est_cost_micro_usd, @error_code, @attempts)
-       ON CONFLICT (id) DO UPDATE SET serving_node = excluded.serving_node, engine = excluded.engine,
+      `INSERT INTO workloads (${COLUMN_NAMES})
+       VALUES (${PLACEHOLDERS})
+       ON CONFLICT (started_at_ms, id) DO UPDATE SET serving_node = excluded.serving_node, engine = excluded.engine,
          sponsor = excluded.sponsor, off_lan = excluded.off_lan, status = excluded.status,
          first_byte_ms = excluded.first_byte_ms, duration_ms = excluded.duration_ms, tokens_in = excluded.tokens_in,
          tokens_out = excluded.tokens_out, est_cost_micro_usd = excluded.est_cost_micro_usd, error_code = excluded.error_code,
@@ -206,7 +232,8 @@ export class WorkloadHistory {
     this.#cutoffRow = this.#db.prepare(
       "SELECT started_at_ms FROM workloads WHERE status != 'running' ORDER BY started_at_ms DESC LIMIT 1 OFFSET ?",
     );
-    this.#writeBatch = this.#db.transaction((rows: readonly Workload[]) => {
+    // Runs synchronously: each workload is read as it is at this moment.
+    this.#writeBatch = this.#db.transaction((rows: IterableIterator<Workload>) => {
       for (const w of rows) this.#write(w);
     });
     this.#maxBatch = options.maxBatch ?? 512;
@@ -258,9 +285,11 @@ export class WorkloadHistory {
   /** Write every queued row now, in one transaction. */
   flush(): void {
     if (this.#queued.size === 0) return;
-    const rows = [...this.#queued.values()].map((w) => ({ ...w, attempts: [...w.attempts] }));
-    this.#queued.clear();
-    this.#writeBatch(rows);
+    try {
+      this.#writeBatch(this.#queued.values());
+    } finally {
+      this.#queued.clear();
+    }
   }
 
   running(): Workload[] {
@@ -294,26 +323,27 @@ export class WorkloadHistory {
   }
 
   #write(w: Workload): void {
-    this.#upsert.run({
-      id: w.id,
-      model: w.model,
-      route: w.route,
-      origin_node: w.originNode,
-      requester: w.requester,
-      started_at_ms: w.startedAtMs,
-      serving_node: w.servingNode ?? null,
-      engine: w.engine ?? null,
-      sponsor: w.sponsor ?? null,
-      off_lan: w.offLan ? 1 : 0,
-      status: w.status,
-      first_byte_ms: w.firstByteMs ?? null,
-      duration_ms: w.durationMs ?? null,
-      tokens_in: w.tokensIn ?? null,
-      tokens_out: w.tokensOut ?? null,
-      est_cost_micro_usd: w.estCostMicroUsd,
-      error_code: w.errorCode ?? null,
-      attempts: w.attempts.length === 0 ? null : JSON.stringify(w.attempts),
-    });
+    // Positional parameters, in COLUMN_NAMES order: cheaper to bind than named ones.
+    this.#upsert.run(
+      w.id,
+      w.model,
+      w.route,
+      w.originNode,
+      w.requester,
+      w.startedAtMs,
+      w.servingNode ?? null,
+      w.engine ?? null,
+      w.sponsor ?? null,
+      w.offLan ? 1 : 0,
+      w.status,
+      w.firstByteMs ?? null,
+      w.durationMs ?? null,
+      w.tokensIn ?? null,
+      w.tokensOut ?? null,
+      w.estCostMicroUsd,
+      w.errorCode ?? null,
+      w.attempts.length === 0 ? null : JSON.stringify(w.attempts),
+    );
   }
 }
 

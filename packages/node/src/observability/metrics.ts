@@ -22,6 +22,17 @@ function escapeLabel(v: string): string {
   return v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
 }
 
+interface KeyNode {
+  readonly next: Map<string, KeyNode>;
+  key?: string;
+}
+
+function step(node: KeyNode, part: string): KeyNode {
+  let next = node.next.get(part);
+  if (next === undefined) node.next.set(part, (next = { next: new Map() }));
+  return next;
+}
+
 class Series<T> {
   readonly values = new Map<string, T>();
   constructor(
@@ -35,11 +46,23 @@ export class Metrics {
   readonly #counters = new Map<string, Series<number>>();
   readonly #gauges = new Map<string, Series<() => number>>();
   readonly #histograms = new Map<string, Series<{ buckets: number[]; sum: number; count: number }>>();
+  /**
+   * Rendered keys, found by walking the labels as given (name, value, name, value, …): sorting and
+   * escaping happen once per label set, not per increment. It grows with the label sets, as the
+   * series do.
+   */
+  readonly #keys: KeyNode = { next: new Map() };
+
+  #key(labels: Labels): string {
+    let node = this.#keys;
+    for (const name in labels) node = step(step(node, name), labels[name]!);
+    return (node.key ??= key(labels));
+  }
 
   inc(name: string, help: string, labels: Labels, by = 1): void {
     let s = this.#counters.get(name);
     if (s === undefined) this.#counters.set(name, (s = new Series(name, help, "counter")));
-    const k = key(labels);
+    const k = this.#key(labels);
     s.values.set(k, (s.values.get(k) ?? 0) + by);
   }
 
@@ -53,7 +76,7 @@ export class Metrics {
   observe(name: string, help: string, labels: Labels, seconds: number): void {
     let s = this.#histograms.get(name);
     if (s === undefined) this.#histograms.set(name, (s = new Series(name, help, "histogram")));
-    const k = key(labels);
+    const k = this.#key(labels);
     let h = s.values.get(k);
     if (h === undefined) s.values.set(k, (h = { buckets: LATENCY_BUCKETS_S.map(() => 0), sum: 0, count: 0 }));
     for (let i = 0; i < LATENCY_BUCKETS_S.length; i += 1)

@@ -7,6 +7,13 @@
  * Must not know: HTTP, dialects, how targets are reached.
  */
 
+/** What waiting needs of a request's cancellation: an AbortSignal has it (and so may a lighter one). */
+export interface CancelSignal {
+  readonly aborted: boolean;
+  addEventListener(type: "abort", listener: () => void, options?: { readonly once?: boolean }): void;
+  removeEventListener(type: "abort", listener: () => void): void;
+}
+
 export interface Target {
   /** Stable id, unique among targets (engine name, peer node name, rented node name). */
   readonly id: string;
@@ -78,7 +85,7 @@ export class Scheduler {
     return best === undefined ? undefined : this.#take(best);
   }
 
-  acquire(candidates: readonly Target[], signal?: AbortSignal): Promise<AcquireResult> {
+  acquire(candidates: readonly Target[], signal?: CancelSignal): Promise<AcquireResult> {
     if (candidates.length === 0) return Promise.resolve({ ok: false, reason: "no-candidates" });
     for (const t of candidates)
       if (!Number.isInteger(t.maxConcurrent) || t.maxConcurrent < 1)

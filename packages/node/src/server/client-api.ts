@@ -43,7 +43,13 @@ import {
   serveUiAdmin,
   type UiDeps,
 } from "../ui/index.js";
-import { forward, PEER_REQUESTER_HEADER, type ForwardDeps, type ForwardOutcome } from "./forward.js";
+import {
+  ClientGone,
+  forward,
+  PEER_REQUESTER_HEADER,
+  type ForwardDeps,
+  type ForwardOutcome,
+} from "./forward.js";
 import { readBody } from "./request-body.js";
 
 /** The Ollama version PAIR reports on /api/version, for clients that check for features. */
@@ -88,9 +94,16 @@ export function clientHandler(deps: ClientApiDeps): (req: IncomingMessage, res: 
 }
 
 async function handle(deps: ClientApiDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const url = new URL(req.url ?? "/", "http://pair.invalid");
-  const path = url.pathname.replace(/\/+$/, "") || "/";
   const method = req.method ?? "GET";
+  // A client route as clients send it (nothing to decode or normalise) skips the URL parser.
+  const raw = req.url ?? "/";
+  if (method === "POST" && isDialectRoute(raw)) {
+    const auth = deps.authenticate(req);
+    if (!auth.ok) return refuse(deps, res, raw, auth.reason);
+    return routed(deps, raw, req, res, { requester: auth.requester, originNode: deps.nodeName });
+  }
+  const url = new URL(raw, "http://pair.invalid");
+  const path = url.pathname.replace(/\/+$/, "") || "/";
   if (path.startsWith("/pair/v1/")) return admin(deps, req, res, path, url);
   // The dashboard signs in with its own code and session, not an API key (ui-routes.ts).
   if (isUiPath(url.pathname)) return serveUi(deps.ui, req, res, url);
@@ -238,7 +251,7 @@ async function routed(
     requester: origin.requester,
     startedAtMs: deps.nowMs(),
   });
-  const gone = new AbortController();
+  const gone = new ClientGone();
   const onClose = () => {
     if (!res.writableFinished) gone.abort();
   };
@@ -252,7 +265,7 @@ async function routed(
       workload,
       id,
       res,
-      signal: gone.signal,
+      signal: gone,
       localOnly: origin.fromPeer === true,
     });
   } finally {

@@ -105,19 +105,27 @@ function passthroughPlan(ctx: PlanContext, stream: boolean): ExchangePlan {
     stream,
     passthrough: true,
     contentType: openai ? (stream ? SSE_CONTENT_TYPE : "application/json") : "application/x-ndjson",
-    translateJson: (upstream) => upstream,
-    relay: (_nowMs, counts) => watcher(openai, counts),
-    translateError: (status, upstream) => ({ status, body: upstream }),
+    translateJson: unchanged,
+    relay: openai ? watchOpenAI : watchOllama,
+    translateError: unchangedError,
   };
 }
+
+// A pass-through plan's functions do not depend on the request: made once, not per request.
+const unchanged = (upstream: unknown): unknown => upstream;
+const unchangedError = (status: number, upstream: unknown) => ({ status, body: upstream });
+const watchOpenAI = (_nowMs: number, counts: TokenCounts): StreamRelay => watcher(true, counts);
+const watchOllama = (_nowMs: number, counts: TokenCounts): StreamRelay => watcher(false, counts);
 
 /** How many of the last raw chunks a pass-through keeps to read the final counts from. */
 const TAIL_CHUNKS = 4;
 
 /**
  * A relay that forwards nothing itself and does almost nothing per chunk: it keeps references to the
- * last few chunks, and at the end parses only the frame there that carries the final usage (OpenAI)
- * or the `done` object (Ollama). The bytes the client gets are the engine's, untouched.
+ * last few chunks, and at the end parses only the last frame there, the one that carries the final
+ * usage (OpenAI: the last `data:` event before `[DONE]`, when the client asked for usage or the
+ * engine always sends it) or the `done` object (Ollama: the last line). The bytes the client gets
+ * are the engine's, untouched.
  */
 function watcher(openai: boolean, counts: TokenCounts): StreamRelay {
   const tail: Uint8Array[] = [];
@@ -128,22 +136,57 @@ function watcher(openai: boolean, counts: TokenCounts): StreamRelay {
       return "";
     },
     end() {
-      // Find the last frame that carries counts with a native string search; parse only that frame.
-      const text = Buffer.concat(tail).toString("utf8");
-      const marker = openai ? text.lastIndexOf('"usage":{') : text.lastIndexOf('"done":true');
-      if (marker < 0) return "";
-      if (openai) {
-        const start = text.lastIndexOf("data:", marker);
-        const stop = text.indexOf("\n", marker);
-        if (start >= 0) countTokens(readJson(text.slice(start + 5, stop < 0 ? undefined : stop)), counts);
-      } else {
-        const start = text.lastIndexOf("\n", marker) + 1;
-        const stop = text.indexOf("\n", marker);
-        countTokens(readJson(text.slice(start, stop < 0 ? undefined : stop)), counts);
-      }
+      // Native searches from the end of the bytes, over the last frame or two only; the delimiters
+      // and markers are ASCII, so byte offsets are safe to decode from.
+      const only = tail.length === 1 ? tail[0] : undefined;
+      const bytes =
+        only === undefined ? Buffer.concat(tail) : Buffer.from(only.buffer, only.byteOffset, only.byteLength);
+      const frame = openai ? lastSseData(bytes) : lastLine(bytes);
+      if (frame === undefined) return "";
+      const marker = bytes.indexOf(openai ? USAGE_MARKER : DONE_MARKER, frame.start);
+      if (marker < 0 || marker >= frame.end) return "";
+      countTokens(readJson(bytes.toString("utf8", frame.start, frame.end)), counts);
       return "";
     },
   };
+}
+
+const NEWLINE = 0x0a;
+const USAGE_MARKER = Buffer.from('"usage":{');
+const DONE_MARKER = Buffer.from('"done":true');
+const DATA_FIELD = Buffer.from("data:");
+const DONE_EVENT = Buffer.from("[DONE]");
+
+/** End of `bytes` without trailing whitespace. */
+function trimmedEnd(bytes: Buffer, end: number): number {
+  let e = end;
+  while (e > 0 && (bytes[e - 1] === NEWLINE || bytes[e - 1] === 0x0d || bytes[e - 1] === 0x20)) e -= 1;
+  return e;
+}
+
+/** The value of the last SSE `data:` field that is not `[DONE]`. */
+function lastSseData(bytes: Buffer): { start: number; end: number } | undefined {
+  let end = trimmedEnd(bytes, bytes.length);
+  for (let tries = 0; tries < 2 && end > 0; tries += 1) {
+    // A field starts a line: `data:` inside a JSON string does not count.
+    let field = bytes.lastIndexOf(DATA_FIELD, end - 1);
+    while (field > 0 && bytes[field - 1] !== NEWLINE) field = bytes.lastIndexOf(DATA_FIELD, field - 1);
+    if (field < 0) return undefined;
+    let start = field + DATA_FIELD.length;
+    if (bytes[start] === 0x20) start += 1;
+    const stop = bytes.indexOf(NEWLINE, start);
+    const valueEnd = stop < 0 || stop > end ? end : stop;
+    if (bytes.indexOf(DONE_EVENT, start) !== start) return { start, end: valueEnd };
+    end = trimmedEnd(bytes, field);
+  }
+  return undefined;
+}
+
+/** The last non-empty NDJSON line. */
+function lastLine(bytes: Buffer): { start: number; end: number } | undefined {
+  const end = trimmedEnd(bytes, bytes.length);
+  if (end === 0) return undefined;
+  return { start: bytes.lastIndexOf(NEWLINE, end - 1) + 1, end };
 }
 
 function readJson(text: string): unknown {

@@ -11,20 +11,21 @@
  * Must not know: which dialect the client speaks beyond the plan it is given, how peers are trusted.
  */
 
+import { EventEmitter } from "node:events";
 import type { ServerResponse } from "node:http";
 import type { Readable } from "node:stream";
 import type { Dispatcher } from "undici";
 import type { DialectRequests, DialectRoute, PairError } from "../dialects/index.js";
 import { isPairErrorCode, pairErrorOfInvalidRequest, type PairErrorCode } from "../dialects/index.js";
 import {
-  engineUrl,
+  engineTarget,
   type EngineApi,
   type EngineInventory,
   type EngineSpec,
 } from "../engines/engine-inventory.js";
 import type { RoutingUse } from "../config/index.js";
 import type { Workload } from "../history/workload-history.js";
-import type { Scheduler } from "../scheduler/scheduler.js";
+import type { CancelSignal, Scheduler } from "../scheduler/scheduler.js";
 import { countTokens, planExchange, type TokenCounts } from "./exchange-plan.js";
 
 /** A paired peer that is up and advertises a model, as forwarding sees it. */
@@ -126,7 +127,8 @@ export interface ForwardRequest {
   readonly workload: Workload;
   readonly id: string;
   readonly res: ServerResponse;
-  readonly signal: AbortSignal;
+  /** The client went away (an AbortSignal, or the lighter `ClientGone`). */
+  readonly signal: CancelSignal;
   /** The request came from a peer: serve it from this node's engines only. */
   readonly localOnly?: boolean;
 }
@@ -164,19 +166,65 @@ interface Upstream {
 /** How often a warming rented node is asked again. */
 const WARM_RETRY_MS = 1_000;
 
-/** Resolves true after `ms`, false if `signal` aborts first. */
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false);
+/**
+ * A client's going away, as forwarding and the scheduler watch it: what they need of an
+ * AbortSignal, without the EventTarget a request would otherwise build for it.
+ */
+export class ClientGone implements CancelSignal {
+  #aborted = false;
+  readonly #listeners = new Set<() => void>();
+
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  addEventListener(_type: "abort", listener: () => void): void {
+    if (!this.#aborted) this.#listeners.add(listener);
+  }
+
+  removeEventListener(_type: "abort", listener: () => void): void {
+    this.#listeners.delete(listener);
+  }
+
+  abort(): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    const listeners = [...this.#listeners];
+    this.#listeners.clear();
+    for (const listener of listeners) listener();
+  }
+}
+
+/**
+ * Aborts one attempt's request upstream, when the client goes away or no first byte came in time.
+ * undici takes an EventEmitter with `aborted` and `reason` as a signal: lighter than a second
+ * AbortController per request (the client's is the first).
+ */
+class AttemptAbort extends EventEmitter {
+  aborted = false;
+  reason: unknown = undefined;
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.emit("abort");
+  }
+}
+
+/** Resolves true after `ms`, false if the attempt is aborted first. */
+function sleep(ms: number, abort: AttemptAbort): Promise<boolean> {
+  if (abort.aborted) return Promise.resolve(false);
   return new Promise((resolve) => {
     const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
+      abort.off("abort", onAbort);
       resolve(true);
     }, ms);
     const onAbort = () => {
       clearTimeout(timer);
       resolve(false);
     };
-    signal.addEventListener("abort", onAbort, { once: true });
+    abort.once("abort", onAbort);
   });
 }
 
@@ -193,7 +241,18 @@ type Attempt =
 
 const dialectOf = (route: DialectRoute): EngineApi => (route.startsWith("/v1/") ? "openai" : "ollama");
 
+/** Each engine's upstream, made once per deps and engine (neither changes while the node runs). */
+const engineUpstreams = new WeakMap<ForwardDeps, WeakMap<EngineSpec, Upstream>>();
+
 function engineUpstream(deps: ForwardDeps, spec: EngineSpec): Upstream {
+  let bySpec = engineUpstreams.get(deps);
+  if (bySpec === undefined) engineUpstreams.set(deps, (bySpec = new WeakMap<EngineSpec, Upstream>()));
+  let upstream = bySpec.get(spec);
+  if (upstream === undefined) bySpec.set(spec, (upstream = makeEngineUpstream(deps, spec)));
+  return upstream;
+}
+
+function makeEngineUpstream(deps: ForwardDeps, spec: EngineSpec): Upstream {
   return {
     id: spec.name,
     label: `engine ${spec.name}`,
@@ -433,9 +492,9 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
   if (!plan.ok)
     return { kind: "done", outcome: { kind: "error", error: pairErrorOfInvalidRequest(plan.error) } };
   const p = plan.value;
-  let url = engineUrl({ baseUrl: engine.baseUrl }, p.enginePath);
+  let target = engineTarget(engine.baseUrl, p.enginePath);
   const timeoutMs = engine.firstByteTimeoutMs;
-  const upstream = new AbortController();
+  const upstream = new AttemptAbort();
   const onClientGone = () => upstream.abort(new Error("client went away"));
   fr.signal.addEventListener("abort", onClientGone, { once: true });
   const firstByteTimer = setTimeout(() => upstream.abort(new FirstByteTimeout()), timeoutMs);
@@ -453,19 +512,23 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
     if (engine.prepare !== undefined) {
       // A managed rented node may first have to be resumed (wake on request): warming, within the budget.
       fr.workload.warming = true;
-      const prepared = await engine.prepare(upstream.signal);
+      // Only this rare path pays for an AbortSignal (the wake's HTTP calls take one).
+      const wake = new AbortController();
+      const onAbort = () => wake.abort(upstream.reason);
+      upstream.once("abort", onAbort);
+      const prepared = await engine.prepare(wake.signal).finally(() => upstream.off("abort", onAbort));
       if (!prepared.ok) {
         if (fr.signal.aborted) return { kind: "done", outcome: { kind: "cancelled" } };
-        if (upstream.signal.reason instanceof FirstByteTimeout) return timedOut(deps, engine, timeoutMs);
+        if (upstream.reason instanceof FirstByteTimeout) return timedOut(deps, engine, timeoutMs);
         return { kind: "next", error: prepared.error };
       }
-      url = engineUrl({ baseUrl: prepared.baseUrl }, p.enginePath);
+      target = engineTarget(prepared.baseUrl, p.enginePath);
     }
     for (;;) {
       try {
         response = await engine.dispatcher.request({
-          origin: url.origin,
-          path: url.pathname,
+          origin: target.origin,
+          path: target.path,
           method: "POST",
           headers: {
             ...engine.headers,
@@ -473,13 +536,13 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
             accept: p.stream ? "text/event-stream, application/x-ndjson" : "application/json",
           },
           body: p.body,
-          signal: upstream.signal,
+          signal: upstream,
           headersTimeout: timeoutMs,
           bodyTimeout: 0,
         });
       } catch (cause) {
         if (fr.signal.aborted) return { kind: "done", outcome: { kind: "cancelled" } };
-        if (upstream.signal.reason instanceof FirstByteTimeout || isHeadersTimeout(cause))
+        if (upstream.reason instanceof FirstByteTimeout || isHeadersTimeout(cause))
           return timedOut(deps, engine, timeoutMs);
         const detail = describe(cause);
         const next = unreachable(detail);
@@ -491,7 +554,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
         await response.body.dump().catch(() => undefined);
         fr.workload.warming = true;
         const waitMs = Math.min(WARM_RETRY_MS, Math.max(0, deadline - deps.monoMs()));
-        const woke = await sleep(waitMs, upstream.signal);
+        const woke = await sleep(waitMs, upstream);
         if (!woke) {
           if (fr.signal.aborted) return { kind: "done", outcome: { kind: "cancelled" } };
           return timedOut(deps, engine, timeoutMs);
@@ -544,7 +607,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
       first = await readFirst(body);
     } catch (cause) {
       if (fr.signal.aborted) return { kind: "done", outcome: { kind: "cancelled" } };
-      if (upstream.signal.reason instanceof FirstByteTimeout) return timedOut(deps, engine, timeoutMs);
+      if (upstream.reason instanceof FirstByteTimeout) return timedOut(deps, engine, timeoutMs);
       return unreachable(`the reply broke before its first byte: ${describe(cause)}`);
     }
     clearTimeout(firstByteTimer);
@@ -625,17 +688,28 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
   }
 }
 
-/** The first chunk of a body, or undefined if it ended empty. Leaves the stream paused. */
+/**
+ * The body's bytes come off it with `read()` on `readable`, never with `data` events: a read takes
+ * everything buffered at once, so the many small chunks an engine's chunked reply is parsed into
+ * (one per token) leave in one write to the client, not one write (and one HTTP chunk) each.
+ */
+
+/** The first bytes of a body (all it has buffered), or undefined if it ended empty. */
 function readFirst(body: Readable): Promise<Buffer | undefined> {
+  if (body.errored !== null) return Promise.reject(body.errored);
+  if (body.readableEnded) return Promise.resolve(undefined);
+  const now = body.read() as Buffer | null;
+  if (now !== null) return Promise.resolve(now);
   return new Promise((resolve, reject) => {
     const done = () => {
-      body.off("data", onData);
+      body.off("readable", onReadable);
       body.off("end", onEnd);
       body.off("error", onError);
     };
-    const onData = (chunk: Buffer) => {
+    const onReadable = () => {
+      const chunk = body.read() as Buffer | null;
+      if (chunk === null) return; // nothing yet, or the end (`end` follows)
       done();
-      body.pause();
       resolve(chunk);
     };
     const onEnd = () => {
@@ -646,39 +720,46 @@ function readFirst(body: Readable): Promise<Buffer | undefined> {
       done();
       reject(e);
     };
-    body.on("data", onData);
+    body.on("readable", onReadable);
     body.once("end", onEnd);
     body.once("error", onError);
   });
 }
 
 /**
- * Feed every further chunk of `body` to `onChunk` with backpressure (a false return pauses the body
- * until the client drains). Resolves "ended" at the body's end, "closed" if the client went away.
+ * Feed the rest of `body` to `onChunk` with backpressure (a false return stops reading until the
+ * client drains). Resolves "ended" at the body's end, "closed" if the client went away.
  */
 function pump(
   body: Readable,
   res: ServerResponse,
   onChunk: (chunk: Buffer) => boolean | void,
 ): Promise<"ended" | "closed"> {
-  // The body may have ended or failed already, right after its first chunk, before we listened.
+  // The body may have ended or failed already, right after its first bytes.
   if (body.errored !== null) return Promise.reject(body.errored);
   if (body.readableEnded) return Promise.resolve("ended");
   return new Promise((resolve, reject) => {
+    let draining = false;
     const done = () => {
-      body.off("data", onData);
+      body.off("readable", onReadable);
       body.off("end", onEnd);
       body.off("error", onError);
       res.off("drain", onDrain);
       res.off("close", onClose);
     };
-    const onData = (chunk: Buffer) => {
-      if (onChunk(chunk) === false) {
-        body.pause();
-        res.once("drain", onDrain);
-      }
+    const onReadable = () => {
+      if (draining) return;
+      for (let chunk = body.read() as Buffer | null; chunk !== null; chunk = body.read() as Buffer | null)
+        if (onChunk(chunk) === false) {
+          draining = true;
+          res.once("drain", onDrain);
+          return;
+        }
     };
-    const onDrain = () => body.resume();
+    const onDrain = () => {
+      draining = false;
+      onReadable();
+    };
     const onEnd = () => {
       done();
       resolve("ended");
@@ -691,11 +772,11 @@ function pump(
       done();
       resolve("closed");
     };
-    body.on("data", onData);
+    body.on("readable", onReadable);
     body.once("end", onEnd);
     body.once("error", onError);
     res.once("close", onClose);
-    body.resume();
+    onReadable();
   });
 }
 

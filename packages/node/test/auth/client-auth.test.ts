@@ -5,6 +5,7 @@ import {
   authenticateClient,
   bearerToken,
   formatApiKey,
+  rememberPerAddress,
   SOCKET_LOOPBACK_POLICY,
   unauthorizedReply,
   type KeyCheck,
@@ -46,6 +47,32 @@ describe("the socket decides what is local", () => {
     [undefined, false], // a destroyed socket
   ])("%s → %s", (address, local) => {
     expect(SOCKET_LOOPBACK_POLICY.isLoopbackPeer(address)).toBe(local);
+  });
+
+  it("asks the same twice and gets the same answer (remembered per address, a bounded number of them)", () => {
+    for (const round of [1, 2])
+      for (const [address, local] of [
+        ["127.0.0.1", true],
+        ["192.168.1.20", false],
+      ] as const)
+        expect(SOCKET_LOOPBACK_POLICY.isLoopbackPeer(address), `${address}, round ${round}`).toBe(local);
+    const asked: string[] = [];
+    const remembered = rememberPerAddress((address) => {
+      asked.push(address);
+      return address.startsWith("127.");
+    }, 2);
+    const answers = [
+      "127.0.0.1",
+      "127.0.0.1",
+      "10.0.0.1",
+      "127.0.0.1",
+      "10.0.0.2",
+      "127.0.0.1",
+      undefined,
+    ].map(remembered);
+    expect(answers).toEqual([true, true, false, true, false, true, false]);
+    // The third address made it start over: 127.0.0.1 was asked again after that.
+    expect(asked).toEqual(["127.0.0.1", "10.0.0.1", "10.0.0.2", "127.0.0.1"]);
   });
 
   it.each([

@@ -41,6 +41,10 @@ describe("PinnedPeers", () => {
     });
     expect(store.isPinned(b.fingerprint)).toBe(true);
     expect(store.isPinned(c.fingerprint)).toBe(false);
+    // The same list while nothing changed (forwarding asks on every request), a new one after a change.
+    const active = store.active();
+    expect(active).toEqual([peer]);
+    expect(store.active()).toBe(active);
     clock += 60_000;
     const revoked = store.revoke(b.nodeId);
     expect(revoked).toMatchObject({ ok: true, alreadyRevoked: false });

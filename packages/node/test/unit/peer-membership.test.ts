@@ -1,6 +1,7 @@
 // PeerMembership without sockets: injected fetch, timer and clock.
 import { describe, expect, it } from "vitest";
 import type { NodeIdentity, PinnedPeer } from "../../src/cluster/index.js";
+import { PeerLinks } from "../../src/cluster-node/peer-links.js";
 import { PeerMembership } from "../../src/cluster-node/peer-membership.js";
 import type { PeerInventory } from "../../src/cluster-node/peer-routes.js";
 
@@ -15,12 +16,12 @@ function peer(id: string, address: string | null = "127.0.0.2:14323"): PinnedPee
   };
 }
 
-function inventory(id: string, models: string[]): PeerInventory {
+function inventory(id: string, models: string[], inFlight = 1): PeerInventory {
   return {
     node_id: id,
     name: `node-${id}`,
     models: models.map((model) => ({ model, engines: 1 })),
-    in_flight: 1,
+    in_flight: inFlight,
     capacity: 4,
     rented: [],
     generated_at: new Date(0).toISOString(),
@@ -103,5 +104,52 @@ describe("PeerMembership", () => {
     const before = w.asked.length;
     await w.m.refresh();
     expect(w.asked.length).toBe(before);
+  });
+
+  it("keeps its view while nothing changed, and builds it again after each change", async () => {
+    const w = world();
+    w.answers.set("a", inventory("a", ["m"]));
+    w.answers.set("b", inventory("b", ["m"]));
+    await w.m.refresh();
+    const first = w.m.members();
+    expect(w.m.members()).toBe(first);
+    expect(first.map((v) => v.state)).toEqual(["up", "up"]);
+
+    w.m.markDown("a", "refused");
+    expect(w.m.members().map((v) => [v.node_id, v.state, v.last_error ?? null])).toEqual([
+      ["a", "down", "refused"],
+      ["b", "up", null],
+    ]);
+    await w.tick(5_000);
+    expect(w.m.members().map((v) => v.state)).toEqual(["up", "up"]);
+    w.answers.set("b", new Error("ECONNREFUSED"));
+    await w.tick(5_000);
+    expect(w.m.members().map((v) => v.state)).toEqual(["up", "down"]);
+    w.setActive([peer("a")]);
+    expect(w.m.members().map((v) => v.node_id)).toEqual(["a"]);
+    await w.m.stop();
+  });
+
+  it("gives forwarding the up peers serving a model, least loaded first, as the view changes", async () => {
+    const w = world();
+    w.answers.set("a", inventory("a", ["m", "only-a"], 3));
+    w.answers.set("b", inventory("b", ["m"], 1));
+    await w.m.refresh();
+    const links = new PeerLinks({
+      identity: {} as NodeIdentity, // no agent is made: only `serving` is asked
+      peers: { active: () => [peer("a"), peer("b")] },
+      membership: w.m,
+    });
+    expect(links.serving("m").map((p) => p.nodeId)).toEqual(["b", "a"]);
+    expect(links.serving("only-a")).toEqual([{ nodeId: "a", name: "node-a", maxConcurrent: 4 }]);
+    expect(links.serving("nobody")).toEqual([]);
+    w.m.markDown("b", "refused");
+    expect(links.serving("m").map((p) => p.nodeId)).toEqual(["a"]);
+    w.answers.set("a", inventory("a", ["m"], 0));
+    await w.tick(5_000);
+    expect(links.serving("m").map((p) => p.nodeId)).toEqual(["a", "b"]);
+    expect(links.serving("only-a")).toEqual([]);
+    await links.close();
+    await w.m.stop();
   });
 });

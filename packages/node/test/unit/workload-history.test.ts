@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { WorkloadHistory, workloadJson } from "../../src/history/workload-history.js";
 
@@ -66,6 +67,70 @@ describe("WorkloadHistory", () => {
     h.finish(old, "completed");
     h.prune();
     expect(h.history().map((r) => r.id)).toEqual(["w5", "w4", "w3"]);
+    h.close();
+  });
+
+  it("moves the rows of a database keyed by id alone (before 2026-11-30) to the table keyed by start time", () => {
+    const dir = mkdtempSync(join(tmpdir(), "pair-history-"));
+    dirs.push(dir);
+    const path = join(dir, "h.db");
+    const old = new Database(path);
+    old.exec(`CREATE TABLE workloads (id TEXT PRIMARY KEY, model TEXT NOT NULL, route TEXT NOT NULL,
+      origin_node TEXT NOT NULL, requester TEXT NOT NULL, started_at_ms INTEGER NOT NULL, serving_node TEXT,
+      engine TEXT, sponsor TEXT, off_lan INTEGER NOT NULL, status TEXT NOT NULL, first_byte_ms INTEGER,
+      duration_ms INTEGER, tokens_in INTEGER, tokens_out INTEGER, est_cost_micro_usd INTEGER NOT NULL,
+      error_code TEXT) STRICT;
+      CREATE INDEX workloads_started ON workloads (started_at_ms);`);
+    const insert = old.prepare(
+      `INSERT INTO workloads (id, model, route, origin_node, requester, started_at_ms, off_lan, status,
+        est_cost_micro_usd, tokens_out) VALUES (?, 'm', '/api/chat', 'node-a', 'local', ?, 0, ?, 0, ?)`,
+    );
+    insert.run("a", 1_000, "completed", 5);
+    insert.run("b", 2_000, "running", null);
+    old.close();
+
+    const now = { ms: 3_000 };
+    const h = open(now, 100, 30, path);
+    expect(h.history().map((w) => [w.id, w.status, w.tokensOut ?? null, w.attempts])).toEqual([
+      ["b", "interrupted", null, []],
+      ["a", "completed", 5, []],
+    ]);
+    // Rows written now land in the new table, and a running row is updated in place when it ends.
+    const w = h.begin({ ...base, id: "c", startedAtMs: 2_500 });
+    h.flush();
+    h.finish(w, "completed");
+    expect(h.history().map((r) => `${r.id}:${r.status}`)).toEqual([
+      "c:completed",
+      "b:interrupted",
+      "a:completed",
+    ]);
+    h.close();
+
+    const check = new Database(path, { readonly: true });
+    const key = check
+      .prepare("SELECT name, pk FROM pragma_table_info('workloads') WHERE pk > 0 ORDER BY pk")
+      .all();
+    const tables = check.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')").all();
+    check.close();
+    expect(key).toEqual([
+      { name: "started_at_ms", pk: 1 },
+      { name: "id", pk: 2 },
+    ]);
+    expect(tables.map((t) => (t as { name: string }).name).sort()).toEqual(["workloads"]);
+  });
+
+  it("writes a workload once however often it changed between two flushes, and updates a running row", () => {
+    const now = { ms: 1_000 };
+    const h = open(now);
+    const a = h.begin({ ...base, id: "a", startedAtMs: 1_000 });
+    const b = h.begin({ ...base, id: "b", startedAtMs: 1_000 });
+    h.flush();
+    h.finish(a, "completed");
+    h.finish(b, "failed", "upstream_error");
+    expect(h.history().map((r) => `${r.id}:${r.status}:${r.errorCode ?? "-"}`)).toEqual([
+      "b:failed:upstream_error",
+      "a:completed:-",
+    ]);
     h.close();
   });
 });

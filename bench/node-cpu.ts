@@ -1,0 +1,160 @@
+/**
+ * A quick look at one figure: the PAIR node's CPU time per request under CPU-bound load (64 streams
+ * of 64 tokens at 0 ms/token), against a bare node:http + undici relay in the same run. Faster and
+ * steadier than the full proxy-overhead benchmark, for measuring a change to the node's request path
+ * before and after; it does not replace that benchmark (no latencies, no report).
+ *
+ *   npx tsx bench/node-cpu.ts [--rounds 3] [--seconds 3] [--profile DIR]
+ *
+ * --profile DIR: V8 CPU profiles of the node (DIR/node) and of the bare relay (DIR/bare), to compare
+ * with `bench/summarize-cpu-profile.ts`.
+ *
+ * Each round loads the engine directly, the bare relay, then the node, one after the other, and
+ * prints requests/s and CPU per request of the relay and the node. Three processes, as in
+ * proxy-overhead: the emulator, the node and the relay are children; the load is this process.
+ * Must not know: the node's internals (it is measured from outside, over HTTP).
+ */
+
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import type { BareProxyArg, BareProxyReady } from "./bare-proxy-child.js";
+import { forkChild, type BenchChild } from "./child-protocol.js";
+import type { EngineChildArg, EngineChildReady } from "./engine-child.js";
+import { runLoad, type Target } from "./load-generator.js";
+import { cpuMs } from "./load-metrics.js";
+import { loadAverage1m } from "./machine-info.js";
+import type { NodeChildArg, NodeChildReady } from "./node-child.js";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(HERE, "..");
+const MODEL = "bench-0ms";
+const CONCURRENCY = 64;
+const SLOTS = 256;
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: "string", default: "3" },
+    seconds: { type: "string", default: "3" },
+    profile: { type: "string" },
+  },
+  strict: true,
+});
+const rounds = Number(values.rounds);
+const durationMs = Number(values.seconds) * 1000;
+if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20) throw new RangeError("--rounds: 1..20");
+if (!(durationMs >= 500 && durationMs <= 60_000)) throw new RangeError("--seconds: 0.5..60");
+
+const body = JSON.stringify({
+  model: MODEL,
+  messages: [{ role: "user", content: "Tell me about proxies." }],
+  stream: true,
+  max_tokens: 64,
+});
+
+const at = (url: string) => {
+  const u = new URL(url);
+  return { host: u.hostname, port: Number(u.port) };
+};
+
+async function load(target: Target, ms: number, child?: BenchChild) {
+  await child?.sample("sample-start");
+  const result = await runLoad({
+    target,
+    body,
+    concurrency: CONCURRENCY,
+    durationMs: ms,
+    rampRequestsPerWorker: 1,
+    staggerMs: 0,
+    requestTimeoutMs: 30_000,
+  });
+  const use = await child?.sample("sample-stop");
+  if (result.errors > 0) console.error(`  ! ${target.label}: ${result.errors} errors: ${result.firstError}`);
+  const rps = (result.samples.length * 1000) / result.elapsedMs;
+  const perRequest = use === undefined ? undefined : cpuMs(use) / (result.samples.length + CONCURRENCY);
+  return { rps, perRequest };
+}
+
+const children: BenchChild[] = [];
+process.on("exit", () => children.forEach((c) => c.kill()));
+try {
+  const engineArg: EngineChildArg = {
+    engines: [{ model: MODEL, tokenDelayMs: 0, maxTokens: 64, maxConcurrent: SLOTS }],
+  };
+  const engine = await forkChild({
+    name: "engine",
+    script: resolve(HERE, "engine-child.ts"),
+    arg: engineArg,
+    cwd: ROOT,
+  });
+  children.push(engine);
+  const engineUrl = (engine.ready as EngineChildReady).engines[0]!.url;
+  const profileDir = values.profile;
+  const profiled = (name: string): string[] => {
+    if (profileDir === undefined) return [];
+    mkdirSync(resolve(profileDir, name), { recursive: true });
+    return ["--cpu-prof", "--cpu-prof-dir", resolve(profileDir, name)];
+  };
+  const nodeArg: NodeChildArg = {
+    engines: [{ name: "emu", model: MODEL, baseUrl: `${engineUrl}/v1`, maxConcurrent: SLOTS }],
+  };
+  const node = await forkChild({
+    name: "node",
+    script: resolve(HERE, "node-child.ts"),
+    arg: nodeArg,
+    cwd: ROOT,
+    extraExecArgv: profiled("node"),
+  });
+  children.push(node);
+  const bareArg: BareProxyArg = { routes: { cpu: engineUrl } };
+  const bare = await forkChild({
+    name: "bare",
+    script: resolve(HERE, "bare-proxy-child.ts"),
+    arg: bareArg,
+    cwd: ROOT,
+    extraExecArgv: profiled("bare"),
+  });
+  children.push(bare);
+  const direct: Target = {
+    label: "direct",
+    ...at(engineUrl),
+    chatPath: "/v1/chat/completions",
+    warmPath: "/v1/models",
+  };
+  const viaBare: Target = {
+    label: "bare",
+    ...at((bare.ready as BareProxyReady).url),
+    chatPath: "/cpu/v1/chat/completions",
+    warmPath: "/cpu/v1/models",
+  };
+  const viaNode: Target = {
+    label: "node",
+    ...at((node.ready as NodeChildReady).url),
+    chatPath: "/v1/chat/completions",
+    warmPath: "/v1/models",
+    mustHaveHeader: "x-pair-served-by",
+  };
+  console.error(`load average ${loadAverage1m().toFixed(2)}; warm-up`);
+  for (const t of [direct, viaBare, viaNode]) await load(t, 1_500);
+  const nodeCpu: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const d = await load(direct, durationMs);
+    const b = await load(viaBare, durationMs, bare);
+    const n = await load(viaNode, durationMs, node);
+    nodeCpu.push(n.perRequest!);
+    console.log(
+      `round ${i + 1}: req/s direct ${d.rps.toFixed(0)}, bare ${b.rps.toFixed(0)} (${(b.rps / d.rps).toFixed(2)}×), ` +
+        `node ${n.rps.toFixed(0)} (${(n.rps / d.rps).toFixed(2)}×); CPU/request bare ${b.perRequest!.toFixed(3)} ms, ` +
+        `node ${n.perRequest!.toFixed(3)} ms`,
+    );
+  }
+  const sorted = [...nodeCpu].sort((a, b) => a - b);
+  console.log(
+    `node CPU/request median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(3)} ms, min ${sorted[0]!.toFixed(3)} ms; ` +
+      `load average ${loadAverage1m().toFixed(2)}`,
+  );
+} finally {
+  for (const c of [...children].reverse()) await c.stop();
+}
+process.exit(0);

@@ -1,0 +1,67 @@
+// EngineInventory without sockets: a fake dispatcher answers the model-list probes.
+import type { Dispatcher } from "undici";
+import { describe, expect, it } from "vitest";
+import { EngineInventory, engineTarget, type EngineSpec } from "../../src/engines/engine-inventory.js";
+
+const spec = (name: string): EngineSpec => ({
+  name,
+  api: "openai",
+  baseUrl: `http://127.0.0.1:1/${name}/v1`,
+  maxConcurrent: 4,
+  probeIntervalMs: 1_000,
+  firstByteTimeoutMs: 1_000,
+});
+
+function inventory(models: Map<string, string[] | "down">) {
+  const dispatcher = {
+    request: (options: { path: string }) => {
+      const name = options.path.split("/")[1] ?? "";
+      const answer = models.get(name);
+      if (answer === undefined || answer === "down") return Promise.reject(new Error("ECONNREFUSED"));
+      const text = JSON.stringify({ data: answer.map((id) => ({ id })) });
+      return Promise.resolve({ statusCode: 200, body: { text: () => Promise.resolve(text) } });
+    },
+  } as unknown as Dispatcher;
+  return new EngineInventory({ engines: [spec("a"), spec("b")], dispatcher, nowMs: () => 0 });
+}
+
+describe("EngineInventory.serving", () => {
+  it("answers the healthy engines serving a model, in config order, as probes and failures change them", async () => {
+    const models = new Map<string, string[] | "down">([
+      ["a", ["m", "only-a", "m"]],
+      ["b", ["m"]],
+    ]);
+    const inv = inventory(models);
+    await inv.probeOnce();
+    const names = (model: string) => inv.serving(model).map((e) => e.spec.name);
+    expect(names("m")).toEqual(["a", "b"]);
+    expect(names("only-a")).toEqual(["a"]);
+    expect(names("nobody")).toEqual([]);
+    inv.markDown("a", "refused");
+    expect(names("m")).toEqual(["b"]);
+    expect(names("only-a")).toEqual([]);
+    await inv.probeOnce();
+    expect(names("m")).toEqual(["a", "b"]);
+    models.set("b", "down");
+    await inv.probeOnce();
+    expect(names("m")).toEqual(["a"]);
+    expect(inv.serving("m")[0]?.healthy).toBe(true);
+  });
+});
+
+describe("engineTarget", () => {
+  it("splits an engine route into origin and path, as engineUrl does", () => {
+    expect(engineTarget("http://127.0.0.1:8000/v1", "/chat/completions")).toEqual({
+      origin: "http://127.0.0.1:8000",
+      path: "/v1/chat/completions",
+    });
+    expect(engineTarget("http://127.0.0.1:11435/", "/api/chat")).toEqual({
+      origin: "http://127.0.0.1:11435",
+      path: "/api/chat",
+    });
+    expect(engineTarget("https://[::1]:9/pair/v1/peer/route/v1", "/chat/completions")).toEqual({
+      origin: "https://[::1]:9",
+      path: "/pair/v1/peer/route/v1/chat/completions",
+    });
+  });
+});
