@@ -61,7 +61,8 @@ export async function serveUi(deps: UiDeps, req: IncomingMessage, res: ServerRes
         "Login link not valid",
         `${redeemed?.ok === false && redeemed.reason === "expired" ? "This login link has expired." : "This login link is unknown or was already used."} ${SIGN_IN_HINT}`,
       );
-    const maxAgeS = (redeemed.session.expiresAtMs - deps.nowMs()) / 1000;
+    // Rounded: the session was made a moment ago, with the full lifetime (a floor would flake by a second).
+    const maxAgeS = Math.round((redeemed.session.expiresAtMs - deps.nowMs()) / 1000);
     res.writeHead(303, {
       location: "/ui/",
       "set-cookie": sessionCookie(deps.cookieName, redeemed.sessionId, maxAgeS),
