@@ -169,8 +169,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
       link: (name) => rented.link(name),
       markDown: (name, why) => rented.markDown(name, why),
       credentialRejected: (name, status) => rented.credentialRejected(name, status),
-      costMicroUsd: (name, model, tokensIn, tokensOut) =>
-        rented.costMicroUsd(name, model, tokensIn, tokensOut),
+      costMicroUsd: (name, model, use) => rented.costMicroUsd(name, model, use),
     },
     rentedNodes: rented,
     onPeerVisibleChange: () => local.notify?.("changed"),

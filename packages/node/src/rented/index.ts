@@ -38,3 +38,4 @@ export {
   type TimerSeam,
 } from "./managed-endpoints.js";
 export { ManagedLedger, reservationIdOf } from "./managed-ledger.js";
+export { estimateCostMicroUsd, type CostBasis } from "./cost-estimate.js";

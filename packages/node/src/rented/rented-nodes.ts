@@ -22,6 +22,7 @@ import {
 } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
 import type { ManagedView } from "./managed-endpoint.js";
+import { estimateCostMicroUsd } from "./cost-estimate.js";
 import { OFF_LAN_LABEL, type RentedPeerView } from "./peer-view.js";
 import { readRentedFile, writeRentedFile, type RentedFile, type RentedOverride } from "./rented-file.js";
 
@@ -360,19 +361,26 @@ export class RentedNodes {
   }
 
   /**
-   * What a request cost on a per-token node, in micro-dollars (rounded up), from the token counts the
-   * response reported; undefined when the node has no per-token price for the model or no counts came.
+   * What a request cost on this node, in micro-dollars (rounded up): per token from the counts the
+   * response reported when the node is priced per token, else its hourly price (a managed endpoint's)
+   * for the time the request held it; 0 when no price is known.
    */
   costMicroUsd(
     name: string,
     model: string,
-    tokensIn: number | undefined,
-    tokensOut: number | undefined,
-  ): number | undefined {
-    const prices = this.#nodes.get(name)?.prices.get(model);
-    if (prices === undefined || (tokensIn === undefined && tokensOut === undefined)) return undefined;
-    // USD per million tokens = micro-dollars per token.
-    return Math.ceil((tokensIn ?? 0) * prices.input + (tokensOut ?? 0) * prices.output);
+    use: { tokensIn?: number; tokensOut?: number; durationMs: number },
+  ): number {
+    const n = this.#nodes.get(name);
+    if (n === undefined) return 0;
+    const perMillion = n.prices.get(model);
+    const usdPerHour = this.#o.managed?.view(name)?.usd_per_hour ?? undefined;
+    return estimateCostMicroUsd(
+      {
+        ...(perMillion === undefined ? {} : { perMillion }),
+        ...(usdPerHour === null || usdPerHour === undefined ? {} : { usdPerHour }),
+      },
+      use,
+    );
   }
 
   /** A request could not connect: unreachable until the next good probe. */

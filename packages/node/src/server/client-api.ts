@@ -26,9 +26,10 @@ import {
   type DialectRoute,
   type PairError,
 } from "../dialects/index.js";
-import { workloadJson, type WorkloadHistory } from "../history/workload-history.js";
+import { workloadJson, type Workload, type WorkloadHistory } from "../history/workload-history.js";
 import type { Metrics } from "../observability/metrics.js";
 import {
+  estimateCostMicroUsd,
   isRentedAdminPath,
   serveRentedAdmin,
   type RentedNodes,
@@ -187,6 +188,30 @@ export function peerRouteHandler(
   };
 }
 
+/** A workload's estimated cost on a rented node: exact on its sponsor, an upper bound on a peer. */
+function offLanCost(deps: ClientApiDeps, w: Workload, durationMs: number): number {
+  const use = {
+    durationMs,
+    ...(w.tokensIn === undefined ? {} : { tokensIn: w.tokensIn }),
+    ...(w.tokensOut === undefined ? {} : { tokensOut: w.tokensOut }),
+  };
+  const name = w.servingNode ?? "";
+  if (w.sponsor === deps.nodeName) return deps.rented?.costMicroUsd(name, w.model, use) ?? 0;
+  const view = (deps.membership?.members() ?? [])
+    .find((m) => m.name === w.sponsor)
+    ?.rented.find((r) => r.name === name);
+  if (view === undefined) return 0;
+  return estimateCostMicroUsd(
+    {
+      ...(view.usd_per_mtok === null
+        ? {}
+        : { perMillion: { input: view.usd_per_mtok, output: view.usd_per_mtok } }),
+      ...(view.usd_per_hour === null ? {} : { usdPerHour: view.usd_per_hour }),
+    },
+    use,
+  );
+}
+
 /** Every model a client may ask for here: this node's engines' and the up peers' (sorted, unique). */
 function clusterModels(deps: ClientApiDeps): string[] {
   const models = new Set(deps.inventory.models().keys());
@@ -271,15 +296,9 @@ async function routed(
   } finally {
     res.off("close", onClose);
   }
-  // Served by a rented node this node sponsors: its estimated cost, from the reported token counts.
-  if (workload.sponsor === deps.nodeName && workload.servingNode !== undefined)
-    workload.estCostMicroUsd =
-      deps.rented?.costMicroUsd(
-        workload.servingNode,
-        workload.model,
-        workload.tokensIn,
-        workload.tokensOut,
-      ) ?? 0;
+  // Served off the LAN: its estimated cost (the sponsor's exact prices, or what the sponsor published).
+  if (workload.offLan && workload.servingNode !== undefined)
+    workload.estCostMicroUsd = offLanCost(deps, workload, deps.monoMs() - startedMono);
   switch (outcome.kind) {
     case "completed":
       deps.history.finish(workload, "completed");

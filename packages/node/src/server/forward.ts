@@ -68,8 +68,12 @@ export interface RentedUpstreams {
     | undefined;
   markDown(name: string, why: string): void;
   credentialRejected(name: string, status: number): void;
-  /** A per-token node's cost of one request (micro-dollars), when its prices and the counts are known. */
-  costMicroUsd(name: string, model: string, tokensIn?: number, tokensOut?: number): number | undefined;
+  /** A request's estimated cost on one of these nodes (micro-dollars; 0 when no price is known). */
+  costMicroUsd(
+    name: string,
+    model: string,
+    use: { tokensIn?: number; tokensOut?: number; durationMs: number },
+  ): number;
   /** Outbound HTTPS (certificates verified, extra CA if configured). */
   readonly dispatcher: Dispatcher;
 }

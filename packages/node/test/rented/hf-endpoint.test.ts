@@ -7,6 +7,8 @@ import { createTestCa, type TestCa } from "@pair/testkit";
 import { Agent, request } from "undici";
 import { beforeEach, describe, expect, it } from "vitest";
 import { requireSecretService } from "../credentials/secret-service.js";
+import { runCli } from "../cli/cli-harness.js";
+import { admin, joinWith, showPin, startTestNodeWith, type TestNode } from "../cluster/node-pair-harness.js";
 import { startSponsor, type Sponsor } from "./rented-harness.js";
 import { cleanupAfterEach, until } from "../support/eventually.js";
 
@@ -236,5 +238,39 @@ describe("Hugging Face Inference Providers as a rented node", () => {
     const recorded = history.reduce((sum, w) => sum + Math.round(w.est_cost_usd * 1e6), 0);
     // What PAIR estimated is what the router charged (each rounded up to a micro-dollar at most).
     expect(Math.abs(recorded - hf.meter.routerMicroUsd("alice"))).toBeLessThanOrEqual(2);
+
+    // A peer asking through the sponsor records an estimate from what the sponsor published (the
+    // highest output price): never below what the sponsor recorded for the same request.
+    await runCli(["rented", "share", "gpu-rent", "on", "--config", sponsor.configFile]);
+    const laptop = await startTestNodeWith("laptop", { refreshMs: 150, timeoutMs: 400 });
+    defer(() => laptop.close());
+    const shower = {
+      node: sponsor.node,
+      clusterAddress: `127.0.0.1:${sponsor.node.cluster.port}`,
+    } as TestNode;
+    expect((await joinWith(laptop, shower, await showPin(shower))).status).toBe(200);
+    await until(async () => {
+      const rows = (await admin(laptop, "/pair/v1/nodes")).json as Record<string, unknown>[];
+      return rows.some((r) => r["name"] === "gpu-rent" && r["shared"] === true);
+    });
+    const viaPeer = await request(`${laptop.node.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "openai/gpt-oss-120b",
+        messages: [{ role: "user", content: "hello there" }],
+      }),
+    });
+    expect(viaPeer.statusCode).toBe(200);
+    await viaPeer.body.json();
+    await until(async () => ((await admin(laptop, "/pair/v1/history")).json as unknown[]).length === 1);
+    const [peerRow] = (await admin(laptop, "/pair/v1/history")).json as { est_cost_usd: number }[];
+    const [sponsorRow] = (await (
+      await fetch(`${sponsor.node.url}/pair/v1/history`, {
+        headers: { authorization: `Bearer ${sponsor.node.adminToken}` },
+      })
+    ).json()) as { est_cost_usd: number }[];
+    expect(peerRow?.est_cost_usd).toBeGreaterThan(0);
+    expect(peerRow?.est_cost_usd).toBeGreaterThanOrEqual(sponsorRow?.est_cost_usd ?? Infinity);
   });
 });
