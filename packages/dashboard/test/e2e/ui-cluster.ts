@@ -7,6 +7,7 @@
  * Must not know: what a test asserts, the browser.
  */
 
+import { randomBytes } from "node:crypto";
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -26,7 +27,8 @@ import {
 } from "../../../node/test/cluster/node-pair-harness.js";
 import { startRentedEndpoint, type RentedEndpoint } from "../../../node/test/rented/rented-harness.js";
 
-export const RENTED_TOKEN = "hf_dashboardTestToken0123456789abcdefXYZ";
+/** Made at run time: the repository never holds a token-shaped string. */
+export const RENTED_TOKEN = `hf_${randomBytes(18).toString("hex")}`;
 export const RENTED_MODEL = "llama-70b";
 export const LAPTOP_MODEL = "qwen2.5:7b";
 

@@ -13,6 +13,7 @@ import type { CliInput } from "../../src/cli/cli-io.js";
 import { OsCredentialStore } from "../../src/credentials/index.js";
 import { runCli, startCli } from "../cli/cli-harness.js";
 import { requireSecretService, uniqueName } from "./secret-service.js";
+import { fakeHfToken } from "../support/fake-token.js";
 
 const store = new OsCredentialStore({ callTimeoutMs: 10_000 });
 const accounts: string[] = [];
@@ -21,7 +22,7 @@ function account(label: string): string {
   accounts.push(name);
   return name;
 }
-const SECRET = "hf_CliSecretValue0123456789abcdef";
+const SECRET = fakeHfToken();
 
 const piped = (text: string) => () => Readable.from([Buffer.from(text, "utf8")]) as CliInput;
 const credential = (argv: string[], stdin: string) =>
@@ -139,9 +140,10 @@ describe("on a terminal: a prompt that does not echo", () => {
     const tty = fakeTty();
     const run = startCli(["credential", "set", name], { stdin: () => tty.input });
     await run.waitFor("stderr", /Secret for os-credential-store:pair\/\S+ \(typing is hidden\): $/);
-    tty.send("hf_Cli");
+    // Typed in pieces: a cursor key between them, and one wrong character rubbed out.
+    tty.send(SECRET.slice(0, 6));
     tty.send("\u001b[D");
-    tty.send("SecretValueX\u007f0123456789abcdef");
+    tty.send(`${SECRET.slice(6, 16)}X\u007f${SECRET.slice(16)}`);
     tty.send("\r");
     const r = await run.done;
     expect(r.code).toBe(0);

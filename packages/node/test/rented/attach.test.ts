@@ -20,8 +20,9 @@ import {
 } from "../cluster/node-pair-harness.js";
 import { startRentedEndpoint, startSponsor, type RentedEndpoint, type Sponsor } from "./rented-harness.js";
 import { cleanupAfterEach, until } from "../support/eventually.js";
+import { fakeHfToken } from "../support/fake-token.js";
 
-const TOKEN = "hf_rentedNodeSecretToken0123456789abcdef";
+const TOKEN = fakeHfToken();
 const CLIENT_TOKEN = "sk-clientSentSecret0123456789abcdefABCD";
 
 const defer = cleanupAfterEach();

@@ -11,8 +11,9 @@ import { runCli } from "../cli/cli-harness.js";
 import { admin, joinWith, showPin, startTestNodeWith, type TestNode } from "../cluster/node-pair-harness.js";
 import { startSponsor, type Sponsor } from "./rented-harness.js";
 import { cleanupAfterEach, until } from "../support/eventually.js";
+import { fakeHfToken } from "../support/fake-token.js";
 
-const TOKEN = "hf_aliceEndpointsToken0123456789abcdef";
+const TOKEN = fakeHfToken();
 let ca: TestCa;
 const defer = cleanupAfterEach();
 beforeEach(async () => {

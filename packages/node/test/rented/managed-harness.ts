@@ -18,8 +18,9 @@ import { parseConfig, type CredentialRef } from "../../src/config/index.js";
 import { OsCredentialStore } from "../../src/credentials/index.js";
 import { startNode, type RunningNode } from "../../src/node.js";
 import { uniqueName } from "../credentials/secret-service.js";
+import { fakeHfToken } from "../support/fake-token.js";
 
-export const TOKEN = "hf_aliceManagedToken0123456789abcdef";
+export const TOKEN = fakeHfToken();
 export const NODE = "gpu-hf";
 export const MODEL = "Qwen/Qwen3-0.6B";
 export const MIN = 60_000;

@@ -9,8 +9,9 @@ import { runCli } from "../cli/cli-harness.js";
 import { requireSecretService } from "../credentials/secret-service.js";
 import { startRentedEndpoint, startSponsor, type Sponsor } from "./rented-harness.js";
 import { cleanupAfterEach, until } from "../support/eventually.js";
+import { fakeHfToken } from "../support/fake-token.js";
 
-const TOKEN = "hf_policyTestToken0123456789abcdefgh";
+const TOKEN = fakeHfToken();
 const MODEL = "llama3:70b";
 let ca: TestCa;
 const defer = cleanupAfterEach();
