@@ -1,8 +1,7 @@
 /**
- * Forwarding one validated request: take a slot on the least loaded upstream that serves the model,
- * send the request, and relay the reply with backpressure. Upstreams are this node's own engines
- * first; only when none of them serves the model (or every one of them failed) a paired peer that
- * does, over mTLS — and a request that came from a peer is never sent to another peer (no loops).
+ * Forwarding one validated request: take a slot on the least loaded upstream that serves the model
+ * (which upstreams, in which order: upstreams.ts), send the request, and relay the reply with
+ * backpressure — over mTLS to a peer, over verified HTTPS to a rented node (waiting out its warming).
  * Nothing is written to the client until the upstream's first body byte (or its complete non-streamed
  * reply) arrives, so any failure before that — refused connection, 5xx, the model gone, no first byte
  * in time — fails over to the next upstream, and the workload records every attempt. After the first
@@ -15,157 +14,40 @@ import { EventEmitter } from "node:events";
 import type { ServerResponse } from "node:http";
 import type { Readable } from "node:stream";
 import type { Dispatcher } from "undici";
-import type { DialectRequests, DialectRoute, PairError } from "../dialects/index.js";
+import type { PairError } from "../dialects/index.js";
 import { isPairErrorCode, pairErrorOfInvalidRequest, type PairErrorCode } from "../dialects/index.js";
-import {
-  engineTarget,
-  type EngineApi,
-  type EngineInventory,
-  type EngineSpec,
-} from "../engines/engine-inventory.js";
-import type { RoutingUse } from "../config/index.js";
+import { engineTarget } from "../engines/engine-inventory.js";
 import type { Workload } from "../history/workload-history.js";
-import type { CancelSignal, Scheduler } from "../scheduler/scheduler.js";
+import type { CancelSignal } from "../scheduler/scheduler.js";
 import { countTokens, planExchange, type TokenCounts } from "./exchange-plan.js";
+import {
+  candidates,
+  OFF_LAN_HEADER,
+  SERVED_BY_HEADER,
+  type ForwardDeps,
+  type ForwardRequest,
+  type Upstream,
+} from "./upstreams.js";
 
-/** A paired peer that is up and advertises a model, as forwarding sees it. */
-export interface PeerUpstream {
-  readonly nodeId: string;
-  readonly name: string;
-  /** Most requests this node sends it at once (its advertised capacity, at least 1). */
-  readonly maxConcurrent: number;
-}
-
-/** How requests reach paired peers (cluster-node/ implements it over mTLS). */
-export interface PeerUpstreams {
-  /** Peers that are up and serve `model`, best first. */
-  serving(model: string): readonly PeerUpstream[];
-  /** The pinned mTLS dispatcher and base URL for a peer's route API; undefined if it is gone. */
-  link(peer: PeerUpstream): { readonly dispatcher: Dispatcher; readonly baseUrl: string } | undefined;
-  /** A peer failed to connect: take it out of the view until it answers again. */
-  markDown(peer: PeerUpstream, why: string): void;
-  /** Rented nodes serving `model` that up peers sponsor. */
-  sponsoring(model: string): readonly SponsoredRented[];
-  /** Longest wait for a peer's first byte (it may itself be waiting for an engine). */
-  readonly firstByteTimeoutMs: number;
-}
-
-/** Rented nodes this node sponsors (rented/ implements it). */
-export interface RentedUpstreams {
-  /** Rented nodes that may serve `model` for this caller, and why one that has it may not. */
-  serving(
-    model: string,
-    caller: { readonly fromPeer: boolean },
-  ): { usable: readonly RentedServing[]; refusal?: PairError };
-  link(name: string):
-    | {
-        readonly baseUrl: string;
-        readonly headers: Readonly<Record<string, string>>;
-        readonly coldStartMs: number;
-        /** A managed node: wake it if paused and tell where it serves, before the request is sent. */
-        readonly prepare?: (signal: AbortSignal) => Promise<RentedPrepared>;
-      }
-    | undefined;
-  markDown(name: string, why: string): void;
-  credentialRejected(name: string, status: number): void;
-  /** A request's estimated cost on one of these nodes (micro-dollars; 0 when no price is known). */
-  costMicroUsd(
-    name: string,
-    model: string,
-    use: { tokensIn?: number; tokensOut?: number; durationMs: number },
-  ): number;
-  /** Outbound HTTPS (certificates verified, extra CA if configured). */
-  readonly dispatcher: Dispatcher;
-}
-
-/** A managed rented node made ready for a request, or why it cannot take it. */
-export type RentedPrepared =
-  { readonly ok: true; readonly baseUrl: string } | { readonly ok: false; readonly error: PairError };
-
-/** A rented node this node sponsors that may serve a model, with what routing weighs. */
-export interface RentedServing {
-  readonly name: string;
-  readonly policy: RoutingUse;
-  readonly warm: boolean;
-  readonly price: number | null;
-}
-
-/** A peer's rented node serving a model, as its sponsor publishes it. */
-export interface SponsoredRented {
-  readonly peer: PeerUpstream;
-  readonly name: string;
-  readonly shared: boolean;
-  readonly eligible: boolean;
-  readonly reason: string | null;
-  readonly policy: RoutingUse;
-  readonly state: string;
-  readonly usdPerHour: number | null;
-  readonly usdPerMtok: number | null;
-}
-
-export interface ForwardDeps {
-  readonly nodeName: string;
-  readonly inventory: EngineInventory;
-  readonly scheduler: Scheduler;
-  readonly dispatcher: Dispatcher;
-  /** Paired peers; absent: this node's engines only. */
-  readonly peers?: PeerUpstreams;
-  /** Rented nodes this node sponsors; absent: none. */
-  readonly rented?: RentedUpstreams;
-  /** Wall clock (epoch ms). */
-  readonly nowMs: () => number;
-  /** Monotonic clock (ms) for latencies. */
-  readonly monoMs: () => number;
-}
+export {
+  OFF_LAN_HEADER,
+  PEER_REQUESTER_HEADER,
+  SERVED_BY_HEADER,
+  type ForwardDeps,
+  type ForwardRequest,
+  type PeerUpstream,
+  type PeerUpstreams,
+  type RentedPrepared,
+  type RentedServing,
+  type RentedUpstreams,
+  type SponsoredRented,
+} from "./upstreams.js";
 
 export type ForwardOutcome =
   | { readonly kind: "completed" }
   | { readonly kind: "cancelled" }
   | { readonly kind: "cut"; readonly detail: string }
   | { readonly kind: "error"; readonly error: PairError; readonly status?: number; readonly body?: unknown };
-
-export interface ForwardRequest {
-  readonly route: DialectRoute;
-  readonly request: DialectRequests[DialectRoute];
-  readonly raw: Buffer;
-  readonly workload: Workload;
-  readonly id: string;
-  readonly res: ServerResponse;
-  /** The client went away (an AbortSignal, or the lighter `ClientGone`). */
-  readonly signal: CancelSignal;
-  /** The request came from a peer: serve it from this node's engines only. */
-  readonly localOnly?: boolean;
-}
-
-/** Request headers that tell a peer who asked (the peer records them; they carry no secret). */
-export const PEER_REQUESTER_HEADER = "x-pair-requester";
-export const SERVED_BY_HEADER = "x-pair-served-by";
-export const OFF_LAN_HEADER = "x-pair-off-lan";
-
-/** One place a request can go: a local engine or a peer, with what it takes to reach it. */
-interface Upstream {
-  /** Scheduler target id (`peer:` + node id for peers, never clashing with an engine name). */
-  readonly id: string;
-  /** For messages: `engine NAME` or `node NAME`. */
-  readonly label: string;
-  readonly api: EngineApi;
-  readonly baseUrl: string;
-  readonly maxConcurrent: number;
-  readonly firstByteTimeoutMs: number;
-  readonly dispatcher: Dispatcher;
-  readonly headers: Record<string, string>;
-  /** Record on the workload who served it, from the reply's headers. */
-  served(workload: Workload, headers: Dispatcher.ResponseData["headers"]): void;
-  markDown(why: string): void;
-  /** A 503 before the first byte means "starting": wait within the first-byte budget (rented nodes). */
-  readonly warmable?: boolean;
-  /** 401/403 means the credential was refused (rented nodes). */
-  readonly onRejected?: (status: number) => void;
-  /** The node named in errors, when not this one. */
-  readonly nodeName?: string;
-  /** Before sending: make the node ready (a managed rented node's wake); its base URL, or why not. */
-  readonly prepare?: (signal: AbortSignal) => Promise<RentedPrepared>;
-}
 
 /** How often a warming rented node is asked again. */
 const WARM_RETRY_MS = 1_000;
@@ -242,195 +124,6 @@ function pairCodeOf(body: unknown): PairErrorCode | undefined {
 type Attempt =
   | { readonly kind: "done"; readonly outcome: ForwardOutcome }
   | { readonly kind: "next"; readonly error: PairError; readonly markDown?: string };
-
-const dialectOf = (route: DialectRoute): EngineApi => (route.startsWith("/v1/") ? "openai" : "ollama");
-
-/** Each engine's upstream, made once per deps and engine (neither changes while the node runs). */
-const engineUpstreams = new WeakMap<ForwardDeps, WeakMap<EngineSpec, Upstream>>();
-
-function engineUpstream(deps: ForwardDeps, spec: EngineSpec): Upstream {
-  let bySpec = engineUpstreams.get(deps);
-  if (bySpec === undefined) engineUpstreams.set(deps, (bySpec = new WeakMap<EngineSpec, Upstream>()));
-  let upstream = bySpec.get(spec);
-  if (upstream === undefined) bySpec.set(spec, (upstream = makeEngineUpstream(deps, spec)));
-  return upstream;
-}
-
-function makeEngineUpstream(deps: ForwardDeps, spec: EngineSpec): Upstream {
-  return {
-    id: spec.name,
-    label: `engine ${spec.name}`,
-    api: spec.api,
-    baseUrl: spec.baseUrl,
-    maxConcurrent: spec.maxConcurrent,
-    firstByteTimeoutMs: spec.firstByteTimeoutMs,
-    dispatcher: deps.dispatcher,
-    headers: {},
-    served(workload) {
-      workload.servingNode = deps.nodeName;
-      workload.engine = spec.name;
-    },
-    markDown: (why) => deps.inventory.markDown(spec.name, why),
-  };
-}
-
-function peerUpstream(peers: PeerUpstreams, peer: PeerUpstream, fr: ForwardRequest): Upstream | undefined {
-  const link = peers.link(peer);
-  if (link === undefined) return undefined;
-  const api = dialectOf(fr.route);
-  return {
-    id: `peer:${peer.nodeId}`,
-    label: `node ${peer.name}`,
-    // The peer answers in the client's own dialect: its route API mirrors the client API.
-    api,
-    baseUrl: api === "openai" ? `${link.baseUrl}/v1` : link.baseUrl,
-    maxConcurrent: Math.max(1, peer.maxConcurrent),
-    firstByteTimeoutMs: peers.firstByteTimeoutMs,
-    dispatcher: link.dispatcher,
-    headers: { [PEER_REQUESTER_HEADER]: fr.workload.requester },
-    served(workload, headers) {
-      // The peer names who served it (itself, or a rented node it sponsors); the name is checked
-      // for shape only, since a pinned peer is trusted to report its own work.
-      const by = headers[SERVED_BY_HEADER];
-      workload.servingNode = typeof by === "string" && /^[\w.@-]{1,128}$/.test(by) ? by : peer.name;
-      // Off the LAN through a peer: that peer is the rented node's sponsor.
-      if (headers[OFF_LAN_HEADER] === "1") {
-        workload.offLan = true;
-        workload.sponsor = peer.name;
-      }
-    },
-    markDown: (why) => peers.markDown(peer, why),
-  };
-}
-
-function rentedUpstream(deps: ForwardDeps, rented: RentedUpstreams, name: string): Upstream | undefined {
-  const link = rented.link(name);
-  if (link === undefined) return undefined;
-  return {
-    id: `rented:${name}`,
-    label: `rented node ${name}`,
-    api: "openai",
-    baseUrl: link.baseUrl,
-    maxConcurrent: RENTED_MAX_CONCURRENT,
-    firstByteTimeoutMs: link.coldStartMs,
-    dispatcher: rented.dispatcher,
-    headers: link.headers,
-    served(workload) {
-      workload.servingNode = name;
-      workload.sponsor = deps.nodeName;
-      workload.offLan = true;
-    },
-    markDown: (why) => rented.markDown(name, why),
-    warmable: true,
-    onRejected: (status) => rented.credentialRejected(name, status),
-    nodeName: name,
-    ...(link.prepare === undefined ? {} : { prepare: link.prepare }),
-  };
-}
-
-/** Requests this node sends one rented node at once (the provider queues beyond its own replicas). */
-const RENTED_MAX_CONCURRENT = 64;
-
-interface Candidates {
-  readonly upstreams: Upstream[];
-  /** Why a node that has the model may not take it (instead of `model_not_found`). */
-  readonly refusal?: PairError;
-}
-
-/** A rented candidate with what the policy and the cost order read. */
-interface RentedCandidate {
-  readonly upstream: Upstream;
-  readonly policy: RoutingUse;
-  /** Running now: no cold start. */
-  readonly warm: boolean;
-  /** Its price (per hour or per million tokens), for the cheaper-first order; null when unknown. */
-  readonly price: number | null;
-}
-
-/** Warm first (waking a node costs time and money), then cheaper, then unknown prices. */
-function byWarmthAndPrice(a: RentedCandidate, b: RentedCandidate): number {
-  if (a.warm !== b.warm) return a.warm ? -1 : 1;
-  return (a.price ?? Number.POSITIVE_INFINITY) - (b.price ?? Number.POSITIVE_INFINITY);
-}
-
-/**
- * Where the request may go now. Local means this node's engines, then peers' engines (free); rented
- * means nodes this node sponsors and nodes peers sponsor and share (billed), each with its policy:
- * `prefer` ahead of local; `when-no-local-node` only while no local engine advertises the model (a
- * local engine that went down no longer does); `overflow` also when every local engine serving it is
- * at `max_concurrent`, or every local attempt failed; `never` not at all. Among rented candidates a
- * warm one beats a cold one, then the cheaper wins. A request a peer forwarded never goes to another
- * peer, and reaches only shared rented nodes.
- */
-function candidates(deps: ForwardDeps, fr: ForwardRequest, tried: ReadonlySet<string>): Candidates {
-  const model = fr.request.model;
-  const fresh = (u: Upstream | undefined): u is Upstream => u !== undefined && !tried.has(u.id);
-  const peers = fr.localOnly === true ? undefined : deps.peers;
-  const localAll = deps.inventory.serving(model).map((e) => engineUpstream(deps, e.spec));
-  const peerAll = peers === undefined ? [] : peers.serving(model).map((p) => peerUpstream(peers, p, fr));
-  const lanAdvertises = localAll.length > 0 || peerAll.some((u) => u !== undefined);
-
-  let refusal: PairError | undefined;
-  const rentedAll: RentedCandidate[] = [];
-  const rented = deps.rented;
-  if (rented !== undefined) {
-    const own = rented.serving(model, { fromPeer: fr.localOnly === true });
-    refusal = own.refusal;
-    for (const r of own.usable) {
-      const upstream = rentedUpstream(deps, rented, r.name);
-      if (fresh(upstream)) rentedAll.push({ upstream, policy: r.policy, warm: r.warm, price: r.price });
-    }
-  }
-  if (peers !== undefined) {
-    const sponsored = peers.sponsoring(model);
-    for (const r of sponsored.filter((x) => x.shared && x.eligible)) {
-      const upstream = peerUpstream(peers, r.peer, fr);
-      if (fresh(upstream) && !rentedAll.some((c) => c.upstream.id === upstream.id))
-        rentedAll.push({
-          upstream,
-          policy: r.policy,
-          warm: r.state === "running",
-          price: r.usdPerHour ?? r.usdPerMtok,
-        });
-    }
-    const other = sponsored.find((r) => !r.shared || !r.eligible);
-    if (refusal === undefined && other !== undefined)
-      refusal = other.shared
-        ? {
-            code: "rented_node_ineligible",
-            message: `rented node ${other.name} (sponsored by ${other.peer.name}) cannot take requests now: ${other.reason ?? "ineligible"}`,
-            node: other.name,
-          }
-        : {
-            code: "rented_node_not_shared",
-            message:
-              `the only node serving "${model}" is rented node ${other.name}, and its sponsor ` +
-              `${other.peer.name} does not share it with the cluster (on ${other.peer.name}: ` +
-              `pair rented share ${other.name} on)`,
-            node: other.name,
-          };
-  }
-  const withPolicy = (...uses: RoutingUse[]) =>
-    rentedAll
-      .filter((c) => uses.includes(c.policy))
-      .sort(byWarmthAndPrice)
-      .map((c) => c.upstream);
-
-  const preferred = withPolicy("prefer");
-  if (preferred.length > 0) return { upstreams: preferred };
-  const lan = [...localAll.filter(fresh)];
-  if (lan.length === 0) lan.push(...peerAll.filter(fresh));
-  if (lan.length > 0) {
-    const overflow = withPolicy("overflow");
-    const allBusy = lan.every((u) => deps.scheduler.inFlight(u.id) >= u.maxConcurrent);
-    return { upstreams: allBusy && overflow.length > 0 ? overflow : lan };
-  }
-  // No local engine left to try: rented nodes, as their policies allow.
-  const upstreams = lanAdvertises ? withPolicy("overflow") : withPolicy("when-no-local-node", "overflow");
-  if (upstreams.length > 0) return { upstreams };
-  if (lanAdvertises) return { upstreams: [] };
-  return refusal === undefined ? { upstreams: [] } : { upstreams: [], refusal };
-}
 
 export async function forward(deps: ForwardDeps, fr: ForwardRequest): Promise<ForwardOutcome> {
   const model = fr.request.model;
