@@ -10,7 +10,7 @@
  * Must not know: the client API, dialects, how the forwarder relays, the credential store's platform.
  */
 
-import { request, type Dispatcher } from "undici";
+import type { Dispatcher } from "undici";
 import type { Redacted } from "../cluster/index.js";
 import {
   formatCredentialRef,
@@ -23,6 +23,7 @@ import {
 import type { PairError } from "../dialects/index.js";
 import type { ManagedView } from "./managed-endpoint.js";
 import { estimateCostMicroUsd } from "./cost-estimate.js";
+import { listModels, type TokenPrices } from "./models-probe.js";
 import { OFF_LAN_LABEL, type RentedPeerView } from "./peer-view.js";
 import { readRentedFile, writeRentedFile, type RentedFile, type RentedOverride } from "./rented-file.js";
 
@@ -153,12 +154,6 @@ interface NodeState {
   gpu: string | undefined;
   /** Per-token prices by model (USD per million tokens), as the provider's /models listed them. */
   prices: Map<string, TokenPrices>;
-}
-
-/** USD per million tokens. */
-export interface TokenPrices {
-  readonly input: number;
-  readonly output: number;
 }
 
 /** A lifecycle action's answer: the node after it, or the PAIR error it failed with. */
@@ -545,7 +540,7 @@ export class RentedNodes {
     } else n.baseUrl = config.baseUrl;
     const baseUrl = n.baseUrl;
     if (baseUrl === undefined) return;
-    const answer = await this.#listModels(baseUrl, n.token);
+    const answer = await listModels(this.#o.dispatcher, baseUrl, n.token, this.#o.probeTimeoutMs ?? 10_000);
     if (answer.kind === "models") {
       const allow = config.models;
       n.models = allow.length === 0 ? answer.models : answer.models.filter((m) => allow.includes(m));
@@ -554,7 +549,10 @@ export class RentedNodes {
       n.lastError = undefined;
       if (!n.openChecked) {
         n.openChecked = true;
-        const open = n.token === undefined ? answer : await this.#listModels(baseUrl, undefined);
+        const open =
+          n.token === undefined
+            ? answer
+            : await listModels(this.#o.dispatcher, baseUrl, undefined, this.#o.probeTimeoutMs ?? 10_000);
         n.warnings = open.kind === "models" ? [OPEN_WARNING] : [];
         if (open.kind === "models") this.#o.log?.(`rented node ${config.name}: warning: ${OPEN_WARNING}`);
       }
@@ -618,44 +616,6 @@ export class RentedNodes {
     n.models = served;
     return false;
   }
-
-  async #listModels(
-    baseUrl: string,
-    token: Redacted<string> | undefined,
-  ): Promise<
-    | { kind: "models"; models: string[]; prices: Map<string, TokenPrices> }
-    | { kind: "warming" }
-    | { kind: "rejected"; status: number }
-    | { kind: "failed"; detail: string }
-  > {
-    try {
-      const res = await request(`${baseUrl.replace(/\/$/, "")}/models`, {
-        dispatcher: this.#o.dispatcher,
-        headers: token === undefined ? {} : { authorization: `Bearer ${token.reveal()}` },
-        signal: AbortSignal.timeout(this.#o.probeTimeoutMs ?? 10_000),
-      });
-      const text = await res.body.text();
-      if (res.statusCode === 401 || res.statusCode === 403)
-        return { kind: "rejected", status: res.statusCode };
-      if (res.statusCode === 503) return { kind: "warming" };
-      if (res.statusCode !== 200) return { kind: "failed", detail: `GET /models answered ${res.statusCode}` };
-      const data = (JSON.parse(text) as { data?: unknown }).data;
-      if (!Array.isArray(data)) return { kind: "failed", detail: "GET /models: no data list" };
-      const models: string[] = [];
-      const prices = new Map<string, TokenPrices>();
-      for (const m of data.slice(0, 1_024) as unknown[]) {
-        if (typeof m !== "object" || m === null || typeof (m as { id?: unknown }).id !== "string") continue;
-        const id = (m as { id: string }).id;
-        models.push(id);
-        const price = routerPrice((m as { providers?: unknown }).providers);
-        if (price !== undefined) prices.set(id, price);
-      }
-      return { kind: "models", models, prices };
-    } catch (cause) {
-      const code = (cause as { code?: string }).code;
-      return { kind: "failed", detail: `${code === undefined ? "" : `${code} `}${(cause as Error).message}` };
-    }
-  }
 }
 
 /**
@@ -700,22 +660,4 @@ function fresh(config: RentedNodeConfig, source: "config" | "attached"): NodeSta
 
 function describeProblems(problems: readonly RentedNodeProblem[]): string {
   return problems.map((p) => `${p.path === "" ? "" : `${p.path}: `}${p.code}: ${p.message}`).join("; ");
-}
-
-/**
- * Inference Providers' per-million-token prices for one model (`providers[].pricing` of the router's
- * /v1/models): the live provider's, the highest if several (the router may pick any of them).
- */
-function routerPrice(providers: unknown): TokenPrices | undefined {
-  if (!Array.isArray(providers)) return undefined;
-  let best: TokenPrices | undefined;
-  for (const p of providers as unknown[]) {
-    const o = (typeof p === "object" && p !== null ? p : {}) as Record<string, unknown>;
-    const pricing = o["pricing"] as { input?: unknown; output?: unknown } | undefined;
-    if (o["status"] === "error" || typeof pricing !== "object" || pricing === null) continue;
-    const { input, output } = pricing;
-    if (typeof input !== "number" || typeof output !== "number" || !(input >= 0) || !(output >= 0)) continue;
-    if (best === undefined || output > best.output) best = { input, output };
-  }
-  return best;
 }

@@ -1,0 +1,74 @@
+/**
+ * What a rented node answers on `GET <base>/models`, with the sponsor's token or without it: its
+ * models and, for Inference Providers, each model's per-million-token prices; 503 is "warming"
+ * (loading, scaled to zero), 401/403 a refused credential, anything else a failure with its reason.
+ * Must not know: node states, routing, where the token came from.
+ */
+
+import { request, type Dispatcher } from "undici";
+import type { Redacted } from "../cluster/index.js";
+
+/** USD per million tokens. */
+export interface TokenPrices {
+  readonly input: number;
+  readonly output: number;
+}
+
+export type ModelsAnswer =
+  | { readonly kind: "models"; readonly models: string[]; readonly prices: Map<string, TokenPrices> }
+  | { readonly kind: "warming" }
+  | { readonly kind: "rejected"; readonly status: number }
+  | { readonly kind: "failed"; readonly detail: string };
+
+/** Ask a node's `/models` (with `token`, or without one to see whether it is open). Never throws. */
+export async function listModels(
+  dispatcher: Dispatcher,
+  baseUrl: string,
+  token: Redacted<string> | undefined,
+  timeoutMs: number,
+): Promise<ModelsAnswer> {
+  try {
+    const res = await request(`${baseUrl.replace(/\/$/, "")}/models`, {
+      dispatcher,
+      headers: token === undefined ? {} : { authorization: `Bearer ${token.reveal()}` },
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = await res.body.text();
+    if (res.statusCode === 401 || res.statusCode === 403) return { kind: "rejected", status: res.statusCode };
+    if (res.statusCode === 503) return { kind: "warming" };
+    if (res.statusCode !== 200) return { kind: "failed", detail: `GET /models answered ${res.statusCode}` };
+    const data = (JSON.parse(text) as { data?: unknown }).data;
+    if (!Array.isArray(data)) return { kind: "failed", detail: "GET /models: no data list" };
+    const models: string[] = [];
+    const prices = new Map<string, TokenPrices>();
+    for (const m of data.slice(0, 1_024) as unknown[]) {
+      if (typeof m !== "object" || m === null || typeof (m as { id?: unknown }).id !== "string") continue;
+      const id = (m as { id: string }).id;
+      models.push(id);
+      const price = routerPrice((m as { providers?: unknown }).providers);
+      if (price !== undefined) prices.set(id, price);
+    }
+    return { kind: "models", models, prices };
+  } catch (cause) {
+    const code = (cause as { code?: string }).code;
+    return { kind: "failed", detail: `${code === undefined ? "" : `${code} `}${(cause as Error).message}` };
+  }
+}
+
+/**
+ * Inference Providers' per-million-token prices for one model (`providers[].pricing` of the router's
+ * /v1/models): the live provider's, the highest if several (the router may pick any of them).
+ */
+function routerPrice(providers: unknown): TokenPrices | undefined {
+  if (!Array.isArray(providers)) return undefined;
+  let best: TokenPrices | undefined;
+  for (const p of providers as unknown[]) {
+    const o = (typeof p === "object" && p !== null ? p : {}) as Record<string, unknown>;
+    const pricing = o["pricing"] as { input?: unknown; output?: unknown } | undefined;
+    if (o["status"] === "error" || typeof pricing !== "object" || pricing === null) continue;
+    const { input, output } = pricing;
+    if (typeof input !== "number" || typeof output !== "number" || !(input >= 0) || !(output >= 0)) continue;
+    if (best === undefined || output > best.output) best = { input, output };
+  }
+  return best;
+}
