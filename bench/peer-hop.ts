@@ -22,9 +22,9 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { setTimeout as sleep } from "node:timers/promises";
+import { checkRunsAndSeconds, guardChildren, startEngines } from "./bench-setup.js";
 import { forkChild, type BenchChild, type ResourceSample } from "./child-protocol.js";
 import type { BareProxyArg, BareProxyReady } from "./bare-proxy-child.js";
-import type { EngineChildArg, EngineChildReady } from "./engine-child.js";
 import { runLoad, type LoadResult, type Target } from "./load-generator.js";
 import { nodeUse, streamMetrics, throughput } from "./load-metrics.js";
 import { loadAverage1m, machineInfo } from "./machine-info.js";
@@ -265,12 +265,7 @@ function readArgs() {
     },
     strict: true,
   });
-  const runs = Number(values.runs ?? (values.quick ? 1 : 5));
-  if (!Number.isInteger(runs) || runs < 1 || runs > MAX_RUNS)
-    throw new RangeError(`--runs: an integer in [1, ${MAX_RUNS}], got ${values.runs}`);
-  const maxSeconds = Number(values["max-seconds"]);
-  if (!(maxSeconds > 0 && maxSeconds <= 24 * 3600))
-    throw new RangeError(`--max-seconds: a number of seconds in (0, 86400], got ${values["max-seconds"]}`);
+  const { runs, maxSeconds } = checkRunsAndSeconds(values, MAX_RUNS);
   const plan: Plan = { runs, ...(values.quick ? QUICK : FULL) };
   return { plan, values, maxSeconds };
 }
@@ -279,33 +274,22 @@ async function main(): Promise<void> {
   const { plan, values, maxSeconds } = readArgs();
   const started = performance.now();
   const loadAtStart = loadAverage1m();
-  const children: BenchChild[] = [];
   const log = (line: string) => console.error(line);
-
-  // Bounded in time, and never leaves a child behind (as in proxy-overhead.ts).
-  process.on("exit", () => children.forEach((c) => c.kill()));
-  const abandon = (why: string, code: number) => {
-    log(`peer-hop: ${why}, stopping`);
-    void Promise.all(children.map((c) => c.stop())).finally(() => process.exit(code));
-  };
-  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => abandon(signal, 130));
-  const watchdog = setTimeout(() => abandon(`still running after ${maxSeconds} s`, 2), maxSeconds * 1000);
+  // Bounded in time, and never leaves a child behind (bench-setup.ts).
+  const { children, disarm } = guardChildren("peer-hop", maxSeconds, log);
 
   try {
-    const engineArg: EngineChildArg = {
-      engines: [
-        { model: MODEL_PACED, tokenDelayMs: TOKEN_DELAY_MS, maxTokens: TOKENS, maxConcurrent: SLOTS },
-        { model: MODEL_CPU, tokenDelayMs: 0, maxTokens: TOKENS, maxConcurrent: SLOTS },
-      ],
-    };
-    const engine = await forkChild({
-      name: "engine-emulator",
-      script: resolve(HERE, "engine-child.ts"),
-      arg: engineArg,
-      cwd: ROOT,
-    });
-    children.push(engine);
-    const engines = engine.ready as EngineChildReady;
+    const { child: engine, ready: engines } = await startEngines(
+      {
+        benchDir: HERE,
+        root: ROOT,
+        paced: { model: MODEL_PACED, tokenDelayMs: TOKEN_DELAY_MS },
+        cpuModel: MODEL_CPU,
+        tokens: TOKENS,
+        slots: SLOTS,
+      },
+      children,
+    );
     const profileDir = values["profile-nodes"];
     const profileArgs = (name: string): string[] => {
       if (profileDir === undefined) return [];
@@ -416,7 +400,7 @@ async function main(): Promise<void> {
     }
     if (profileDir !== undefined) log(`node CPU profiles in ${resolve(profileDir)}/{${NODE_A},${NODE_B}}`);
   } finally {
-    clearTimeout(watchdog);
+    disarm();
     await Promise.all(children.map((c) => c.stop()));
   }
 }
