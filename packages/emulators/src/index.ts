@@ -49,3 +49,4 @@ export type { RateLimitQuotas } from "./runpod/rate-limit.js";
 export { createEngineHandler, type EngineHandler } from "./engine/handler.js";
 export type { EngineUsage, UsageListener } from "./engine/options.js";
 export * from "./huggingface/index.js";
+export * from "./huggingface-jobs/index.js";

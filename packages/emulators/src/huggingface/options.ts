@@ -10,6 +10,7 @@ import { DEFAULT_CATALOG, DEFAULT_HARDWARE, type CatalogItem, type ComputeOption
 import { DEFAULT_ROUTER_MODELS, type RouterModel } from "./inference-router.js";
 import type { TokenGrant } from "./tokens.js";
 import type { LifecycleTimings } from "./world.js";
+import type { JobsEmulatorOptions } from "../huggingface-jobs/jobs-service.js";
 
 export interface HuggingFaceEmulatorOptions {
   /** Serve HTTPS with this key and certificate (PEM). Without it: plain HTTP (in-process tests only). */
@@ -29,6 +30,8 @@ export interface HuggingFaceEmulatorOptions {
   readonly tokens?: Readonly<Record<string, TokenGrant>>;
   /** Seed of the endpoints' URL labels (default 1). */
   readonly seed?: number;
+  /** Hugging Face Jobs: timings, flavors, page size (checked when the server starts). */
+  readonly jobs?: JobsEmulatorOptions;
   /** Pacing of every endpoint's (and the router's) engine, in real ms. */
   readonly engine?: {
     readonly tokenDelayMs?: number;
@@ -49,6 +52,7 @@ export interface ResolvedHfOptions {
   readonly routerModels: readonly RouterModel[];
   readonly tokens: Readonly<Record<string, TokenGrant>>;
   readonly seed: number;
+  readonly jobs: JobsEmulatorOptions | undefined;
   readonly tokenDelayMs: number;
   readonly firstTokenDelayMs: number;
   readonly maxTokens: number;
@@ -89,6 +93,7 @@ export function resolveHfOptions(options: HuggingFaceEmulatorOptions): ResolvedH
     routerModels: options.routerModels ?? DEFAULT_ROUTER_MODELS,
     tokens: options.tokens ?? {},
     seed: checkedInt("seed", options.seed, 0, 0xffffffff, 1),
+    jobs: options.jobs,
     tokenDelayMs: checkedInt("engine.tokenDelayMs", options.engine?.tokenDelayMs, 0, 60_000, 0),
     firstTokenDelayMs: checkedInt(
       "engine.firstTokenDelayMs",

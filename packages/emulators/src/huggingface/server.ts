@@ -2,7 +2,8 @@
  * `startHuggingFaceEmulator`: one loopback HTTPS server playing every Hugging Face service PAIR
  * talks to — the Inference Endpoints control plane (`/v2/...`), the hub (`/api/whoami-v2`), the
  * endpoint catalog (`/api/catalog/...`), each endpoint's data plane (`/endpoints/{label}`) and the
- * Inference Providers router (`/router/v1`) — over one virtual clock, one billing meter and one
+ * Inference Providers router (`/router/v1`), and Hugging Face Jobs (`/api/jobs/...` and the
+ * exposed-port proxy `/jobs-proxy/...`, huggingface-jobs/) — over one virtual clock, one billing meter and one
  * set of fault switches. Dispatch, body reading and the lost-answer / 5xx / 429 faults live here.
  * Must not know: endpoint lifecycle rules (world.ts), wire shapes (hf-wire.ts).
  */
@@ -34,6 +35,7 @@ import { handleRouter } from "./inference-router.js";
 import { resolveHfOptions, type HuggingFaceEmulatorOptions } from "./options.js";
 import { TokenRegistry, type TokenGrant } from "./tokens.js";
 import { HuggingFaceWorld, type EndpointRecord } from "./world.js";
+import { HuggingFaceJobsService, type JobsEmulator } from "../huggingface-jobs/jobs-service.js";
 
 const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -72,6 +74,8 @@ export interface HuggingFaceEmulator {
   readonly meter: BillingMeter;
   readonly faults: ControlFaults;
   readonly tokens: { add(token: string, grant: TokenGrant): void; remove(token: string): void };
+  /** Hugging Face Jobs on the hub host (`/api/jobs/...`, exposed ports under `/jobs-proxy/`). */
+  readonly jobs: JobsEmulator;
   readonly endpoints: {
     list(namespace?: string): EndpointView[];
     get(namespace: string, name: string): EndpointView | undefined;
@@ -153,6 +157,13 @@ export async function startHuggingFaceEmulator(
     makeEngine,
   });
   const dataPlane = new DataPlane(world, tokens, time);
+  const jobs = new HuggingFaceJobsService({
+    time,
+    tokens,
+    baseUrl: () => baseUrl,
+    makeEngine,
+    options: resolved.jobs,
+  });
   const prices = new Map(resolved.routerModels.map((model) => [model.id, model]));
   const router = createEngineHandler({
     api: "openai",
@@ -227,6 +238,8 @@ export async function startHuggingFaceEmulator(
     res.setHeader("server", "huggingface-emulator");
     try {
       world.settle();
+      jobs.world.settle();
+      if (jobs.handle(req, res, path, query)) return;
       if (path.startsWith("/endpoints/")) return dataPlane.handle(req, res, path, query);
       if (path.startsWith("/router/"))
         return handleRouter(
@@ -274,7 +287,12 @@ export async function startHuggingFaceEmulator(
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : resolved.port;
   baseUrl = `${resolved.tls ? "https" : "http"}://127.0.0.1:${port}`;
-  const ticker = time.scaled ? setInterval(() => world.settle(), 20) : undefined;
+  const ticker = time.scaled
+    ? setInterval(() => {
+        world.settle();
+        jobs.world.settle();
+      }, 20)
+    : undefined;
   ticker?.unref();
 
   const view = (record: EndpointRecord): EndpointView => ({
@@ -303,10 +321,12 @@ export async function startHuggingFaceEmulator(
     advance: (ms) => {
       time.advance(ms);
       world.settle();
+      jobs.world.settle();
     },
     meter,
     faults,
     tokens: { add: (token, grant) => tokens.add(token, grant), remove: (token) => tokens.remove(token) },
+    jobs: jobs.api,
     endpoints: {
       list: (namespace) =>
         world
@@ -324,6 +344,7 @@ export async function startHuggingFaceEmulator(
       closed = true;
       if (ticker) clearInterval(ticker);
       for (const record of world.all()) record.engine.close();
+      jobs.close();
       router.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
