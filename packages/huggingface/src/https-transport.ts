@@ -74,7 +74,7 @@ export class HfTransportOptionError extends Error {
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
 /** An https URL, or http to a loopback host only; without a trailing slash. */
-function baseUrl(option: string, value: string): string {
+export function baseUrl(option: string, value: string): string {
   let url: URL;
   try {
     url = new URL(value);
@@ -89,7 +89,7 @@ function baseUrl(option: string, value: string): string {
   return value.replace(/\/+$/, "");
 }
 
-function boundedMs(option: string, value: number | undefined, fallback: number): number {
+export function boundedMs(option: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value < 1 || value > 3_600_000)
     throw new HfTransportOptionError(
@@ -111,7 +111,7 @@ const CERTIFICATE =
   /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|ERR_TLS_CERT_ALTNAME_INVALID|DEPTH_ZERO|HOSTNAME_MISMATCH/;
 
 /** Network failure classes: a certificate failure or a refused connection never reached HF. */
-function classify(error: unknown): { certificate: boolean; sent: boolean; detail: string } {
+export function classify(error: unknown): { certificate: boolean; sent: boolean; detail: string } {
   const codes: string[] = [];
   let message = "";
   for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
@@ -418,6 +418,6 @@ export class HttpsEndpointsTransport implements EndpointsTransport {
   }
 }
 
-function headerValue(value: string | string[] | undefined): string | undefined {
+export function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }

@@ -31,3 +31,4 @@ export { HfToken, type RevealableToken } from "./secret-token.js";
 export type * from "./wire.js";
 export { toAccount, toCreateBody, toEndpoint, toOffers, toUpdateBody } from "./wire-mapping.js";
 export * from "./adapter/index.js";
+export * from "./jobs/index.js";
