@@ -51,6 +51,8 @@ export const STOP_REASONS = [
   "orphan",
   "billing-after-stop",
   "unhealthy",
+  /** A rental window (a batch's Hugging Face Job, …) has ended, whatever the provider's own timeout. */
+  "window-ended",
 ] as const;
 
 export type StopReason = (typeof STOP_REASONS)[number];

@@ -13,6 +13,7 @@ export * from "./lifecycle.js";
 export * from "./provider-port.js";
 export * from "./state.js";
 export * from "./policy.js";
+export * from "./window.js";
 export * from "./inputs.js";
 export { decide, reportEndsBilling, reportIsCharging } from "./decide.js";
 export * from "./reconcile.js";
