@@ -46,6 +46,7 @@ import { ManagedEndpoints, type ManagedEndpointsOptions } from "./rented/index.j
 import { Scheduler } from "./scheduler/scheduler.js";
 import { ensureAdminToken } from "./server/admin-token.js";
 import { clientHandler, peerRouteHandler, type ClientApiDeps } from "./server/client-api.js";
+import { ModelAliases } from "./server/model-aliases.js";
 import { DEFAULT_UI_DIR, sessionCookieName, UiSessions } from "./ui/index.js";
 
 export const PAIR_VERSION = "0.1.0";
@@ -148,8 +149,10 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     res.end("PAIR is starting\n");
   };
   const server: Server = createServer((req, res) => handler(req, res));
+  const aliases = new ModelAliases(config.modelAliases);
   const clientDeps = (): ClientApiDeps => ({
     nodeName: config.node.name,
+    aliases,
     inventory,
     scheduler,
     dispatcher,

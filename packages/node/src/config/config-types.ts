@@ -144,10 +144,21 @@ export interface TlsSettings {
   readonly extraCaFile: string | null;
 }
 
+/**
+ * One model under several names (`model_aliases:`): `name` is the alias, `models` the other names
+ * nodes and engines advertise it by (the alias not repeated). A name belongs to one group only.
+ */
+export interface ModelAlias {
+  readonly name: string;
+  readonly models: readonly string[];
+}
+
 export interface PairConfig {
   readonly node: NodeSettings;
   readonly engines: readonly EngineConfig[];
   readonly rentedNodes: readonly RentedNodeConfig[];
+  /** Alias groups; none by default (exact-name routing). */
+  readonly modelAliases: readonly ModelAlias[];
   readonly providers: ProviderApis;
   readonly tls: TlsSettings;
 }

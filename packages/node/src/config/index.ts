@@ -25,6 +25,7 @@ export {
   type HistoryRetention,
   type HostPort,
   type HuggingFaceEndpointNode,
+  type ModelAlias,
   type NodeSettings,
   type PairConfig,
   type ProviderApis,

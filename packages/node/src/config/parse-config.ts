@@ -8,6 +8,7 @@ import { ConfigError, type ConfigProblem } from "./config-error.js";
 import type { ConfigHost, PairConfig } from "./config-types.js";
 import { Section } from "./field-reader.js";
 import { readEngines } from "./read-engines.js";
+import { readModelAliases } from "./read-model-aliases.js";
 import { readNode } from "./read-node.js";
 import { readProviders, readTls } from "./read-providers.js";
 import { readRentedNodes } from "./read-rented-nodes.js";
@@ -15,7 +16,14 @@ import { formatPath, ProblemList } from "./problems.js";
 import { systemHost } from "./system-host.js";
 import { readYaml } from "./yaml-tree.js";
 
-export const TOP_LEVEL_KEYS = ["node", "engines", "rented_nodes", "providers", "tls"] as const;
+export const TOP_LEVEL_KEYS = [
+  "node",
+  "engines",
+  "rented_nodes",
+  "model_aliases",
+  "providers",
+  "tls",
+] as const;
 
 function deepFreeze<T>(value: T): T {
   if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
@@ -40,6 +48,7 @@ function readConfigValue(problems: ProblemList, value: unknown, host: ConfigHost
     node,
     engines: readEngines(problems, top),
     rentedNodes: readRentedNodes(problems, top, node.name),
+    modelAliases: readModelAliases(top),
     providers: readProviders(top),
     tls: readTls(top, host),
   };

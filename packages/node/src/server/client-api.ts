@@ -51,6 +51,7 @@ import {
   type ForwardDeps,
   type ForwardOutcome,
 } from "./forward.js";
+import { NO_ALIASES } from "./model-aliases.js";
 import { readBody } from "./request-body.js";
 
 /** The Ollama version PAIR reports on /api/version, for clients that check for features. */
@@ -212,7 +213,10 @@ function offLanCost(deps: ClientApiDeps, w: Workload, durationMs: number): numbe
   );
 }
 
-/** Every model a client may ask for here: this node's engines' and the up peers' (sorted, unique). */
+/**
+ * Every model a client may ask for here: this node's engines', its rented nodes', the up peers' and
+ * their rented nodes', and the aliases of any of them (sorted, unique).
+ */
 function clusterModels(deps: ClientApiDeps): string[] {
   const models = new Set(deps.inventory.models().keys());
   for (const rented of deps.rentedNodes?.list() ?? []) for (const model of rented.models) models.add(model);
@@ -221,10 +225,16 @@ function clusterModels(deps: ClientApiDeps): string[] {
       for (const { model } of peer.models) models.add(model);
       for (const rented of peer.rented) for (const model of rented.models) models.add(model);
     }
-  return [...models].sort();
+  // An alias is listed when any name of its group is served (`model_aliases:`).
+  return [...(deps.aliases ?? NO_ALIASES).withAliases(models)].sort();
 }
 
+/** Some node serves `model`, or another name of its alias group. */
 function clusterServes(deps: ClientApiDeps, model: string): boolean {
+  return (deps.aliases ?? NO_ALIASES).namesOf(model).some((name) => servesExactly(deps, name));
+}
+
+function servesExactly(deps: ClientApiDeps, model: string): boolean {
   if (deps.inventory.models().has(model)) return true;
   if ((deps.rentedNodes?.list() ?? []).some((r) => r.models.includes(model))) return true;
   return (deps.membership?.members() ?? []).some(

@@ -79,6 +79,16 @@ export interface PlanContext {
   readonly id: string;
   readonly startedMs: number;
   readonly node: string;
+  /**
+   * The name the engine advertises the model by, when it is another name of the asked-for model's
+   * alias group: the engine is sent that name, and the client's replies keep the name it asked for.
+   */
+  readonly upstreamModel?: string;
+}
+
+/** A plan's context once the request names the engine's model: the client's name kept for replies. */
+interface NamedContext extends PlanContext {
+  readonly clientModel?: string;
 }
 
 const stripV1 = (path: string) => path.replace(/^\/v1/, "");
@@ -315,8 +325,8 @@ function notARoute(route: string, dialect: string): DialectResult<ExchangePlan> 
   };
 }
 
-function openAIClientOnOllamaEngine(ctx: PlanContext): DialectResult<ExchangePlan> {
-  const model = ctx.request.model;
+function openAIClientOnOllamaEngine(ctx: NamedContext): DialectResult<ExchangePlan> {
+  const model = ctx.clientModel ?? ctx.request.model;
   const side: Side = {
     translateError: (status, upstream) => ollamaErrorToOpenAI(status, upstream, ctx.node),
     contentType: (stream) => (stream ? SSE_CONTENT_TYPE : "application/json"),
@@ -363,8 +373,8 @@ function openAIClientOnOllamaEngine(ctx: PlanContext): DialectResult<ExchangePla
   }
 }
 
-function ollamaClientOnOpenAIEngine(ctx: PlanContext): DialectResult<ExchangePlan> {
-  const model = ctx.request.model;
+function ollamaClientOnOpenAIEngine(ctx: NamedContext): DialectResult<ExchangePlan> {
+  const model = ctx.clientModel ?? ctx.request.model;
   const side: Side = {
     translateError: (status, upstream) => openAIErrorToOllama(status, upstream, ctx.node),
     contentType: (stream) => (stream ? "application/x-ndjson" : "application/json"),
@@ -416,8 +426,52 @@ export function clientStreams(route: DialectRoute, request: DialectRequests[Dial
 }
 
 export function planExchange(ctx: PlanContext): DialectResult<ExchangePlan> {
+  const asked = ctx.request.model;
+  if (ctx.upstreamModel !== undefined && ctx.upstreamModel !== asked)
+    return renamedPlan(ctx, asked, ctx.upstreamModel);
+  return planFor(ctx);
+}
+
+function planFor(ctx: NamedContext): DialectResult<ExchangePlan> {
   const clientDialect = ctx.route.startsWith("/v1/") ? "openai" : "ollama";
   if (clientDialect === ctx.engineApi)
     return { ok: true, value: passthroughPlan(ctx, clientStreams(ctx.route, ctx.request)) };
   return clientDialect === "openai" ? openAIClientOnOllamaEngine(ctx) : ollamaClientOnOpenAIEngine(ctx);
+}
+
+/** `value` with its `model` field (when it has one) set to `model`. */
+function withModel(value: unknown, model: string): unknown {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
+  const v = value as Record<string, unknown>;
+  return typeof v["model"] === "string" ? { ...v, model } : value;
+}
+
+/**
+ * The plan for an engine that advertises the model under another name of its alias group: the
+ * request (parsed and raw) carries the engine's name; every reply object carries the client's. Same
+ * dialect on both sides is then no longer a pass-through: each reply value is rewritten.
+ */
+function renamedPlan(ctx: PlanContext, asked: string, upstreamModel: string): DialectResult<ExchangePlan> {
+  const parsed = JSON.parse(ctx.raw.toString("utf8")) as Record<string, unknown>;
+  const inner = planFor({
+    ...ctx,
+    request: { ...ctx.request, model: upstreamModel },
+    raw: Buffer.from(JSON.stringify({ ...parsed, model: upstreamModel })),
+    clientModel: asked,
+  });
+  if (!inner.ok || !inner.value.passthrough) return inner;
+  const rename: Translator<never, unknown> = { push: (v) => [withModel(v, asked)], finish: () => [] };
+  const openai = ctx.engineApi === "openai";
+  return {
+    ok: true,
+    value: {
+      ...inner.value,
+      passthrough: false,
+      translateJson: (upstream) => withModel(upstream, asked),
+      relay: (_nowMs, counts) =>
+        openai
+          ? translatingRelay(sseValues(), rename, encodeSseData, counts, SSE_DONE)
+          : translatingRelay(ndjsonValues(), rename, encodeNdjson, counts),
+    },
+  };
 }

@@ -185,6 +185,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
     id: fr.id,
     startedMs: deps.nowMs(),
     node: deps.nodeName,
+    ...(engine.model === undefined ? {} : { upstreamModel: engine.model }),
   });
   if (!plan.ok)
     return { kind: "done", outcome: { kind: "error", error: pairErrorOfInvalidRequest(plan.error) } };

@@ -12,6 +12,7 @@ import type { DialectRequests, DialectRoute, PairError } from "../dialects/index
 import type { EngineApi, EngineInventory, EngineSpec } from "../engines/engine-inventory.js";
 import type { Workload } from "../history/workload-history.js";
 import type { CancelSignal, Scheduler } from "../scheduler/scheduler.js";
+import { NO_ALIASES, type ModelAliases } from "./model-aliases.js";
 
 /** A paired peer that is up and advertises a model, as forwarding sees it. */
 export interface PeerUpstream {
@@ -97,6 +98,8 @@ export interface ForwardDeps {
   readonly peers?: PeerUpstreams;
   /** Rented nodes this node sponsors; absent: none. */
   readonly rented?: RentedUpstreams;
+  /** Names that stand for the same model (`model_aliases:`); absent: exact names only. */
+  readonly aliases?: ModelAliases;
   /** Wall clock (epoch ms). */
   readonly nowMs: () => number;
   /** Monotonic clock (ms) for latencies. */
@@ -144,6 +147,13 @@ export interface Upstream {
   readonly nodeName?: string;
   /** Before sending: make the node ready (a managed rented node's wake); its base URL, or why not. */
   readonly prepare?: (signal: AbortSignal) => Promise<RentedPrepared>;
+  /** The name this upstream advertises the model by, when it is another name of the requested model's alias group. */
+  readonly model?: string;
+}
+
+/** `upstream` for a request that asked for `asked`, when it advertises the model as `advertised`. */
+function named(upstream: Upstream, asked: string, advertised: string): Upstream {
+  return advertised === asked ? upstream : { ...upstream, model: advertised };
 }
 
 const dialectOf = (route: DialectRoute): EngineApi => (route.startsWith("/v1/") ? "openai" : "ollama");
@@ -267,36 +277,64 @@ function byWarmthAndPrice(a: RentedCandidate, b: RentedCandidate): number {
  */
 export function candidates(deps: ForwardDeps, fr: ForwardRequest, tried: ReadonlySet<string>): Candidates {
   const model = fr.request.model;
+  // Every name of the model's alias group, the asked-for one first (so an upstream advertising
+  // several names of the group is sent the asked-for one); just the model without a group.
+  const names = (deps.aliases ?? NO_ALIASES).namesOf(model);
   const fresh = (u: Upstream | undefined): u is Upstream => u !== undefined && !tried.has(u.id);
+  const unique = (list: readonly Upstream[]) =>
+    list.filter((u, i) => list.findIndex((v) => v.id === u.id) === i);
   const peers = fr.localOnly === true ? undefined : deps.peers;
-  const localAll = deps.inventory.serving(model).map((e) => engineUpstream(deps, e.spec));
-  const peerAll = peers === undefined ? [] : peers.serving(model).map((p) => peerUpstream(peers, p, fr));
-  const lanAdvertises = localAll.length > 0 || peerAll.some((u) => u !== undefined);
+  const localAll = unique(
+    names.flatMap((name) =>
+      deps.inventory.serving(name).map((e) => named(engineUpstream(deps, e.spec), model, name)),
+    ),
+  );
+  const peerAll =
+    peers === undefined
+      ? []
+      : unique(
+          names.flatMap((name) =>
+            peers.serving(name).flatMap((p) => {
+              const u = peerUpstream(peers, p, fr);
+              return u === undefined ? [] : [named(u, model, name)];
+            }),
+          ),
+        );
+  const lanAdvertises = localAll.length > 0 || peerAll.length > 0;
 
   let refusal: PairError | undefined;
   const rentedAll: RentedCandidate[] = [];
+  const known = (id: string) => rentedAll.some((c) => c.upstream.id === id);
   const rented = deps.rented;
   if (rented !== undefined) {
-    const own = rented.serving(model, { fromPeer: fr.localOnly === true });
-    refusal = own.refusal;
-    for (const r of own.usable) {
-      const upstream = rentedUpstream(deps, rented, r.name);
-      if (fresh(upstream)) rentedAll.push({ upstream, policy: r.policy, warm: r.warm, price: r.price });
+    for (const name of names) {
+      const own = rented.serving(name, { fromPeer: fr.localOnly === true });
+      refusal ??= own.refusal;
+      for (const r of own.usable) {
+        const upstream = rentedUpstream(deps, rented, r.name);
+        if (fresh(upstream) && !known(upstream.id))
+          rentedAll.push({
+            upstream: named(upstream, model, name),
+            policy: r.policy,
+            warm: r.warm,
+            price: r.price,
+          });
+      }
     }
   }
   if (peers !== undefined) {
-    const sponsored = peers.sponsoring(model);
-    for (const r of sponsored.filter((x) => x.shared && x.eligible)) {
+    const sponsored = names.flatMap((name) => peers.sponsoring(name).map((r) => ({ r, name })));
+    for (const { r, name } of sponsored.filter((x) => x.r.shared && x.r.eligible)) {
       const upstream = peerUpstream(peers, r.peer, fr);
-      if (fresh(upstream) && !rentedAll.some((c) => c.upstream.id === upstream.id))
+      if (fresh(upstream) && !known(upstream.id))
         rentedAll.push({
-          upstream,
+          upstream: named(upstream, model, name),
           policy: r.policy,
           warm: r.state === "running",
           price: r.usdPerHour ?? r.usdPerMtok,
         });
     }
-    const other = sponsored.find((r) => !r.shared || !r.eligible);
+    const other = sponsored.map((x) => x.r).find((r) => !r.shared || !r.eligible);
     if (refusal === undefined && other !== undefined)
       refusal = other.shared
         ? {

@@ -25,6 +25,7 @@ const EXPECTED: PairConfig = {
     },
   ],
   rentedNodes: [],
+  modelAliases: [],
   providers: {
     huggingface: {
       endpointsApi: "https://api.endpoints.huggingface.cloud",

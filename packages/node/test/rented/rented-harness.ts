@@ -72,6 +72,8 @@ export interface SponsorOptions {
   readonly engines?: readonly string[];
   /** A `providers:` section (YAML lines). */
   readonly providers?: readonly string[];
+  /** More top-level sections (YAML lines), e.g. `model_aliases:`. */
+  readonly topLevel?: readonly string[];
 }
 
 /** A sponsor node whose config has one rented node `gpu-rent` (openai-compatible). */
@@ -100,6 +102,7 @@ export async function startSponsor(options: SponsorOptions): Promise<Sponsor> {
     ...(options.models === undefined ? [] : [`    models: [${options.models.join(", ")}]`]),
     `    timeouts: { cold_start_s: ${options.coldStartS ?? 10} }`,
     ...(options.providers ?? []),
+    ...(options.topLevel ?? []),
     "tls:",
     `  extra_ca_file: ${caFile}`,
   ].join("\n");

@@ -1,0 +1,263 @@
+/**
+ * The seed's validation setup on loopback (seed 001, "Validation approach"): node A, the sponsor, with
+ * a managed Hugging Face endpoint (`gpu-hf` → alice/qwen serving Qwen/Qwen3-0.6B) on the Hugging Face
+ * emulator over HTTPS (a throwaway CA trusted through `tls.extra_ca_file`), its token only in the real
+ * OS credential store; node B, a peer paired with A through the real PIN flow. Time on the emulator is
+ * virtual (the test moves it and runs managed passes) or scaled (`timeScale` virtual ms per real ms),
+ * and A's managed endpoints read their wall clock from it.
+ * Must not know: what a step asserts.
+ */
+
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  startEngineEmulator,
+  startHuggingFaceEmulator,
+  type EngineEmulator,
+  type HuggingFaceEmulator,
+} from "@pair/emulators";
+import { HfToken, HttpsEndpointsTransport, type HfEndpointSpec } from "@pair/huggingface";
+import type { TestCa } from "@pair/testkit";
+import { Redacted } from "../../../src/cluster/index.js";
+import { parseConfig, type CredentialRef } from "../../../src/config/index.js";
+import { OsCredentialStore } from "../../../src/credentials/index.js";
+import { startNode, type RunningNode } from "../../../src/node.js";
+import { joinWith, showPin, startTestNodeWith, type TestNode } from "../../cluster/node-pair-harness.js";
+import { uniqueName } from "../../credentials/secret-service.js";
+import { until } from "../../support/eventually.js";
+import { fakeHfToken } from "../../support/fake-token.js";
+
+export const TOKEN = fakeHfToken();
+export const RENTED = "gpu-hf";
+export const MODEL = "Qwen/Qwen3-0.6B";
+export const MIN = 60_000;
+
+/** The endpoint of the seed: 1× L4 ($0.80/hr), scale-to-zero after 15 min. */
+export const SPEC: HfEndpointSpec = {
+  name: "qwen",
+  accessType: "private",
+  vendor: "aws",
+  region: "us-east-1",
+  accelerator: "gpu",
+  instanceType: "nvidia-l4",
+  instanceSize: "x1",
+  minReplica: 0,
+  maxReplica: 1,
+  scaleToZeroTimeoutMin: 15,
+  repository: MODEL,
+};
+
+export interface WorldOptions {
+  /** YAML lines added to gpu-hf's entry (indented for it): `lifecycle:`, `budget:`, `share_with_cluster:`. */
+  readonly rentedLines?: readonly string[];
+  /** More `rented_nodes:` entries (YAML lines). */
+  readonly moreRented?: readonly string[];
+  /** A's local Ollama engine (max_concurrent 1) with these models; none by default. */
+  readonly localModels?: readonly string[];
+  /** More top-level YAML (e.g. `model_aliases:`). */
+  readonly topLevel?: readonly string[];
+  /** 0 (default): virtual time, moved by `advance`. > 0: also this many virtual ms per real ms. */
+  readonly timeScale?: number;
+  readonly timings?: NonNullable<Parameters<typeof startHuggingFaceEmulator>[0]>["timings"];
+  /** Where the endpoint is when A starts (default running). */
+  readonly at?: "running" | "paused";
+  /** The endpoint's engine pacing (real ms) and answer length. */
+  readonly tokenDelayMs?: number;
+  readonly maxTokens?: number;
+  readonly coldStartS?: number;
+}
+
+export interface ValidationWorld {
+  readonly hf: HuggingFaceEmulator;
+  readonly api: HttpsEndpointsTransport;
+  readonly a: RunningNode;
+  /** A's config file with its real ports (for the CLI). */
+  readonly aConfigFile: string;
+  readonly aDir: string;
+  readonly aLog: readonly string[];
+  readonly b: TestNode;
+  readonly credential: CredentialRef;
+  readonly local: EngineEmulator | undefined;
+  /** Quit A (the sponsor's exit, with its exit pause). */
+  quitA(): Promise<void>;
+  /** Move virtual time in steps, with a managed pass on A after each. */
+  advance(ms: number, stepMs?: number): Promise<void>;
+  cleanup(): Promise<void>;
+}
+
+export async function validationWorld(ca: TestCa, o: WorldOptions = {}): Promise<ValidationWorld> {
+  const cleanups: (() => unknown)[] = [];
+  const cleanup = async () => {
+    for (const c of cleanups.splice(0).reverse())
+      await Promise.resolve()
+        .then(c)
+        .catch(() => undefined);
+  };
+  try {
+    const leaf = await ca.issue();
+    const hf = await startHuggingFaceEmulator({
+      tls: { key: leaf.keyPem, cert: leaf.certPem },
+      tokens: { [TOKEN]: { namespace: "alice" } },
+      timeScale: o.timeScale ?? 0,
+      timings: {
+        pendingMs: 30_000,
+        initializingMs: 60_000,
+        scaleUpMs: 30_000,
+        updatingMs: 30_000,
+        ...o.timings,
+      },
+      engine: { tokenDelayMs: o.tokenDelayMs ?? 0, maxTokens: o.maxTokens ?? 4 },
+    });
+    cleanups.push(() => hf.close());
+    const api = new HttpsEndpointsTransport({
+      token: new HfToken(TOKEN),
+      endpointsApi: hf.endpointsApiUrl,
+      hubApi: hf.hubApiUrl,
+      extraCaPem: ca.certPem,
+    });
+    cleanups.push(() => api.close());
+    await api.createEndpoint("alice", SPEC);
+    if ((o.timeScale ?? 0) === 0)
+      hf.advance((o.timings?.pendingMs ?? 30_000) + (o.timings?.initializingMs ?? 60_000) + 1_000);
+    else await until(() => hf.endpoints.get("alice", "qwen")?.state === "running", 10_000);
+    if (o.at === "paused") await api.pause("alice", "qwen");
+
+    const local =
+      o.localModels === undefined
+        ? undefined
+        : await startEngineEmulator({
+            api: "ollama",
+            name: "a-ollama",
+            models: o.localModels.map((name) => ({ name, maxTokens: 50 })),
+            tokenDelayMs: 20,
+          });
+    if (local !== undefined) cleanups.push(() => local.close());
+
+    const aDir = mkdtempSync(join(tmpdir(), "pair-validation-a-"));
+    cleanups.push(() => rmSync(aDir, { recursive: true, force: true }));
+    const dataDir = join(aDir, "data");
+    const caFile = join(aDir, "test-ca.pem");
+    writeFileSync(caFile, ca.certPem);
+    const credential: CredentialRef = { service: "pair", account: uniqueName("validation") };
+    const store = new OsCredentialStore({ callTimeoutMs: 10_000 });
+    await store.set(credential, new Redacted(TOKEN, "test token"));
+    cleanups.push(() => store.delete(credential));
+    const yaml = (port: number, clusterPort: number) =>
+      [
+        "node:",
+        "  name: node-a",
+        `  data_dir: ${dataDir}`,
+        `  listen: 127.0.0.1:${port}`,
+        `  cluster_listen: 127.0.0.1:${clusterPort}`,
+        "  discovery: { mdns: false }",
+        ...(local === undefined
+          ? ["engines: []"]
+          : [
+              "engines:",
+              "  - name: a-ollama",
+              "    api: ollama",
+              `    base_url: ${local.url}`,
+              "    max_concurrent: 1",
+              "    probe_interval_s: 0.2",
+            ]),
+        "rented_nodes:",
+        `  - name: ${RENTED}`,
+        "    provider: huggingface-endpoint",
+        "    endpoint: alice/qwen",
+        `    credential: os-credential-store:${credential.service}/${credential.account}`,
+        `    timeouts: { cold_start_s: ${o.coldStartS ?? 20} }`,
+        ...(o.rentedLines ?? []),
+        ...(o.moreRented ?? []).map((l) =>
+          l.replaceAll("CREDENTIAL", `${credential.service}/${credential.account}`),
+        ),
+        ...(o.topLevel ?? []),
+        "providers:",
+        `  huggingface: { endpoints_api: ${hf.endpointsApiUrl}, hub_api: ${hf.hubApiUrl} }`,
+        "tls:",
+        `  extra_ca_file: ${caFile}`,
+      ].join("\n");
+    const aLog: string[] = [];
+    const a = await startNode({
+      config: parseConfig(yaml(11434, 14323), "node-a.yaml", { homeDir: aDir, hostName: "node-a" }),
+      portOverride: 0,
+      clusterPortOverride: 0,
+      log: (line) => void aLog.push(line),
+      membership: { refreshMs: 150, timeoutMs: 400 },
+      rentedProbeIntervalMs: 100,
+      managed: {
+        // Wall time is the emulator's (billing, budgets, idle); monotonic time is real (exit bound).
+        clock: { now: () => ({ wallMs: hf.nowMs(), monoMs: performance.now() }) },
+        tickMs: 0,
+        pollMs: 50,
+        timeZone: "UTC",
+      },
+    });
+    let aClosed = false;
+    cleanups.push(() => (aClosed ? undefined : a.close(200)));
+    const aConfigFile = join(aDir, "pair.yaml");
+    writeFileSync(aConfigFile, yaml(a.port, a.cluster.port));
+
+    const b = await startTestNodeWith("node-b", { refreshMs: 150, timeoutMs: 400 });
+    cleanups.push(() => b.close());
+    const aAsNode: TestNode = {
+      node: a,
+      name: "node-a",
+      dataDir,
+      clusterAddress: `127.0.0.1:${a.cluster.port}`,
+      configFile: aConfigFile,
+      log: aLog,
+      engine: local,
+      close: () => a.close(200),
+      stop: () => a.close(200),
+      restart: () => Promise.reject(new Error("not supported")),
+    };
+    const joined = await joinWith(b, aAsNode, await showPin(aAsNode));
+    if (joined.status !== 200) throw new Error(`pairing B with A failed: HTTP ${joined.status}`);
+    const world: ValidationWorld = {
+      hf,
+      api,
+      a,
+      aConfigFile,
+      aDir,
+      aLog,
+      b,
+      credential,
+      local,
+      advance: async (ms, stepMs = 10_000) => {
+        for (let t = 0; t < ms; t += stepMs) {
+          hf.advance(Math.min(stepMs, ms - t));
+          await a.managed.tick();
+        }
+      },
+      quitA: async () => {
+        aClosed = true;
+        await a.close(200);
+      },
+      cleanup,
+    };
+    return world;
+  } catch (cause) {
+    await cleanup();
+    throw cause;
+  }
+}
+
+/** Admin API call on a running node with its token (POST when `body` is given). */
+export async function adminOf(node: RunningNode, path: string, body?: unknown): Promise<unknown> {
+  const res = await fetch(`${node.url}${path}`, {
+    method: body === undefined ? "GET" : "POST",
+    headers: { authorization: `Bearer ${node.adminToken}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return res.json();
+}
+
+/** The row of `pair nodes` (`/pair/v1/nodes`) for `name`. */
+export async function nodeRow(
+  node: RunningNode,
+  name = RENTED,
+): Promise<Record<string, unknown> | undefined> {
+  const rows = (await adminOf(node, "/pair/v1/nodes")) as Record<string, unknown>[];
+  return rows.find((r) => r["name"] === name);
+}
