@@ -34,6 +34,8 @@ export {
   type RentedProvider,
   type RoutingUse,
   type RunpodNode,
+  type RunpodPodNode,
+  type RunpodPodSettings,
   type TlsSettings,
 } from "./config-types.js";
 export {
