@@ -104,6 +104,7 @@ export function runpodModelOf(config: RunpodPodNode): RunpodModel {
 
 export class RunpodPodManagedNode {
   readonly name: string;
+  readonly config: RunpodPodNode;
   readonly #o: RunpodPodNodeOptions;
   readonly #model: string;
   readonly #controller: HostingController;
@@ -118,6 +119,7 @@ export class RunpodPodManagedNode {
   constructor(options: RunpodPodNodeOptions) {
     this.#o = options;
     const config = options.config;
+    this.config = config;
     this.name = config.name;
     this.#model = config.pod.model;
     const account = config.name;

@@ -6,9 +6,12 @@
 // restart adopts a live pod; a foreign pod is never touched; the vLLM key never leaves the process.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { HttpsRunpodTransport, RedactedString, RunpodProvider, runpodModelSettings } from "@pair/runpod";
 import { createTestCa, type TestCa } from "@pair/testkit";
 import { request } from "undici";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { RunpodPodNode } from "../../src/config/index.js";
+import { runpodModelOf, SYSTEM_CLOCK } from "../../src/rented/index.js";
 import { requireSecretService } from "../credentials/secret-service.js";
 import {
   COLD_START_MS,
@@ -154,7 +157,7 @@ describe("Runpod pods on demand", () => {
     expect(String(row["reason"])).toContain("budget");
     const refused = await chat(w, false);
     expect(refused.text).toContain("budget_exceeded");
-    expect(w.emu.pods.list()).toHaveLength(1); // no new pod
+    expect(livePods(w)).toHaveLength(0); // no new pod
     const m = managedOf(row);
     const spend = m["spend_usd"] as { total: number };
     const meter = w.emu.meter.totalMicroUsd(podId) / 1_000_000;
@@ -184,26 +187,73 @@ describe("Runpod pods on demand", () => {
     expect(w.emu.pods.list().map((p) => p.wire.id)).toEqual([podId]);
   });
 
-  it("never touches a pod of another owner, even one named like ours", async () => {
+  it("a crash-looping pod is terminated; the next request starts a fresh one", async () => {
     const w = await world();
-    const foreign = await fetch(`${w.emu.apiBaseUrl}/v2/pods`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${w.apiKey}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        name: `pair-${NODE}`,
-        imageName: "vllm/vllm-openai:v0.11.0",
-        gpuTypeIds: ["NVIDIA A40"],
-        env: { PAIR_OWNER: "pair-someone-else" },
-      }),
-    }).catch(() => undefined);
-    void foreign;
-    const foreignIds = w.emu.pods.list().map((p) => p.wire.id);
+    w.emu.faults.crashLoopNewPods(true);
+    const failed = await w.advanceUntil(chat(w, false), 15 * 60_000);
+    expect(failed.status).not.toBe(200);
+    const crashed = w.emu.pods.list()[0];
+    expect(crashed?.crashRestarts).toBeGreaterThan(3);
+    await w.advance(60_000);
+    expect(livePods(w)).toHaveLength(0);
+    w.emu.faults.crashLoopNewPods(false);
     expect((await w.advanceUntil(chat(w, false), COLD_START_MS + 60_000)).status).toBe(200);
-    await w.advance(20 * 60_000, 20_000);
+    const live = livePods(w);
+    expect(live).toHaveLength(1);
+    expect(live[0]?.wire.id).not.toBe(crashed?.wire.id);
+  });
+
+  it("sweeps a pod with its own owner tag that no record holds; never touches another owner's", async () => {
+    const w = await world();
+    const ownTag = `pair-${w.node.cluster.identity.nodeId}-${NODE}`;
+    const ours = await leftPod(w, ownTag, "left-1");
+    const theirs = await leftPod(w, "pair-someone-else", "left-2");
+    await w.advance(2 * 60_000);
+    const swept = w.emu.pods.get(ours);
+    expect(swept === undefined || swept.wire.status === "TERMINATED").toBe(true);
+    expect(w.emu.pods.get(theirs)?.wire.status).toBe("RUNNING");
+    expect((await w.advanceUntil(chat(w, false), COLD_START_MS + 60_000)).status).toBe(200);
     await w.node.close(200);
-    for (const id of foreignIds) expect(w.emu.pods.get(id)?.wire.status).not.toBe("TERMINATED");
+    expect(w.emu.pods.get(theirs)?.wire.status).toBe("RUNNING");
   });
 });
+
+/** A pod named like the node's, made outside this sponsor with the given owner tag; its id. */
+async function leftPod(w: RunpodNodeWorld, ownerTag: string, requestId: string): Promise<string> {
+  const transport = new HttpsRunpodTransport({
+    baseUrl: w.emu.apiBaseUrl,
+    apiKey: new RedactedString(w.apiKey, "test Runpod key"),
+    extraCaPem: ca.certPem,
+  });
+  try {
+    const provider = new RunpodProvider({ transport, account: NODE, clock: SYSTEM_CLOCK });
+    const model = runpodModelOf(parsedNode(w));
+    const out = await provider.create({
+      spec: {
+        provider: "runpod",
+        account: NODE,
+        name: `pair-${NODE}`,
+        model: SERVED,
+        hardware: "NVIDIA A40",
+        settings: runpodModelSettings({ ...model, gpuTypes: ["NVIDIA A40"] }),
+      },
+      requestId,
+      ownerTag,
+      epoch: 1,
+    });
+    if (out.kind !== "created") throw new Error(JSON.stringify(out));
+    w.emu.advance(0);
+    return out.report.key.incarnation;
+  } finally {
+    await transport.close();
+  }
+}
+
+function parsedNode(w: RunpodNodeWorld): RunpodPodNode {
+  const node = w.node.runpod.node(NODE);
+  if (node === undefined) throw new Error("no managed node");
+  return node.config;
+}
 
 describe("the vLLM key stays in the process", () => {
   it("never appears in the data dir, the log, or the views", async () => {
