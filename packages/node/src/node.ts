@@ -43,6 +43,8 @@ import {
   type EndpointLookupFn,
 } from "./rented/index.js";
 import { ManagedEndpoints, type ManagedEndpointsOptions } from "./rented/index.js";
+import { combineManagedHooks, RunpodPodNodes, SharedLedger, SYSTEM_CLOCK } from "./rented/index.js";
+import type { ProxyUrlOf } from "@pair/runpod";
 import { Scheduler } from "./scheduler/scheduler.js";
 import { ensureAdminToken } from "./server/admin-token.js";
 import { clientHandler, peerRouteHandler, type ClientApiDeps } from "./server/client-api.js";
@@ -82,6 +84,8 @@ export interface NodeOptions {
   readonly uiDir?: string;
   /** Managed endpoints' clock, timer seam, pass interval, poll interval and budget time zone. */
   readonly managed?: Pick<ManagedEndpointsOptions, "clock" | "timers" | "tickMs" | "pollMs" | "timeZone">;
+  /** Runpod pods' proxy base URL (default `https://{podId}-{port}.proxy.runpod.net`; an emulator's own). */
+  readonly runpodProxyUrl?: ProxyUrlOf;
 }
 
 export interface RunningNode {
@@ -100,6 +104,8 @@ export interface RunningNode {
   readonly uiSessions: UiSessions;
   /** Managed Hugging Face endpoints (adoption, wake, idle and budget pauses, pause on exit). */
   readonly managed: ManagedEndpoints;
+  /** Managed Runpod pods (made on demand; idle, budget and exit terminations). */
+  readonly runpod: RunpodPodNodes;
   /** Stop accepting, wait up to `graceMs` for requests in flight, then end the rest. */
   close(graceMs?: number): Promise<void>;
 }
@@ -297,6 +303,11 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
   }
   const outbound = createOutboundAgent({ extraCaFile: config.tls.extraCaFile });
   const credentials = options.credentials ?? new OsCredentialStore();
+  const ledger = new SharedLedger({
+    dataDir,
+    clock: options.managed?.clock ?? SYSTEM_CLOCK,
+    ledgerId: `ledger-${cluster.identity.nodeId}`,
+  });
   const managed = new ManagedEndpoints({
     nodeName: config.node.name,
     nodeId: cluster.identity.nodeId,
@@ -306,7 +317,15 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     transportFor: endpointsTransport(config),
     inFlight: (name) => scheduler.inFlight(`rented:${name}`),
     log,
+    ledger,
     ...options.managed,
+  });
+  const runpod = runpodPodNodes(config, options, {
+    credentials,
+    ledger,
+    log,
+    scheduler,
+    nodeId: cluster.identity.nodeId,
   });
   const rented = new RentedNodes({
     nodeName: config.node.name,
@@ -315,7 +334,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     credentials,
     dispatcher: outbound,
     lookupEndpoint: endpointLookup(config),
-    managed,
+    managed: combineManagedHooks(managed, runpod.hooks()),
     log,
     ...(options.rentedProbeIntervalMs === undefined
       ? {}
@@ -349,7 +368,10 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     inventory.start(),
     rented.start(),
     managed.start().catch((cause: unknown) => log(`managed rented nodes: ${String(cause)}`)),
+    runpod.start().catch((cause: unknown) => log(`Runpod rented nodes: ${String(cause)}`)),
   ]);
+  // Routing learns at once which managed pods exist (their state needs no probe).
+  await rented.probe();
   // In the background: a peer that does not answer must not hold up the start.
   void membership.start();
   const deps = clientDeps();
@@ -381,6 +403,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     membership,
     uiSessions,
     managed,
+    runpod,
     close: (graceMs = 10_000) =>
       (closing ??= (async () => {
         local.notify = undefined;
@@ -396,7 +419,9 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
           await new Promise((r) => setTimeout(r, 25));
         for (const s of sockets) s.destroy();
         // Pause every managed endpoint (bounded by exit_timeout_s); the unconfirmed stay open in SQLite.
-        await managed.close();
+        // Terminate every Runpod pod (bounded by exit_timeout_s); the unconfirmed stay open likewise.
+        await Promise.all([managed.close(), runpod.close()]);
+        ledger.close();
         await closed;
         await links.close();
         await cluster.close();
@@ -451,6 +476,35 @@ function localInventory(inventory: EngineInventory, scheduler: Scheduler): Local
     in_flight: inventory.engines.reduce((sum, e) => sum + scheduler.inFlight(e.spec.name), 0),
     capacity: healthy.reduce((sum, e) => sum + e.spec.maxConcurrent, 0),
   };
+}
+
+/** The managed Runpod pods of this config (none when it declares no `pod:` node). */
+function runpodPodNodes(
+  config: PairConfig,
+  options: NodeOptions,
+  deps: {
+    credentials: CredentialReader;
+    ledger: SharedLedger;
+    log: (line: string) => void;
+    scheduler: Scheduler;
+    nodeId: string;
+  },
+): RunpodPodNodes {
+  const extraCaPem =
+    config.tls.extraCaFile === null ? undefined : readFileSync(config.tls.extraCaFile, "utf8");
+  return new RunpodPodNodes({
+    nodeId: deps.nodeId,
+    dataDir: config.node.dataDir,
+    configured: config.rentedNodes,
+    credentials: deps.credentials,
+    apiBaseUrl: config.providers.runpod.api,
+    ...(extraCaPem === undefined ? {} : { extraCaPem }),
+    ...(options.runpodProxyUrl === undefined ? {} : { proxyUrl: options.runpodProxyUrl }),
+    ledger: deps.ledger,
+    inFlight: (name) => deps.scheduler.inFlight(`rented:${name}`),
+    log: deps.log,
+    ...options.managed,
+  });
 }
 
 /** An Endpoints API client per token, for managed endpoints (verified HTTPS, extra CA, default retries). */

@@ -131,7 +131,44 @@ export interface BaseUrlNode extends RentedNodeCommon {
   readonly baseUrl: string;
 }
 
-export type RentedNodeConfig = HuggingFaceEndpointNode | RunpodNode | BaseUrlNode;
+/** A Runpod pod's settings (`pod:`): what PAIR creates on demand (RunpodModel, snake_case in YAML). */
+export interface RunpodPodSettings {
+  /** The served model name clients ask for (vLLM `--served-model-name`). */
+  readonly model: string;
+  /** The weights vLLM loads (`--model`). */
+  readonly vllmModel: string;
+  /** GPU type ids in order of preference; no capacity on one tries the next. */
+  readonly gpuTypes: readonly string[];
+  readonly gpuCount: number;
+  readonly cloudType: "SECURE" | "COMMUNITY";
+  readonly image: string;
+  readonly containerDiskGb: number;
+  readonly volumeGb: number;
+  readonly networkVolumeId?: string;
+  readonly dataCenterIds: readonly string[];
+  /** Further vLLM arguments, verbatim; `--api-key` is refused (the key is a Runpod secret). */
+  readonly vllmArgs: readonly string[];
+  readonly port: number;
+  /** The NAME of the Runpod secret holding the vLLM key (sent as `{{ RUNPOD_SECRET_<name> }}`). */
+  readonly apiKeySecret: string;
+  readonly startupDeadlineMs: number;
+  readonly idleTimeoutMs: number;
+  readonly crashRestartLimit: number;
+  readonly crashWindowMs: number;
+}
+
+/**
+ * A managed, on-demand Runpod pod: PAIR creates it for the first request, terminates it when idle, over
+ * budget or at sponsor exit. `credential` is the Runpod API key; `vllmApiKey` the sponsor's copy of the
+ * vLLM key (the pod gets it from the Runpod secret `pod.apiKeySecret`).
+ */
+export interface RunpodPodNode extends RentedNodeCommon {
+  readonly provider: "runpod";
+  readonly pod: RunpodPodSettings;
+  readonly vllmApiKey: CredentialRef;
+}
+
+export type RentedNodeConfig = HuggingFaceEndpointNode | RunpodNode | RunpodPodNode | BaseUrlNode;
 
 /** Provider API base URLs without version (PAIR appends it); overridable so emulators can stand in. */
 export interface ProviderApis {

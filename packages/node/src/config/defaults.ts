@@ -51,6 +51,19 @@ export const RENTED_DEFAULTS = {
   runpod_proxy_port: 8000,
 } as const;
 
+/** A managed Runpod pod's `pod:` settings, as interface.md and docs/rented-nodes.md write them. */
+export const RUNPOD_POD_DEFAULTS = {
+  gpu_count: 1,
+  cloud_type: "SECURE",
+  container_disk_gb: 50,
+  volume_gb: 0,
+  port: 8000,
+  startup_deadline_s: 900,
+  idle_timeout_min: 15,
+  crash_restart_limit: 3,
+  crash_window_s: 600,
+} as const;
+
 export const PROVIDER_DEFAULTS = {
   huggingface_endpoints_api: "https://api.endpoints.huggingface.cloud",
   huggingface_hub_api: "https://huggingface.co",

@@ -35,6 +35,8 @@ export {
   type RentedProvider,
   type RoutingUse,
   type RunpodNode,
+  type RunpodPodNode,
+  type RunpodPodSettings,
   type TlsSettings,
 } from "./config-types.js";
 export {

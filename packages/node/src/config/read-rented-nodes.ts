@@ -1,7 +1,8 @@
 /**
  * The `rented_nodes:` list. Each provider is reached one way: a Hugging Face endpoint by
  * `endpoint: namespace/name` (its URL comes from the Endpoints API), a Runpod pod by `endpoint: POD_ID`
- * (base_url defaults to its proxy URL), everything else by `base_url`. Credentials are references;
+ * (base_url defaults to its proxy URL) or, created on demand, by its `pod:` settings (read-runpod-pod.ts),
+ * everything else by `base_url`. Credentials are references;
  * durations and budgets are converted to milliseconds and micro-dollars. Names are unique and differ
  * from this node's own name.
  * Must not know: YAML, provider APIs, the ledger, the credential store.
@@ -19,10 +20,12 @@ import {
   type RentedNodeConfig,
   type RentedProvider,
   type RunpodNode,
+  type RunpodPodNode,
 } from "./config-types.js";
 import { LIMITS, MS_PER_MINUTE, MS_PER_SECOND, RENTED_DEFAULTS } from "./defaults.js";
 import { Section } from "./field-reader.js";
 import { formatPath, ProblemList } from "./problems.js";
+import { readRunpodPod, readVllmApiKey } from "./read-runpod-pod.js";
 
 export const RENTED_NODE_KEYS = [
   "name",
@@ -36,6 +39,8 @@ export const RENTED_NODE_KEYS = [
   "timeouts",
   "lifecycle",
   "budget",
+  "pod",
+  "vllm_api_key",
 ] as const;
 const LIFECYCLE_KEYS = [
   "managed",
@@ -69,10 +74,16 @@ function refuseKey(entry: Section, key: string, provider: RentedProvider, instea
   if (entry.has(key)) entry.report(key, "invalid_value", `a ${provider} node takes no ${key}; ${instead}`);
 }
 
+function refusePodKeys(entry: Section, provider: RentedProvider): void {
+  for (const key of ["pod", "vllm_api_key"])
+    refuseKey(entry, key, provider, "only a provider: runpod node takes it");
+}
+
 /** What locates a node, by provider. */
 type Target =
   | Pick<HuggingFaceEndpointNode, "provider" | "endpoint">
   | Pick<RunpodNode, "provider" | "podId" | "baseUrl">
+  | Pick<RunpodPodNode, "provider" | "pod" | "vllmApiKey">
   | Pick<BaseUrlNode, "provider" | "baseUrl">;
 
 /** Reads what locates the node; undefined (reported) when it cannot be located. */
@@ -80,10 +91,12 @@ function readTarget(entry: Section, provider: RentedProvider): Target | undefine
   switch (provider) {
     case "huggingface-endpoint": {
       refuseKey(entry, "base_url", provider, "its URL is looked up through the Endpoints API");
+      refusePodKeys(entry, provider);
       const endpoint = readEndpointRef(entry);
       return endpoint === undefined ? undefined : { provider, endpoint };
     }
     case "runpod": {
+      if (entry.has("pod")) return readManagedPod(entry);
       const podId = entry.string("endpoint", { required: true });
       const baseUrl = entry.url("base_url");
       if (podId !== undefined && !POD_ID.test(podId)) {
@@ -94,6 +107,7 @@ function readTarget(entry: Section, provider: RentedProvider): Target | undefine
         );
         return undefined;
       }
+      readVllmApiKey(entry, false);
       if (podId === undefined) return undefined;
       const proxy = `https://${podId}-${RENTED_DEFAULTS.runpod_proxy_port}.proxy.runpod.net/v1`;
       return entry.has("base_url") && baseUrl === undefined
@@ -104,12 +118,22 @@ function readTarget(entry: Section, provider: RentedProvider): Target | undefine
     case "huggingface-job":
     case "openai-compatible": {
       refuseKey(entry, "endpoint", provider, "give its base_url");
+      refusePodKeys(entry, provider);
       const required = provider !== "huggingface-providers";
       const baseUrl = entry.url("base_url", { required });
       if (baseUrl === undefined && (required || entry.has("base_url"))) return undefined;
       return { provider, baseUrl: baseUrl ?? RENTED_DEFAULTS.huggingface_providers_base_url };
     }
   }
+}
+
+/** `pod:` instead of `endpoint:`: PAIR creates the pod on demand (read-runpod-pod.ts). */
+function readManagedPod(entry: Section): Target | undefined {
+  refuseKey(entry, "endpoint", "runpod", "with a pod: section PAIR creates the pod (no pod id)");
+  refuseKey(entry, "base_url", "runpod", "a created pod is reached through its Runpod proxy URL");
+  const pod = readRunpodPod(entry);
+  const vllmApiKey = readVllmApiKey(entry, true);
+  return pod === undefined || vllmApiKey === undefined ? undefined : { provider: "runpod", pod, vllmApiKey };
 }
 
 function readLifecycle(entry: Section, provider: RentedProvider | undefined): RentedLifecycle {

@@ -25,3 +25,18 @@ export function estimateCostMicroUsd(
     return Math.ceil((Math.max(0, use.durationMs) * usdPerHour * 1_000_000) / 3_600_000);
   return 0;
 }
+
+/**
+ * The price a peer sees for a per-token node: the highest output price (USD per million tokens) among
+ * the models it serves — an upper bound, since output tokens cost the most. Null when none is known.
+ */
+export function outputPricePerMillion(
+  models: readonly string[],
+  prices: ReadonlyMap<string, { readonly output: number }>,
+): number | null {
+  const known = models.flatMap((m) => {
+    const p = prices.get(m);
+    return p === undefined ? [] : [p.output];
+  });
+  return known.length === 0 ? null : Math.max(...known);
+}

@@ -24,6 +24,7 @@ export {
   type RentedLink,
   type RentedNodesOptions,
   type RentedNodeView,
+  type ManagedStatus,
   type RentedState,
 } from "./rented-nodes.js";
 export { isRentedAdminPath, RENTED_ADMIN_PATHS, serveRentedAdmin } from "./rented-admin-routes.js";
@@ -39,3 +40,11 @@ export {
 } from "./managed-endpoints.js";
 export { ManagedLedger, reservationIdOf } from "./managed-ledger.js";
 export { estimateCostMicroUsd, type CostBasis } from "./cost-estimate.js";
+export { SharedLedger } from "./shared-ledger.js";
+export {
+  combineManagedHooks,
+  runpodPodConfigs,
+  RunpodPodNodes,
+  type RunpodPodNodesOptions,
+} from "./runpod-pod-nodes.js";
+export { RunpodPodManagedNode, runpodModelOf, type RunpodPodView } from "./runpod-pod-node.js";

@@ -23,6 +23,7 @@ import {
   type PresetIdSource,
 } from "./managed-endpoint.js";
 import { ManagedLedger } from "./managed-ledger.js";
+import type { SharedLedger } from "./shared-ledger.js";
 
 /** A one-shot timer; the seam tests replace. */
 export interface TimerSeam {
@@ -60,6 +61,8 @@ export interface ManagedEndpointsOptions {
   /** IANA zone budgets count days and months in (default: this machine's). */
   readonly timeZone?: string;
   readonly log?: (line: string) => void;
+  /** The sponsor's ledger, shared with the other managers (default: this one opens its own). */
+  readonly ledger?: SharedLedger;
 }
 
 /** Which configured nodes PAIR manages. */
@@ -69,7 +72,7 @@ export function managedConfigs(configured: readonly RentedNodeConfig[]): Hugging
   );
 }
 
-class PresetIds implements PresetIdSource {
+export class PresetIds implements PresetIdSource {
   #next: string | undefined;
   preset(): string {
     this.#next = `deployment-${randomUUID()}`;
@@ -110,10 +113,7 @@ export class ManagedEndpoints {
     if (this.#configs.length === 0) return;
     const dir = join(this.#o.dataDir, "managed");
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const ledgerStore = new SqliteLedgerStore({ path: join(dir, "ledger.db") });
-    this.#closers.push(() => ledgerStore.close());
-    const ledger = new ManagedLedger(ledgerStore, this.#clock, `ledger-${this.#o.nodeId}`);
-    ledger.sessionStarted();
+    const ledger = this.#o.ledger?.open() ?? this.#ownLedger(dir);
     this.#ledger = ledger;
     const ids = new PresetIds();
     for (const config of this.#configs) {
@@ -122,6 +122,14 @@ export class ManagedEndpoints {
     }
     await this.tick();
     this.#schedule();
+  }
+
+  #ownLedger(dir: string): ManagedLedger {
+    const ledgerStore = new SqliteLedgerStore({ path: join(dir, "ledger.db") });
+    this.#closers.push(() => ledgerStore.close());
+    const ledger = new ManagedLedger(ledgerStore, this.#clock, `ledger-${this.#o.nodeId}`);
+    ledger.sessionStarted();
+    return ledger;
   }
 
   async #open(

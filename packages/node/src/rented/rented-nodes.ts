@@ -22,7 +22,8 @@ import {
 } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
 import type { ManagedView } from "./managed-endpoint.js";
-import { estimateCostMicroUsd } from "./cost-estimate.js";
+import { estimateCostMicroUsd, outputPricePerMillion } from "./cost-estimate.js";
+import { HF_STATES } from "./hf-states.js";
 import { listModels, type TokenPrices } from "./models-probe.js";
 import { OFF_LAN_LABEL, type RentedPeerView } from "./peer-view.js";
 import { readRentedFile, writeRentedFile, type RentedFile, type RentedOverride } from "./rented-file.js";
@@ -86,6 +87,17 @@ export interface ManagedHooks {
     signal: AbortSignal,
   ): Promise<{ ok: true; url: string } | { ok: false; error: PairError }>;
   view(name: string): ManagedView | undefined;
+  /** Nodes the manager knows without a probe (a Runpod pod made on demand): state, models, GPU. */
+  status?(name: string): ManagedStatus | undefined;
+  /** Headers a request to the node carries, instead of its `credential` (a Runpod pod's vLLM key). */
+  headers?(name: string): Readonly<Record<string, string>> | undefined;
+}
+
+export interface ManagedStatus {
+  readonly state: RentedState;
+  readonly models: readonly string[];
+  readonly gpu: string | undefined;
+  readonly lastError: string | undefined;
 }
 
 /** A rented node as the sponsor's admin API shows it: no URL, no credential value. */
@@ -256,7 +268,7 @@ export class RentedNodes {
         gpu: n.gpu ?? null,
         state: v.state,
         usd_per_hour: v.managed?.usd_per_hour ?? null,
-        usd_per_mtok: outputPricePerMillion(n),
+        usd_per_mtok: outputPricePerMillion(n.models, n.prices),
         models: v.models,
         shared: v.shared,
         policy: v.policy,
@@ -314,7 +326,7 @@ export class RentedNodes {
         name: v.name,
         policy: v.policy,
         warm: v.state === "running",
-        price: outputPricePerMillion(n),
+        price: outputPricePerMillion(n.models, n.prices),
       });
     }
     return refusal === undefined ? { usable } : { usable, refusal };
@@ -342,11 +354,12 @@ export class RentedNodes {
       "x-scale-up-timeout": String(Math.ceil(coldStartMs / 1000)),
     };
     if (n.token !== undefined) headers["authorization"] = `Bearer ${n.token.reveal()}`;
+    const own = managed.headers?.(name);
     return {
       name,
       // Replaced by what `prepare` reports before anything is sent.
       baseUrl: n.baseUrl ?? "https://endpoint-not-ready.invalid/v1",
-      headers,
+      headers: own ?? headers,
       coldStartMs,
       prepare: async (signal) => {
         const ready = await managed.prepare(name, signal);
@@ -476,6 +489,8 @@ export class RentedNodes {
     const policy = o.routing_use ?? n.config.routing.use;
     const managed = this.#o.managed;
     const overBudget = managed?.budgetRefusal(n.config.name);
+    const live = managed?.status?.(n.config.name);
+    if (live !== undefined) Object.assign(n, live, { models: [...live.models] });
     const reason =
       policy === "never"
         ? "routing policy is never"
@@ -518,6 +533,8 @@ export class RentedNodes {
 
   async #probe(n: NodeState): Promise<void> {
     const config = n.config;
+    const known = this.#o.managed?.status?.(config.name);
+    if (known !== undefined) return void Object.assign(n, known, { models: [...known.models] });
     if (config.credential !== undefined && n.token === undefined) {
       try {
         n.token = await this.#o.credentials.get(config.credential);
@@ -537,7 +554,7 @@ export class RentedNodes {
     }
     if (config.provider === "huggingface-endpoint") {
       if (!(await this.#lookUp(n, config.endpoint))) return;
-    } else n.baseUrl = config.baseUrl;
+    } else if ("baseUrl" in config) n.baseUrl = config.baseUrl;
     const baseUrl = n.baseUrl;
     if (baseUrl === undefined) return;
     const answer = await listModels(this.#o.dispatcher, baseUrl, n.token, this.#o.probeTimeoutMs ?? 10_000);
@@ -617,30 +634,6 @@ export class RentedNodes {
     return false;
   }
 }
-
-/**
- * The price a peer sees for a per-token node: the highest output price (USD per million tokens) among
- * the models it serves — an upper bound, since output tokens cost the most. Null when none is known.
- */
-function outputPricePerMillion(n: NodeState): number | null {
-  const prices = n.models.flatMap((m) => {
-    const p = n.prices.get(m);
-    return p === undefined ? [] : [p.output];
-  });
-  return prices.length === 0 ? null : Math.max(...prices);
-}
-
-/** Hugging Face endpoint states as PAIR shows them (the seed's table). */
-const HF_STATES: Readonly<Record<string, RentedState>> = {
-  running: "running",
-  scaledToZero: "scaled_to_zero",
-  paused: "paused",
-  pending: "starting",
-  initializing: "starting",
-  updating: "starting",
-  failed: "failed",
-  updateFailed: "failed",
-};
 
 function fresh(config: RentedNodeConfig, source: "config" | "attached"): NodeState {
   return {

@@ -1,0 +1,414 @@
+/**
+ * One managed Runpod rented node (`provider: runpod` with a `pod:` section): pods made on demand by a
+ * RunpodPodSupervisor over a HostingController and its own SQLite store, every hosting event fed to
+ * the sponsor's shared ledger (per-second accrual at the placed GPU type's price plus disk storage).
+ * - `prepare()` acquires a serving pod (the first caller creates, concurrent callers wait on the same
+ *   start, never a second create) and drives passes until it serves or the caller's budget ends.
+ * - `tick()`: stream leases for requests in flight, readiness, crash recovery, idle reaping, orphan
+ *   sweep and reconciliation (the supervisor), then the ledger's budget stops.
+ * - pause = terminate (only TERMINATED ends billing) and refuse new pods; resume allows them again.
+ * - `close()` terminates every pod it owns at sponsor exit and waits, bounded, for the evidence; what
+ *   stays unconfirmed stays an open obligation in SQLite, reconciled at the next start.
+ * Must not know: HTTP routing, the CLI, where keys are stored (it is handed them), real timers.
+ */
+
+import { routeEligibility } from "@pair/ledger";
+import {
+  HostingController,
+  liveRecords,
+  openObligations,
+  type Clock,
+  type ComputeAuthorization,
+  type DeploymentSpec,
+  type HostingEvent,
+  type HostingStore,
+  type StopReason,
+} from "@pair/provision";
+import {
+  RUNPOD_CAPABILITIES,
+  RUNPOD_PROVIDER,
+  RunpodPodSupervisor,
+  RunpodProvider,
+  runpodModelSettings,
+  type ProxyUrlOf,
+  type ReadinessProbe,
+  type RunpodModel,
+  type RunpodTransport,
+  type StreamLease,
+} from "@pair/runpod";
+import type { Redacted } from "../cluster/index.js";
+import type { RunpodPodNode } from "../config/index.js";
+import type { PairError } from "../dialects/index.js";
+import type { ManagedAction, ManagedView } from "./managed-endpoint.js";
+import type { PresetIds } from "./managed-endpoints.js";
+import { reservationIdOf, type ManagedLedger } from "./managed-ledger.js";
+import type { ManagedStatus } from "./rented-nodes.js";
+import { PriceWatchingTransport, type PodPrice } from "./runpod-price-watch.js";
+
+/** Disk and volume while a pod runs: $0.10 per GB-month (runpod-api.md §4), a month being 720 h. */
+const STORAGE_MICRO_USD_PER_GB_HOUR = 100_000 / 720;
+const USD = 1_000_000;
+const DAY_MS = 86_400_000;
+
+export interface RunpodPodNodeOptions {
+  readonly config: RunpodPodNode;
+  /** This sponsor's owner tag for this node's pods (`pair-<nodeId>-<node>`). */
+  readonly ownerTag: string;
+  readonly transport: RunpodTransport;
+  readonly store: HostingStore;
+  readonly ledger: ManagedLedger;
+  readonly clock: Clock;
+  readonly ids: PresetIds;
+  /** Readiness with the vLLM key (`GET /v1/models` through the pod's proxy). */
+  readonly probe: ReadinessProbe;
+  /** The sponsor's copy of the vLLM key: the bearer token of its requests to the pod. */
+  readonly vllmKey: Redacted<string>;
+  readonly proxyUrl?: ProxyUrlOf;
+  readonly timeZone: string;
+  /** PAIR requests in flight on this node now (streams included). */
+  readonly inFlight: () => number;
+  /** Resolves true after `ms`, false when `signal` aborts first (the timer seam). */
+  readonly sleep: (ms: number, signal?: AbortSignal) => Promise<boolean>;
+  readonly pollMs: number;
+  readonly log: (line: string) => void;
+}
+
+/** The node detail of a Runpod pod node: ManagedView plus the pod's state and GPU type. */
+export interface RunpodPodView extends ManagedView {
+  readonly pod_state: "cold" | "starting" | "running" | "stopping";
+  readonly gpu: string | null;
+}
+
+/** The model's RunpodModel, from the config's `pod:` section. */
+export function runpodModelOf(config: RunpodPodNode): RunpodModel {
+  const p = config.pod;
+  return {
+    gpuTypes: p.gpuTypes,
+    gpuCount: p.gpuCount,
+    cloudType: p.cloudType,
+    image: p.image,
+    containerDiskGb: p.containerDiskGb,
+    volumeGb: p.volumeGb,
+    ...(p.networkVolumeId === undefined ? {} : { networkVolumeId: p.networkVolumeId }),
+    dataCenterIds: p.dataCenterIds,
+    vllmModel: p.vllmModel,
+    vllmArgs: p.vllmArgs,
+    port: p.port,
+    apiKeySecret: p.apiKeySecret,
+    startupDeadlineMs: p.startupDeadlineMs,
+    idleTimeoutMs: p.idleTimeoutMs,
+    crashRestartLimit: p.crashRestartLimit,
+    crashWindowMs: p.crashWindowMs,
+  };
+}
+
+export class RunpodPodManagedNode {
+  readonly name: string;
+  readonly config: RunpodPodNode;
+  readonly #o: RunpodPodNodeOptions;
+  readonly #model: string;
+  readonly #controller: HostingController;
+  readonly #supervisor: RunpodPodSupervisor;
+  readonly #leases: StreamLease[] = [];
+  #priceMicroUsdPerHour: number | undefined;
+  #gpu: string | undefined;
+  #pausedBy: StopReason | undefined;
+  #lastError: string | undefined;
+  #pass: Promise<void> | undefined;
+
+  constructor(options: RunpodPodNodeOptions) {
+    this.#o = options;
+    const config = options.config;
+    this.config = config;
+    this.name = config.name;
+    this.#model = config.pod.model;
+    const account = config.name;
+    const watched = new PriceWatchingTransport(options.transport, (podId, price, created) =>
+      this.#priced(podId, price, created),
+    );
+    const provider = new RunpodProvider({
+      transport: watched,
+      account,
+      clock: options.clock,
+      ownerTag: options.ownerTag,
+      ...(options.proxyUrl === undefined ? {} : { proxyUrl: options.proxyUrl }),
+    });
+    this.#controller = HostingController.open({
+      controllerId: options.ownerTag,
+      ownerTag: options.ownerTag,
+      account,
+      provider,
+      store: options.store,
+      clock: options.clock,
+      ids: options.ids,
+      // A crash-looping pod is being terminated while its replacement starts.
+      policy: { maxActiveResources: 2, maxLifetimeMs: 30 * DAY_MS },
+      leaseTtlMs: 10 * 60_000,
+      busyRequeueMs: 5_000,
+      idleRequeueMs: 30_000,
+      stopRetryMs: 10_000,
+      onEvent: (event) => this.#onEvent(event),
+    });
+    const spec: DeploymentSpec = {
+      provider: RUNPOD_PROVIDER,
+      account,
+      name: `pair-${config.name}`,
+      model: this.#model,
+      hardware: config.pod.gpuTypes[0] ?? "",
+      settings: runpodModelSettings(runpodModelOf(config)),
+    };
+    this.#supervisor = new RunpodPodSupervisor({
+      controller: this.#controller,
+      provider,
+      clock: options.clock,
+      probe: options.probe,
+      specs: [spec],
+      authorize: () => this.#authorize(),
+    });
+    const reservation = options.ledger.state.reservations[reservationIdOf(this.name)];
+    if (reservation?.pricing.kind === "hourly" && reservation.pricing.priceMicroUsdPerHour > 0)
+      this.#priceMicroUsdPerHour = reservation.pricing.priceMicroUsdPerHour;
+    this.#reserve();
+  }
+
+  get controller(): HostingController {
+    return this.#controller;
+  }
+
+  get supervisor(): RunpodPodSupervisor {
+    return this.#supervisor;
+  }
+
+  /** One pass (joins a pass under way). Never throws. */
+  tick(): Promise<void> {
+    this.#pass ??= this.#tick().finally(() => {
+      this.#pass = undefined;
+    });
+    return this.#pass;
+  }
+
+  async #tick(): Promise<void> {
+    try {
+      this.#reserve();
+      this.#holdStreams();
+      await this.#supervisor.tick();
+      const owns = (id: string) => this.#controller.state.deployments[id] !== undefined;
+      for (const command of this.#o.ledger.tick(owns)) {
+        this.#pausedBy = "budget-exceeded";
+        this.#o.log(`rented node ${this.name}: budget reached: terminating its pod`);
+        await this.#controller.requireStop(command.deploymentId, command.reason);
+      }
+      this.#lastError = undefined;
+    } catch (cause) {
+      this.#lastError = (cause as Error).message;
+    }
+  }
+
+  /** One lease per request in flight: the supervisor never reaps a pod while one is open. */
+  #holdStreams(): void {
+    const open = this.#o.inFlight();
+    while (this.#leases.length < open) {
+      const lease = this.#supervisor.openStream(this.#model);
+      if (lease === undefined) break;
+      this.#leases.push(lease);
+    }
+    while (this.#leases.length > open) this.#leases.pop()?.release();
+  }
+
+  /**
+   * A serving pod's proxy base URL (without /v1), starting one when none runs; waits within the
+   * caller's signal (its cold-start budget), driving passes every `pollMs`.
+   */
+  async prepare(signal: AbortSignal): Promise<{ ok: true; url: string } | { ok: false; error: PairError }> {
+    if (this.#pausedBy === "user-request")
+      return {
+        ok: false,
+        error: this.#error(
+          "rented_node_paused",
+          `paused by the user: no pod is started until pair rented resume ${this.name}`,
+        ),
+      };
+    const refused = this.budgetRefusal();
+    if (refused !== undefined) return { ok: false, error: refused };
+    const acquired = this.#supervisor.acquire(this.#model);
+    let result = await Promise.race([acquired, Promise.resolve(undefined)]);
+    void acquired.then((r) => (result = r));
+    while (result === undefined) {
+      if (!(await this.#o.sleep(this.#o.pollMs, signal)))
+        return {
+          ok: false,
+          error: this.#error("cold_start_timeout", "no pod served within its cold-start budget"),
+        };
+      await this.tick();
+      await Promise.race([acquired, Promise.resolve(undefined)]);
+    }
+    if (result.kind === "failed") {
+      this.#lastError = result.reason;
+      return { ok: false, error: this.#error("rented_node_ineligible", result.reason) };
+    }
+    return { ok: true, url: result.address };
+  }
+
+  /** Refused for money: the node reached a cap (`budget_exceeded`), until the window resets. */
+  budgetRefusal(): PairError | undefined {
+    const at = this.#o.clock.now().wallMs;
+    const e = routeEligibility(this.#o.ledger.state, { kind: "rented", nodeId: this.name }, at);
+    if (e.eligible || e.reason === "no-reservation") return undefined;
+    return this.#error(
+      "budget_exceeded",
+      `reached its ${e.window === "day" ? "daily" : "monthly"} budget; no pod until ` +
+        `${new Date(e.untilMs).toISOString()}: raise budget.usd_per_${e.window} or wait`,
+    );
+  }
+
+  /** `pair rented pause`: terminate every pod it owns and start none until `resume`. */
+  async pause(reason: StopReason = "user-request"): Promise<ManagedAction> {
+    this.#pausedBy = reason;
+    await this.#supervisor.settled();
+    for (const record of liveRecords(this.#controller.state)) {
+      const stopped = await this.#controller.requireStop(record.id, reason);
+      if (!stopped.ok)
+        return {
+          ok: false,
+          error: this.#error("upstream_error", `terminate refused: ${stopped.error.code}`),
+        };
+    }
+    this.#o.log(`rented node ${this.name}: paused: its pods are terminated`);
+    return { ok: true };
+  }
+
+  /** `pair rented resume`: pods are made on demand again (refused while over budget). */
+  resume(): ManagedAction {
+    const refused = this.budgetRefusal();
+    if (refused !== undefined) return { ok: false, error: refused };
+    this.#pausedBy = undefined;
+    return { ok: true };
+  }
+
+  /** For routing and views: the pod's state as PAIR shows it. */
+  status(): ManagedStatus {
+    const pod = this.#podState();
+    return {
+      state:
+        this.#pausedBy === "user-request"
+          ? "paused"
+          : pod === "running"
+            ? "running"
+            : pod === "starting"
+              ? "starting"
+              : "scaled_to_zero",
+      models: [this.#model],
+      gpu: this.#gpu ?? this.#o.config.pod.gpuTypes[0],
+      lastError: this.#lastError,
+    };
+  }
+
+  /** The bearer token of the sponsor's requests to the pod (never shown, never logged). */
+  headers(): Readonly<Record<string, string>> {
+    return { authorization: `Bearer ${this.#o.vllmKey.reveal()}` };
+  }
+
+  view(): RunpodPodView {
+    const spend = this.#o.ledger.spend(this.name);
+    const usd = (micro: number) => Math.round(micro) / USD;
+    return {
+      managed: true,
+      paused_by: this.#pausedBy ?? null,
+      budget_exceeded: this.budgetRefusal() !== undefined,
+      spend_usd:
+        spend === undefined
+          ? null
+          : {
+              session: usd(spend.sessionMicroUsd),
+              today: usd(spend.todayMicroUsd),
+              month: usd(spend.thisMonthMicroUsd),
+              total: usd(spend.totalMicroUsd),
+            },
+      usd_per_hour: this.#priceMicroUsdPerHour === undefined ? null : usd(this.#priceMicroUsdPerHour),
+      open_obligations: openObligations(this.#controller.state).length,
+      last_error: this.#lastError ?? null,
+      pod_state: this.#podState(),
+      gpu: this.#gpu ?? null,
+    };
+  }
+
+  /**
+   * Sponsor exit: terminate every pod it owns and wait, up to `exit_timeout_s`, for TERMINATED or
+   * absence. Returns the obligations still open (they stay in SQLite for the next start).
+   */
+  async close(): Promise<number> {
+    for (const lease of this.#leases.splice(0)) lease.release();
+    if (!this.#o.config.lifecycle.pauseOnSponsorExit) return openObligations(this.#controller.state).length;
+    await this.#supervisor.settled();
+    for (const record of liveRecords(this.#controller.state))
+      await this.#controller.requireStop(record.id, "sponsor-exit").catch(() => undefined);
+    const exitMs = this.#o.config.lifecycle.exitTimeoutMs;
+    const deadline = this.#o.clock.now().monoMs + exitMs;
+    while (openObligations(this.#controller.state).length > 0 && this.#o.clock.now().monoMs < deadline) {
+      await this.#o.sleep(this.#o.pollMs);
+      await this.#controller.reconcileOnce().catch(() => undefined);
+    }
+    const open = openObligations(this.#controller.state).length;
+    this.#o.log(
+      open > 0
+        ? `rented node ${this.name}: termination not confirmed within ${exitMs / 1000} s; it stays an ` +
+            "open obligation and is reconciled at the next start"
+        : `rented node ${this.name}: every pod terminated at sponsor exit`,
+    );
+    return open;
+  }
+
+  #podState(): RunpodPodView["pod_state"] {
+    const s = this.#supervisor.state(this.#model);
+    return s === "ready" ? "running" : s;
+  }
+
+  /** Open the node's reservation (price 0 until a pod's price is known) and keep it in step. */
+  #reserve(): void {
+    const budget = { ...this.#o.config.budget, timeZone: this.#o.timeZone, stopLeadMs: 0 };
+    const reserved = this.#o.ledger.ensureReservation(this.name, this.#priceMicroUsdPerHour ?? 0, budget);
+    if (!reserved.ok) this.#lastError = `ledger: ${JSON.stringify(reserved.error)}`;
+  }
+
+  /** Permission to spend for one more pod, named by the id its declaration will take. */
+  #authorize(): ComputeAuthorization | undefined {
+    if (this.#pausedBy === "user-request") return undefined;
+    this.#reserve();
+    const authorization = this.#o.ledger.authorize(this.name, this.#o.ids.preset(), RUNPOD_CAPABILITIES);
+    if (authorization.ok) {
+      if (this.#pausedBy === "budget-exceeded") this.#pausedBy = undefined;
+      return authorization.value;
+    }
+    this.#lastError = `the ledger refused a new pod: ${authorization.error.code}`;
+    return undefined;
+  }
+
+  /** A pod of ours reported a price: GPU price × count plus its disks, per hour. */
+  #priced(podId: string, price: PodPrice, created: boolean): void {
+    const ours =
+      created || Object.values(this.#controller.state.deployments).some((d) => d.key?.incarnation === podId);
+    if (!ours) return;
+    const p = this.#o.config.pod;
+    const storage = (p.containerDiskGb + p.volumeGb) * STORAGE_MICRO_USD_PER_GB_HOUR;
+    const micro = Math.round(price.usdPerHour * USD + storage);
+    this.#gpu = price.gpuType ?? this.#gpu;
+    if (micro === this.#priceMicroUsdPerHour) return;
+    this.#priceMicroUsdPerHour = micro;
+    this.#reserve();
+  }
+
+  #onEvent(event: HostingEvent): void {
+    const fed = this.#o.ledger.apply({
+      type: "HostingEventReported",
+      event,
+      bind: { reservationId: reservationIdOf(this.name), capabilities: RUNPOD_CAPABILITIES },
+      at: this.#o.clock.now(),
+    });
+    if (!fed.ok && fed.error.code !== "episode-closed")
+      this.#o.log(`rented node ${this.name}: ledger refused ${event.type}: ${fed.error.code}`);
+  }
+
+  #error(code: PairError["code"], message: string): PairError {
+    return { code, message: `rented node ${this.name}: ${message}`, node: this.name };
+  }
+}

@@ -1,0 +1,283 @@
+// A managed Runpod node (`provider: runpod` with a `pod:` section) over HTTPS against the Runpod
+// emulator, with the real keyring and virtual time: the first request starts one pod and is served
+// (streamed); concurrent cold requests make exactly one create; no capacity on the first GPU type uses
+// the second; idle pods are terminated (never while a request is in flight); the budget cap terminates
+// with `budget_exceeded` and the ledger matches the emulator's meter; sponsor exit terminates; a
+// restart adopts a live pod; a foreign pod is never touched; the vLLM key never leaves the process.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { HttpsRunpodTransport, RedactedString, RunpodProvider, runpodModelSettings } from "@pair/runpod";
+import { createTestCa, type TestCa } from "@pair/testkit";
+import { request } from "undici";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { RunpodPodNode } from "../../src/config/index.js";
+import { runpodModelOf, SYSTEM_CLOCK } from "../../src/rented/index.js";
+import { requireSecretService } from "../credentials/secret-service.js";
+import {
+  COLD_START_MS,
+  NODE,
+  podLines,
+  runpodWorld,
+  SERVED,
+  type RunpodNodeWorld,
+} from "./runpod-harness.js";
+
+let ca: TestCa;
+const worlds: RunpodNodeWorld[] = [];
+beforeEach(async () => {
+  await requireSecretService();
+  ca ??= await createTestCa();
+});
+afterEach(async () => {
+  for (const w of worlds.splice(0)) await w.cleanup();
+});
+
+async function world(options: Parameters<typeof runpodWorld>[1] = {}): Promise<RunpodNodeWorld> {
+  const w = await runpodWorld(ca, options);
+  worlds.push(w);
+  await w.start();
+  return w;
+}
+
+/** A chat request through the sponsor; the text of the answer (SSE when streamed). */
+async function chat(w: RunpodNodeWorld, stream = true): Promise<{ status: number; text: string }> {
+  const res = await request(`${w.node.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: SERVED, stream, messages: [{ role: "user", content: "hi" }] }),
+  });
+  return { status: res.statusCode, text: await res.body.text() };
+}
+
+async function rentedRow(w: RunpodNodeWorld): Promise<Record<string, unknown>> {
+  const res = await request(`${w.node.url}/pair/v1/rented`, {
+    headers: { authorization: `Bearer ${w.node.adminToken}` },
+  });
+  const rows = (await res.body.json()) as Record<string, unknown>[];
+  return rows.find((r) => r["name"] === NODE) ?? {};
+}
+
+function livePods(w: RunpodNodeWorld) {
+  return w.emu.pods.list().filter((p) => p.wire.status !== "TERMINATED");
+}
+
+function managedOf(row: Record<string, unknown>): Record<string, unknown> {
+  return (row["managed"] ?? {}) as Record<string, unknown>;
+}
+
+describe("Runpod pods on demand", () => {
+  it("starts one pod for the first request, streams its answer, shows cold → starting → running", async () => {
+    const w = await world();
+    expect(managedOf(await rentedRow(w))["pod_state"]).toBe("cold");
+    expect((await rentedRow(w))["state"]).toBe("scaled_to_zero");
+    expect((await rentedRow(w))["eligible"]).toBe(true);
+    const answer = chat(w, true);
+    await w.advanceUntil(
+      (async () => {
+        for (;;) {
+          if (w.emu.pods.list().length > 0) return;
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      })(),
+      10_000,
+      1,
+    );
+    expect(managedOf(await rentedRow(w))["pod_state"]).toBe("starting");
+    const done = await w.advanceUntil(answer, COLD_START_MS + 60_000);
+    expect(done.status).toBe(200);
+    expect(done.text).toContain("data: ");
+    expect(done.text).toContain("[DONE]");
+    expect(w.emu.pods.list()).toHaveLength(1);
+    const row = await rentedRow(w);
+    expect(row["state"]).toBe("running");
+    expect(row["label"]).toBe("Rented · off-LAN");
+    expect(managedOf(row)["pod_state"]).toBe("running");
+    // $/hr from the placed GPU type: L40S 0.79 + 70 GB of disks at $0.10/GB-month.
+    expect(managedOf(row)["usd_per_hour"]).toBeCloseTo(0.79 + (70 * 0.1) / 720, 5);
+    // A second request is served by the same pod, no create.
+    expect((await chat(w, false)).status).toBe(200);
+    expect(w.emu.pods.list()).toHaveLength(1);
+  });
+
+  it("five concurrent cold requests make exactly one create", async () => {
+    const w = await world();
+    const answers = Promise.all(Array.from({ length: 5 }, () => chat(w, false)));
+    const done = await w.advanceUntil(answers, COLD_START_MS + 60_000);
+    expect(done.map((d) => d.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(w.emu.pods.list()).toHaveLength(1);
+  });
+
+  it("no capacity on the first GPU type: the second is used and priced", async () => {
+    const w = await world({
+      pod: [
+        `      model: ${SERVED}`,
+        "      vllm_model: Qwen/Qwen2.5-7B-Instruct",
+        "      gpu_types: [NVIDIA L40S, NVIDIA A40]",
+        "      image: vllm/vllm-openai:v0.11.0",
+        "      container_disk_gb: 20",
+        "      api_key_secret: vllm_key",
+      ],
+    });
+    w.emu.faults.outOfCapacity("NVIDIA L40S");
+    const done = await w.advanceUntil(chat(w, false), COLD_START_MS + 60_000);
+    expect(done.status).toBe(200);
+    const pods = w.emu.pods.list();
+    expect(pods).toHaveLength(1);
+    expect(pods[0]?.wire.gpu?.id).toBe("NVIDIA A40");
+    const m = managedOf(await rentedRow(w));
+    expect(m["gpu"]).toBe("NVIDIA A40");
+    expect(m["usd_per_hour"]).toBeCloseTo(0.35 + (20 * 0.1) / 720, 5);
+  });
+
+  it("an idle pod is terminated, never while a request is in flight", async () => {
+    const w = await world();
+    expect((await w.advanceUntil(chat(w, false), COLD_START_MS + 60_000)).status).toBe(200);
+    const podId = w.emu.pods.list()[0]?.wire.id ?? "";
+    // A stream lease (what a request in flight holds) keeps the pod past the idle timeout (5 min).
+    const lease = w.node.runpod.node(NODE)?.supervisor.openStream(SERVED);
+    expect(lease).toBeDefined();
+    await w.advance(10 * 60_000);
+    expect(livePods(w).map((p) => p.wire.id)).toEqual([podId]);
+    lease?.release();
+    await w.advance(6 * 60_000);
+    expect(livePods(w)).toHaveLength(0);
+    expect(managedOf(await rentedRow(w))["pod_state"]).toBe("cold");
+    expect(managedOf(await rentedRow(w))["open_obligations"]).toBe(0);
+  });
+
+  it("the budget cap terminates the pod, refuses with budget_exceeded; the ledger matches the meter", async () => {
+    const w = await world({ pod: podLines(120), lines: ["    budget: { usd_per_day: 0.5 }"] });
+    expect((await w.advanceUntil(chat(w, false), COLD_START_MS + 60_000)).status).toBe(200);
+    const podId = w.emu.pods.list()[0]?.wire.id ?? "";
+    // 0.80 $/h: the cap is reached after ~37.5 min.
+    await w.advance(45 * 60_000, 10_000);
+    expect(livePods(w)).toHaveLength(0);
+    const row = await rentedRow(w);
+    expect(row["eligible"]).toBe(false);
+    expect(String(row["reason"])).toContain("budget");
+    const refused = await chat(w, false);
+    expect(refused.text).toContain("budget_exceeded");
+    expect(livePods(w)).toHaveLength(0); // no new pod
+    const m = managedOf(row);
+    const spend = m["spend_usd"] as { total: number };
+    const meter = w.emu.meter.totalMicroUsd(podId) / 1_000_000;
+    const perSecond = Number(m["usd_per_hour"]) / 3600;
+    expect(Math.abs(spend.total - meter)).toBeLessThanOrEqual(perSecond + 1e-6);
+  });
+
+  it("sponsor exit terminates the pod (TERMINATED in the emulator)", async () => {
+    const w = await world();
+    expect((await w.advanceUntil(chat(w, false), COLD_START_MS + 60_000)).status).toBe(200);
+    const podId = w.emu.pods.list()[0]?.wire.id ?? "";
+    await w.node.close(200);
+    const pod = w.emu.pods.get(podId);
+    expect(pod === undefined || pod.wire.status === "TERMINATED").toBe(true);
+    expect(w.log.join("\n")).toContain("every pod terminated at sponsor exit");
+  });
+
+  it("a restart adopts the live pod: served again without a second create", async () => {
+    const w = await world({ lifecycle: "{ pause_on_sponsor_exit: false }" });
+    expect((await w.advanceUntil(chat(w, false), COLD_START_MS + 60_000)).status).toBe(200);
+    const podId = w.emu.pods.list()[0]?.wire.id ?? "";
+    await w.node.close(200);
+    expect(livePods(w)).toHaveLength(1);
+    await w.start();
+    const again = await w.advanceUntil(chat(w, false), 60_000);
+    expect(again.status).toBe(200);
+    expect(w.emu.pods.list().map((p) => p.wire.id)).toEqual([podId]);
+  });
+
+  it("a crash-looping pod is terminated; the next request starts a fresh one", async () => {
+    const w = await world();
+    w.emu.faults.crashLoopNewPods(true);
+    const failed = await w.advanceUntil(chat(w, false), 15 * 60_000);
+    expect(failed.status).not.toBe(200);
+    const crashed = w.emu.pods.list()[0];
+    expect(crashed?.crashRestarts).toBeGreaterThan(3);
+    await w.advance(60_000);
+    expect(livePods(w)).toHaveLength(0);
+    w.emu.faults.crashLoopNewPods(false);
+    expect((await w.advanceUntil(chat(w, false), COLD_START_MS + 60_000)).status).toBe(200);
+    const live = livePods(w);
+    expect(live).toHaveLength(1);
+    expect(live[0]?.wire.id).not.toBe(crashed?.wire.id);
+  });
+
+  it("sweeps a pod with its own owner tag that no record holds; never touches another owner's", async () => {
+    const w = await world();
+    const ownTag = `pair-${w.node.cluster.identity.nodeId}-${NODE}`;
+    const ours = await leftPod(w, ownTag, "left-1");
+    const theirs = await leftPod(w, "pair-someone-else", "left-2");
+    await w.advance(2 * 60_000);
+    const swept = w.emu.pods.get(ours);
+    expect(swept === undefined || swept.wire.status === "TERMINATED").toBe(true);
+    expect(w.emu.pods.get(theirs)?.wire.status).toBe("RUNNING");
+    expect((await w.advanceUntil(chat(w, false), COLD_START_MS + 60_000)).status).toBe(200);
+    await w.node.close(200);
+    expect(w.emu.pods.get(theirs)?.wire.status).toBe("RUNNING");
+  });
+});
+
+/** A pod named like the node's, made outside this sponsor with the given owner tag; its id. */
+async function leftPod(w: RunpodNodeWorld, ownerTag: string, requestId: string): Promise<string> {
+  const transport = new HttpsRunpodTransport({
+    baseUrl: w.emu.apiBaseUrl,
+    apiKey: new RedactedString(w.apiKey, "test Runpod key"),
+    extraCaPem: ca.certPem,
+  });
+  try {
+    const provider = new RunpodProvider({ transport, account: NODE, clock: SYSTEM_CLOCK });
+    const model = runpodModelOf(parsedNode(w));
+    const out = await provider.create({
+      spec: {
+        provider: "runpod",
+        account: NODE,
+        name: `pair-${NODE}`,
+        model: SERVED,
+        hardware: "NVIDIA A40",
+        settings: runpodModelSettings({ ...model, gpuTypes: ["NVIDIA A40"] }),
+      },
+      requestId,
+      ownerTag,
+      epoch: 1,
+    });
+    if (out.kind !== "created") throw new Error(JSON.stringify(out));
+    w.emu.advance(0);
+    return out.report.key.incarnation;
+  } finally {
+    await transport.close();
+  }
+}
+
+function parsedNode(w: RunpodNodeWorld): RunpodPodNode {
+  const node = w.node.runpod.node(NODE);
+  if (node === undefined) throw new Error("no managed node");
+  return node.config;
+}
+
+describe("the vLLM key stays in the process", () => {
+  it("never appears in the data dir, the log, or the views", async () => {
+    const w = await world();
+    expect((await w.advanceUntil(chat(w, true), COLD_START_MS + 60_000)).status).toBe(200);
+    const views = JSON.stringify([await rentedRow(w), w.node.runpod.node(NODE)?.view()]);
+    await w.node.close(200);
+    const files: string[] = [];
+    const walk = (dir: string) => {
+      for (const name of readdirSync(dir)) {
+        const path = join(dir, name);
+        if (statSync(path).isDirectory()) walk(path);
+        else files.push(path);
+      }
+    };
+    walk(w.dataDir);
+    expect(files.length).toBeGreaterThan(0);
+    for (const secret of [w.vllmKey, w.apiKey]) {
+      for (const f of files) expect(readFileSync(f).includes(secret), f).toBe(false);
+      expect(w.log.join("\n")).not.toContain(secret);
+      expect(views).not.toContain(secret);
+    }
+    // The pod got a secret reference, never the value, in its env as listed.
+    const env = JSON.stringify(w.emu.pods.list()[0]?.wire.env ?? {});
+    expect(env).not.toContain(w.vllmKey);
+  });
+});
