@@ -452,7 +452,10 @@ export class ManagedEndpoint {
       at,
     });
     if (!fed.ok && fed.error.code !== "episode-closed")
-      this.#o.log(`rented node ${this.name}: ledger refused ${event.type}: ${fed.error.code}`);
+      this.#o.log(
+        `rented node ${this.name}: ledger refused ${event.type}: ${fed.error.code}` +
+          ("detail" in fed.error ? ` (${fed.error.detail})` : ""),
+      );
   }
 
   #pausedError(): PairError {

@@ -54,6 +54,9 @@ export class ManagedLedger {
       const decided = decide(this.#state, input);
       if (!decided.ok) return decided;
       const d = decided.value;
+      // An input the ledger has no use for changes nothing (same version): nothing to commit. The
+      // store would take it for a conflict (the version must grow) and it would be logged as refused.
+      if (d.state === this.#state) return ok(d);
       const committed = this.#store.commit(
         { state: d.state, entries: d.entries, workloads: d.workloads },
         this.#state.version,

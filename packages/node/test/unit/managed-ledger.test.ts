@@ -1,0 +1,45 @@
+// The sponsor's durable ledger: an input the ledger has no use for (a phase change, a lease) is
+// accepted and commits nothing, instead of being taken for a store conflict and logged as refused.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SqliteLedgerStore } from "@pair/store";
+import { afterEach, describe, expect, it } from "vitest";
+import { ManagedLedger } from "../../src/rented/managed-ledger.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function ledger(): { ledger: ManagedLedger; store: SqliteLedgerStore } {
+  const dir = mkdtempSync(join(tmpdir(), "pair-ledger-"));
+  dirs.push(dir);
+  const store = new SqliteLedgerStore({ path: join(dir, "ledger.db") });
+  let wallMs = Date.UTC(2026, 7, 1);
+  const clock = { now: () => ({ wallMs: (wallMs += 1_000), monoMs: 0 }) };
+  return { ledger: new ManagedLedger(store, clock, "ledger-test"), store };
+}
+
+describe("ManagedLedger.apply", () => {
+  it("accepts an event that changes nothing without committing, and keeps committing after it", () => {
+    const { ledger: l, store } = ledger();
+    l.sessionStarted();
+    const version = l.state.version;
+    const at = { wallMs: Date.UTC(2026, 7, 1, 0, 5), monoMs: 0 };
+    const fed = l.apply({
+      type: "HostingEventReported",
+      event: { type: "PhaseChanged", id: "deployment-1", from: "Declared", to: "Requested", atMs: at.wallMs },
+      at,
+    });
+    expect(fed).toMatchObject({ ok: true });
+    expect(l.state.version).toBe(version);
+    expect(store.load()?.version).toBe(version);
+    expect(l.ensureReservation("gpu-hf", 800_000, { timeZone: "UTC", stopLeadMs: 0 })).toEqual({
+      ok: true,
+      value: "rented:gpu-hf",
+    });
+    expect(store.load()?.version).toBeGreaterThan(version);
+    store.close();
+  });
+});
