@@ -54,6 +54,7 @@ export const RENTED_DEFAULTS = {
 export const PROVIDER_DEFAULTS = {
   huggingface_endpoints_api: "https://api.endpoints.huggingface.cloud",
   huggingface_hub_api: "https://huggingface.co",
+  huggingface_catalog_api: "https://endpoints.huggingface.co/api/catalog",
   runpod_api: "https://api.runpod.io",
 } as const;
 

@@ -18,17 +18,22 @@ export {
   RentedNodes,
   type RentedAction,
   type CredentialReader,
-  type EndpointLookup,
-  type EndpointLookupFn,
   type RentedChange,
   type RentedLink,
   type RentedNodesOptions,
   type RentedNodeView,
   type RentedState,
 } from "./rented-nodes.js";
+export type { EndpointLookup, EndpointLookupFn } from "./hf-endpoint-states.js";
 export { isRentedAdminPath, RENTED_ADMIN_PATHS, serveRentedAdmin } from "./rented-admin-routes.js";
 export { ADOPT_INCARNATION, AdoptingProvider } from "./adopting-provider.js";
-export { ManagedEndpoint, type ManagedAction, type ManagedView } from "./managed-endpoint.js";
+export {
+  ManagedEndpoint,
+  type CreatedInfo,
+  type ManagedAction,
+  type ManagedView,
+  type NewEndpointSpec,
+} from "./managed-endpoint.js";
 export {
   managedConfigs,
   ManagedEndpoints,
@@ -39,3 +44,15 @@ export {
 } from "./managed-endpoints.js";
 export { ManagedLedger, reservationIdOf } from "./managed-ledger.js";
 export { estimateCostMicroUsd, type CostBasis } from "./cost-estimate.js";
+export { attachedRentedConfigs } from "./attached-configs.js";
+export {
+  DEFAULT_HF_CREDENTIAL,
+  gpuName,
+  hardwareRow,
+  RentedCreator,
+  type AccountView,
+  type HardwareRow,
+  type HfAnswer,
+  type RentedCreatorOptions,
+} from "./create-endpoint.js";
+export { HF_ACCOUNT_PATHS, isHfAccountPath, serveHfAccount } from "./hf-account-routes.js";

@@ -21,8 +21,9 @@ import {
   type RoutingUse,
 } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
-import type { ManagedView } from "./managed-endpoint.js";
+import type { CreatedInfo, ManagedView } from "./managed-endpoint.js";
 import { estimateCostMicroUsd } from "./cost-estimate.js";
+import { HF_STATES, type EndpointLookup, type EndpointLookupFn } from "./hf-endpoint-states.js";
 import { listModels, type TokenPrices } from "./models-probe.js";
 import { OFF_LAN_LABEL, type RentedPeerView } from "./peer-view.js";
 import { readRentedFile, writeRentedFile, type RentedFile, type RentedOverride } from "./rented-file.js";
@@ -49,25 +50,6 @@ export type RentedState =
 /** States in which a node takes requests (a cold start is waited for within `cold_start_s`). */
 const ELIGIBLE_STATES: readonly RentedState[] = ["running", "warming", "starting", "scaled_to_zero"];
 
-/** A Hugging Face endpoint as the Endpoints API reports it (the sponsor looks it up by name). */
-export interface EndpointLookup {
-  /** HF's state word: running, scaledToZero, paused, pending, initializing, updating, failed, … */
-  readonly state: string;
-  /** The data-plane base URL (without /v1), when HF reports one. */
-  readonly url: string | undefined;
-  readonly accessType: string;
-  /** The model repository it serves. */
-  readonly repository: string;
-  readonly message: string | undefined;
-  readonly accelerator: string | undefined;
-}
-
-/** Looks an endpoint up with the sponsor's token; throws with `kind: "rejected_credential"` on 401/403. */
-export type EndpointLookupFn = (
-  endpoint: { readonly namespace: string; readonly name: string },
-  token: Redacted<string>,
-) => Promise<EndpointLookup>;
-
 /** What routing asks of the managed nodes (managed/ implements it). */
 export interface ManagedHooks {
   has(name: string): boolean;
@@ -86,6 +68,8 @@ export interface ManagedHooks {
     signal: AbortSignal,
   ): Promise<{ ok: true; url: string } | { ok: false; error: PairError }>;
   view(name: string): ManagedView | undefined;
+  /** Set for nodes PAIR created (`pair rented create`). */
+  created?(name: string): CreatedInfo | null;
 }
 
 /** A rented node as the sponsor's admin API shows it: no URL, no credential value. */
@@ -108,6 +92,12 @@ export interface RentedNodeView {
   readonly overridden: boolean;
   /** Managed endpoints only: who paused it, running cost (`spend_usd`), price, open obligations. */
   readonly managed: ManagedView | null;
+  /** The provider's own state word (pending, initializing, running, failed, paused…) and message. */
+  readonly provider_state: string | null;
+  readonly provider_message: string | null;
+  /** Set for nodes PAIR created. */
+  readonly created: CreatedInfo | null;
+  readonly budget: { readonly usd_per_day: number | null; readonly usd_per_month: number | null };
 }
 
 /** What the forwarder needs to send one request to a rented node. */
@@ -154,6 +144,9 @@ interface NodeState {
   gpu: string | undefined;
   /** Per-token prices by model (USD per million tokens), as the provider's /models listed them. */
   prices: Map<string, TokenPrices>;
+  /** What the provider's API last said (Hugging Face endpoints). */
+  providerState: string | undefined;
+  providerMessage: string | undefined;
 }
 
 /** A lifecycle action's answer: the node after it, or the PAIR error it failed with. */
@@ -236,6 +229,14 @@ export class RentedNodes {
     return this.#round;
   }
 
+  /** Probe one node now (a node being created: its progress through the provider's states). */
+  async probeNode(name: string): Promise<RentedNodeView | undefined> {
+    const n = this.#nodes.get(name);
+    if (n === undefined) return undefined;
+    await this.#probe(n);
+    return this.#view(n);
+  }
+
   names(): string[] {
     return [...this.#nodes.keys()];
   }
@@ -257,6 +258,7 @@ export class RentedNodes {
         state: v.state,
         usd_per_hour: v.managed?.usd_per_hour ?? null,
         usd_per_mtok: outputPricePerMillion(n),
+        spend_usd: peerSpend(v.managed),
         models: v.models,
         shared: v.shared,
         policy: v.policy,
@@ -396,8 +398,8 @@ export class RentedNodes {
     n.token = undefined;
   }
 
-  /** `pair rented attach`: validate as a config entry, persist (never a secret), probe. */
-  async attach(entry: Record<string, unknown>): Promise<RentedChange> {
+  /** `pair rented attach`: validate as a config entry, persist (never a secret), probe (unless told not to). */
+  async attach(entry: Record<string, unknown>, options: { probe?: boolean } = {}): Promise<RentedChange> {
     const read = readRentedNodeValue(entry, this.#o.nodeName);
     if (!read.ok) {
       const insecure = read.problems.find(
@@ -422,7 +424,7 @@ export class RentedNodes {
     const state = fresh(read.node, "attached");
     this.#nodes.set(name, state);
     this.#o.log?.(`rented node ${name}: attached (${read.node.provider})`);
-    await this.#probe(state);
+    if (options.probe !== false) await this.#probe(state);
     return { ok: true, node: this.#view(state) };
   }
 
@@ -505,6 +507,13 @@ export class RentedNodes {
       source: n.source,
       overridden: Object.keys(o).length > 0,
       managed: managed?.view(n.config.name) ?? null,
+      provider_state: n.providerState ?? null,
+      provider_message: n.providerMessage ?? null,
+      created: managed?.created?.(n.config.name) ?? null,
+      budget: {
+        usd_per_day: usdOf(n.config.budget.budgetMicroUsdPerDay),
+        usd_per_month: usdOf(n.config.budget.budgetMicroUsdPerMonth),
+      },
     };
   }
 
@@ -596,6 +605,8 @@ export class RentedNodes {
       return false;
     }
     n.gpu = info.accelerator;
+    n.providerState = info.state;
+    n.providerMessage = info.message;
     const allow = n.config.models;
     const served = allow.length === 0 ? [info.repository] : allow.filter((m) => m === info.repository);
     n.baseUrl = info.url === undefined ? undefined : `${info.url.replace(/\/$/, "")}/v1`;
@@ -630,17 +641,15 @@ function outputPricePerMillion(n: NodeState): number | null {
   return prices.length === 0 ? null : Math.max(...prices);
 }
 
-/** Hugging Face endpoint states as PAIR shows them (the seed's table). */
-const HF_STATES: Readonly<Record<string, RentedState>> = {
-  running: "running",
-  scaledToZero: "scaled_to_zero",
-  paused: "paused",
-  pending: "starting",
-  initializing: "starting",
-  updating: "starting",
-  failed: "failed",
-  updateFailed: "failed",
-};
+function usdOf(microUsd: number | undefined): number | null {
+  return microUsd === undefined ? null : microUsd / 1_000_000;
+}
+
+/** What peers learn of a managed node's spend: numbers only (session, today, this month). */
+function peerSpend(managed: ManagedView | null): RentedPeerView["spend_usd"] {
+  const s = managed?.spend_usd;
+  return s === undefined || s === null ? null : { session: s.session, day: s.today, month: s.month };
+}
 
 function fresh(config: RentedNodeConfig, source: "config" | "attached"): NodeState {
   return {
@@ -655,6 +664,8 @@ function fresh(config: RentedNodeConfig, source: "config" | "attached"): NodeSta
     baseUrl: undefined,
     gpu: undefined,
     prices: new Map(),
+    providerState: undefined,
+    providerMessage: undefined,
   };
 }
 
