@@ -42,9 +42,14 @@ import {
   type CredentialReader,
   type EndpointLookupFn,
 } from "./rented/index.js";
-import { ManagedEndpoints, type ManagedEndpointsOptions } from "./rented/index.js";
 import { combineManagedHooks, RunpodPodNodes, SharedLedger, SYSTEM_CLOCK } from "./rented/index.js";
 import type { ProxyUrlOf } from "@pair/runpod";
+import {
+  attachedRentedConfigs,
+  ManagedEndpoints,
+  RentedCreator,
+  type ManagedEndpointsOptions,
+} from "./rented/index.js";
 import { Scheduler } from "./scheduler/scheduler.js";
 import { ensureAdminToken } from "./server/admin-token.js";
 import { clientHandler, peerRouteHandler, type ClientApiDeps } from "./server/client-api.js";
@@ -181,6 +186,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
       costMicroUsd: (name, model, use) => rented.costMicroUsd(name, model, use),
     },
     rentedNodes: rented,
+    rentedCreator: creator,
     onPeerVisibleChange: () => local.notify?.("changed"),
     authenticate: (req) =>
       authenticateClient(apiKeys, loopback, {
@@ -312,7 +318,10 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     nodeName: config.node.name,
     nodeId: cluster.identity.nodeId,
     dataDir,
-    configured: config.rentedNodes,
+    configured: [
+      ...config.rentedNodes,
+      ...attachedRentedConfigs(dataDir, config.node.name, config.rentedNodes),
+    ],
     credentials,
     transportFor: endpointsTransport(config),
     inFlight: (name) => scheduler.inFlight(`rented:${name}`),
@@ -339,6 +348,17 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     ...(options.rentedProbeIntervalMs === undefined
       ? {}
       : { probeIntervalMs: options.rentedProbeIntervalMs }),
+  });
+  const creator = new RentedCreator({
+    nodeName: config.node.name,
+    credentials,
+    transportFor: endpointsTransport(config),
+    rented,
+    managed,
+    ...(options.managed?.pollMs === undefined ? {} : { watchMs: options.managed.pollMs }),
+    ...(options.managed?.timers === undefined ? {} : { timers: options.managed.timers }),
+    onChange: () => local.notify?.("changed"),
+    log,
   });
   local.inventory = () => ({ ...localInventory(inventory, scheduler), rented: rented.peerViews() });
   const membership = new PeerMembership({
@@ -409,6 +429,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
         local.notify = undefined;
         inventory.stop();
         rented.stop();
+        creator.close();
         // Peers stop sending work here now, not at their next poll.
         await links.notify("leaving");
         await membership.stop();
@@ -516,6 +537,7 @@ function endpointsTransport(config: PairConfig): ManagedEndpointsOptions["transp
       token: { reveal: () => token.reveal() },
       endpointsApi: config.providers.huggingface.endpointsApi,
       hubApi: config.providers.huggingface.hubApi,
+      catalogApi: config.providers.huggingface.catalogApi,
       ...(extraCaPem === undefined ? {} : { extraCaPem }),
     });
 }

@@ -139,6 +139,7 @@ export interface NodeJson {
   readonly eligible?: boolean;
   readonly reason?: string | null;
   readonly warnings?: readonly string[];
+  readonly spend_usd?: { readonly session: number; readonly day: number; readonly month: number } | null;
   readonly address?: string;
   readonly last_error?: string;
 }
@@ -186,6 +187,7 @@ function memberRow(n: NodeJson, nowMs: number): string[] {
 function rentedNodeRow(n: NodeJson): string[] {
   const notes = [
     n.shared === true ? "shared" : "not shared",
+    ...(n.spend_usd === undefined || n.spend_usd === null ? [] : [`$${n.spend_usd.day.toFixed(2)} today`]),
     ...(n.eligible === false ? [`ineligible: ${n.reason ?? "?"}`] : []),
     ...(n.warnings ?? []).map((w) => `warning: ${w}`),
   ];

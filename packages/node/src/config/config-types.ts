@@ -172,7 +172,12 @@ export type RentedNodeConfig = HuggingFaceEndpointNode | RunpodNode | RunpodPodN
 
 /** Provider API base URLs without version (PAIR appends it); overridable so emulators can stand in. */
 export interface ProviderApis {
-  readonly huggingface: { readonly endpointsApi: string; readonly hubApi: string };
+  readonly huggingface: {
+    readonly endpointsApi: string;
+    readonly hubApi: string;
+    /** Hugging Face's endpoint catalog (`pair rented catalog`, `create --catalog`). */
+    readonly catalogApi: string;
+  };
   readonly runpod: { readonly api: string };
 }
 

@@ -67,6 +67,7 @@ export const RUNPOD_POD_DEFAULTS = {
 export const PROVIDER_DEFAULTS = {
   huggingface_endpoints_api: "https://api.endpoints.huggingface.cloud",
   huggingface_hub_api: "https://huggingface.co",
+  huggingface_catalog_api: "https://endpoints.huggingface.co/api/catalog",
   runpod_api: "https://api.runpod.io",
 } as const;
 

@@ -27,12 +27,13 @@ function apiUrl(section: Section, key: string, fallback: string): string {
 
 export function readProviders(top: Section): ProviderApis {
   const providers = top.section("providers", PROVIDERS_KEYS);
-  const huggingface = providers.section("huggingface", ["endpoints_api", "hub_api"]);
+  const huggingface = providers.section("huggingface", ["endpoints_api", "hub_api", "catalog_api"]);
   const runpod = providers.section("runpod", ["api"]);
   return {
     huggingface: {
       endpointsApi: apiUrl(huggingface, "endpoints_api", PROVIDER_DEFAULTS.huggingface_endpoints_api),
       hubApi: apiUrl(huggingface, "hub_api", PROVIDER_DEFAULTS.huggingface_hub_api),
+      catalogApi: apiUrl(huggingface, "catalog_api", PROVIDER_DEFAULTS.huggingface_catalog_api),
     },
     runpod: { api: apiUrl(runpod, "api", PROVIDER_DEFAULTS.runpod_api) },
   };

@@ -5,6 +5,8 @@
  * `created` with its report — its exact key `(huggingface-endpoint, namespace, name, createdAt)` binds
  * the contract's record, whose stop obligation is then open until evidence (paused, or gone). Listing,
  * describe and stop go to the Hugging Face adapter unchanged, so only that exact key is ever paused.
+ * A spec whose hardware is not `ADOPTED_HARDWARE` is a real create (`pair rented create`): it goes to
+ * the Hugging Face provider unchanged (private or authenticated, scale-to-zero on, PAIR's marks).
  * Must not know: the ledger, the node's routing, timers.
  */
 
@@ -32,6 +34,9 @@ import type {
 /** The spec setting naming the incarnation a wake must find (absent at the first adoption). */
 export const ADOPT_INCARNATION = "adoptIncarnation";
 
+/** `DeploymentSpec.hardware` of a spell that brings an existing endpoint into use (not a real create). */
+export const ADOPTED_HARDWARE = "adopted";
+
 export class AdoptingProvider implements ProviderPort {
   readonly capabilities: ProviderCapabilities;
   readonly #inner: HuggingFaceEndpointsProvider;
@@ -44,6 +49,7 @@ export class AdoptingProvider implements ProviderPort {
   }
 
   async create(request: CreateRequest): Promise<CreateOutcome> {
+    if (request.spec.hardware !== ADOPTED_HARDWARE) return this.#inner.create(request);
     const ns = this.#inner.namespace;
     const name = request.spec.name;
     let endpoint: HfEndpoint;

@@ -18,8 +18,6 @@ export {
   RentedNodes,
   type RentedAction,
   type CredentialReader,
-  type EndpointLookup,
-  type EndpointLookupFn,
   type RentedChange,
   type RentedLink,
   type RentedNodesOptions,
@@ -27,9 +25,16 @@ export {
   type ManagedStatus,
   type RentedState,
 } from "./rented-nodes.js";
+export type { EndpointLookup, EndpointLookupFn } from "./hf-endpoint-states.js";
 export { isRentedAdminPath, RENTED_ADMIN_PATHS, serveRentedAdmin } from "./rented-admin-routes.js";
 export { ADOPT_INCARNATION, AdoptingProvider } from "./adopting-provider.js";
-export { ManagedEndpoint, type ManagedAction, type ManagedView } from "./managed-endpoint.js";
+export {
+  ManagedEndpoint,
+  type CreatedInfo,
+  type ManagedAction,
+  type ManagedView,
+  type NewEndpointSpec,
+} from "./managed-endpoint.js";
 export {
   managedConfigs,
   ManagedEndpoints,
@@ -48,3 +53,15 @@ export {
   type RunpodPodNodesOptions,
 } from "./runpod-pod-nodes.js";
 export { RunpodPodManagedNode, runpodModelOf, type RunpodPodView } from "./runpod-pod-node.js";
+export { attachedRentedConfigs } from "./attached-configs.js";
+export {
+  DEFAULT_HF_CREDENTIAL,
+  gpuName,
+  hardwareRow,
+  RentedCreator,
+  type AccountView,
+  type HardwareRow,
+  type HfAnswer,
+  type RentedCreatorOptions,
+} from "./create-endpoint.js";
+export { HF_ACCOUNT_PATHS, isHfAccountPath, serveHfAccount } from "./hf-account-routes.js";

@@ -32,7 +32,7 @@ import {
 } from "@pair/provision";
 import type { HuggingFaceEndpointNode } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
-import { ADOPT_INCARNATION, AdoptingProvider } from "./adopting-provider.js";
+import { ADOPT_INCARNATION, ADOPTED_HARDWARE, AdoptingProvider } from "./adopting-provider.js";
 import { reservationIdOf, type ManagedLedger } from "./managed-ledger.js";
 
 /** Deployment ids chosen before the declaration: the ledger's authorization names the id. */
@@ -72,6 +72,25 @@ export interface ManagedView {
   readonly last_error: string | null;
 }
 
+/** When PAIR created a node's endpoint, and how long ago (for progress lines). */
+export interface CreatedInfo {
+  readonly started_at: string;
+  readonly elapsed_s: number;
+}
+
+/** What `pair rented create` asks for: the model, the chosen hardware offer and its price. */
+export interface NewEndpointSpec {
+  readonly repository: string;
+  readonly vendor: string;
+  readonly region: string;
+  readonly accelerator: string;
+  readonly instanceType: string;
+  readonly instanceSize: string;
+  readonly accessType: "private" | "authenticated";
+  readonly scaleToZeroTimeoutMin: number;
+  readonly priceUsdPerHour: number;
+}
+
 export type ManagedAction = { readonly ok: true } | { readonly ok: false; readonly error: PairError };
 
 const HOUR_MS = 3_600_000;
@@ -86,6 +105,8 @@ export class ManagedEndpoint {
   #pausedBy: StopReason | undefined;
   #lastError: string | undefined;
   #wake: Promise<ManagedAction> | undefined;
+  /** The detail of the last create answer that was not a creation (HF's message, or why it was lost). */
+  #createDetail: string | undefined;
 
   constructor(options: ManagedEndpointOptions) {
     this.#o = options;
@@ -137,24 +158,116 @@ export class ManagedEndpoint {
           `${namespace}'s hardware list: PAIR cannot budget it, so it does not manage it`;
         return false;
       }
-      const price = Math.round(offer.pricePerHourUsd * USD);
-      const budget = {
-        ...this.#o.config.budget,
-        timeZone: this.#o.timeZone,
-        stopLeadMs: 0,
-      };
-      const reserved = this.#o.ledger.ensureReservation(this.name, price, budget);
-      if (!reserved.ok) {
-        this.#lastError = `ledger: ${JSON.stringify(reserved.error)}`;
-        return false;
-      }
-      this.#priceMicroUsdPerHour = price;
-      this.#lastError = undefined;
-      return true;
+      return this.#reserve(Math.round(offer.pricePerHourUsd * USD));
     } catch (cause) {
       this.#lastError = `Endpoints API: ${(cause as Error).message}`;
       return false;
     }
+  }
+
+  /** Open (or bring in step) the node's ledger reservation at this price. */
+  #reserve(priceMicroUsdPerHour: number): boolean {
+    const budget = { ...this.#o.config.budget, timeZone: this.#o.timeZone, stopLeadMs: 0 };
+    const reserved = this.#o.ledger.ensureReservation(this.name, priceMicroUsdPerHour, budget);
+    if (!reserved.ok) {
+      this.#lastError = `ledger: ${JSON.stringify(reserved.error)}`;
+      return false;
+    }
+    this.#priceMicroUsdPerHour = priceMicroUsdPerHour;
+    this.#lastError = undefined;
+    return true;
+  }
+
+  /**
+   * `pair rented create`, first step: the reservation at the offer's price, a ComputeAuthorization from
+   * the ledger (refused: `budget_exceeded`), and the declaration (durable in SQLite). Nothing is sent to
+   * Hugging Face yet. Returns the deployment id `create` takes.
+   */
+  declareCreate(spec: NewEndpointSpec): { ok: true; id: string } | { ok: false; error: PairError } {
+    if (this.#live() !== undefined)
+      return { ok: false, error: this.#error("rented_node_ineligible", "it already has a live deployment") };
+    if (!this.#reserve(Math.round(spec.priceUsdPerHour * USD)))
+      return { ok: false, error: this.#error("rented_node_ineligible", this.#lastError ?? "no reservation") };
+    const { namespace, name } = this.#o.config.endpoint;
+    const id = this.#o.ids.preset();
+    const authorization = this.#o.ledger.authorize(this.name, id, this.#o.provider.capabilities);
+    if (!authorization.ok)
+      return {
+        ok: false,
+        error: this.#error(
+          authorization.error.code === "budget-exceeded" ? "budget_exceeded" : "rented_node_ineligible",
+          authorization.error.code === "budget-exceeded"
+            ? "the ledger gave no compute authorization: one billed minute does not fit in its budget " +
+                `(${describeBudget(this.#o.config.budget)}); raise --usd-per-day / --usd-per-month`
+            : `the ledger gave no compute authorization: ${authorization.error.code}`,
+        ),
+      };
+    const declared = this.#controller.declare(
+      {
+        provider: HF_ENDPOINT_PROVIDER,
+        account: namespace,
+        name,
+        model: spec.repository,
+        hardware: spec.instanceType,
+        region: spec.region,
+        settings: {
+          vendor: spec.vendor,
+          accelerator: spec.accelerator,
+          instanceSize: spec.instanceSize,
+          accessType: spec.accessType,
+          scaleToZeroTimeoutMin: spec.scaleToZeroTimeoutMin,
+        },
+      },
+      authorization.value,
+    );
+    if (!declared.ok)
+      return {
+        ok: false,
+        error: this.#error("rented_node_ineligible", `declare refused: ${declared.error.code}`),
+      };
+    return { ok: true, id: declared.value };
+  }
+
+  /**
+   * `pair rented create`, second step: record the intent (the stop obligation opens) and create the
+   * endpoint. A refusal carries Hugging Face's message; a lost answer is Uncertain — never sent again,
+   * reconciliation finds the endpoint by its request id.
+   */
+  async create(id: string): Promise<ManagedAction> {
+    this.#lastActiveMs = this.#o.clock.now().wallMs;
+    const started = await this.#controller.start(id);
+    const record = this.#controller.state.deployments[id];
+    if (!started.ok) {
+      this.#lastError = `create refused: ${started.error.code}`;
+      return { ok: false, error: this.#error("rented_node_ineligible", this.#lastError) };
+    }
+    if (record?.key !== undefined) {
+      this.#o.log(`rented node ${this.name}: created endpoint (created ${record.key.incarnation})`);
+      return { ok: true };
+    }
+    const detail = this.#createDetail ?? "no answer";
+    if (record?.intent?.answer !== "refused") {
+      this.#lastError = `the create's answer was lost (${detail}); reconciliation finds out whether it exists`;
+      this.#o.log(`rented node ${this.name}: ${this.#lastError}`);
+      return { ok: true };
+    }
+    // Refused: still Uncertain for the contract (reconciliation closes it once the listing shows nothing).
+    this.#lastError = `Hugging Face refused the create: ${detail}`;
+    const code = detail.startsWith("public_endpoint_refused") ? "public_endpoint_refused" : "upstream_error";
+    return { ok: false, error: this.#error(code, this.#lastError) };
+  }
+
+  /** When PAIR created this node's endpoint (the first create declared, from SQLite), or null. */
+  created(): CreatedInfo | null {
+    const first = Object.values(this.#controller.state.deployments)
+      .filter((d) => d.origin === "create" && d.spec !== undefined && d.spec.hardware !== ADOPTED_HARDWARE)
+      .sort((a, b) => a.declaredAtMs - b.declaredAtMs)[0];
+    if (first === undefined) return null;
+    const elapsedMs = Math.max(0, this.#o.clock.now().wallMs - first.declaredAtMs);
+    return {
+      started_at: new Date(first.declaredAtMs).toISOString(),
+      elapsed_s: Math.floor(elapsedMs / 1000),
+    };
   }
 
   /** One pass: reconcile, budget, adoption, idle. Never throws. */
@@ -419,7 +532,7 @@ export class ManagedEndpoint {
         account: namespace,
         name,
         model: this.#o.config.models[0] ?? name,
-        hardware: "adopted",
+        hardware: ADOPTED_HARDWARE,
         ...(incarnation === undefined ? {} : { settings: { [ADOPT_INCARNATION]: incarnation } }),
       },
       authorization.value,
@@ -444,6 +557,7 @@ export class ManagedEndpoint {
   }
 
   #onEvent(event: HostingEvent): void {
+    if (event.type === "CreateOutcomeUncertain") this.#createDetail = event.detail;
     const at = this.#o.clock.now();
     const fed = this.#o.ledger.apply({
       type: "HostingEventReported",
@@ -468,4 +582,12 @@ export class ManagedEndpoint {
   #error(code: PairError["code"], message: string): PairError {
     return { code, message: `rented node ${this.name}: ${message}`, node: this.name };
   }
+}
+
+function describeBudget(budget: HuggingFaceEndpointNode["budget"]): string {
+  const caps = [
+    ...(budget.budgetMicroUsdPerDay === undefined ? [] : [`$${budget.budgetMicroUsdPerDay / USD}/day`]),
+    ...(budget.budgetMicroUsdPerMonth === undefined ? [] : [`$${budget.budgetMicroUsdPerMonth / USD}/month`]),
+  ];
+  return caps.length === 0 ? "no cap" : caps.join(", ");
 }

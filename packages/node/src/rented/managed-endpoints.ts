@@ -18,6 +18,7 @@ import type { CredentialRef, HuggingFaceEndpointNode, RentedNodeConfig } from ".
 import type { PairError } from "../dialects/index.js";
 import {
   ManagedEndpoint,
+  type CreatedInfo,
   type ManagedAction,
   type ManagedView,
   type PresetIdSource,
@@ -97,6 +98,7 @@ export class ManagedEndpoints {
   readonly #closers: (() => Promise<void> | void)[] = [];
   readonly #problems = new Map<string, string>();
   #ledger: ManagedLedger | undefined;
+  readonly #ids = new PresetIds();
   #timer: { cancel(): void } | undefined;
   #pass: Promise<void> | undefined;
   #stopped = false;
@@ -110,18 +112,49 @@ export class ManagedEndpoints {
 
   /** Open the stores, restore obligations, and run the first pass (adoption, reconciliation). */
   async start(): Promise<void> {
-    if (this.#configs.length === 0) return;
+    if (this.#configs.length > 0) {
+      const ledger = this.#ensureLedger();
+      for (const config of this.#configs) {
+        const node = await this.#open(config, this.#dir(), ledger, this.#ids);
+        if (node !== undefined) this.#nodes.set(config.name, node);
+      }
+      await this.tick();
+    }
+    this.#schedule();
+  }
+
+  #dir(): string {
     const dir = join(this.#o.dataDir, "managed");
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const ledger = this.#o.ledger?.open() ?? this.#ownLedger(dir);
+    return dir;
+  }
+
+  /** The ledger, opened at the first managed node (at start, or at the first `pair rented create`). */
+  #ensureLedger(): ManagedLedger {
+    if (this.#ledger !== undefined) return this.#ledger;
+    const ledger = this.#o.ledger?.open() ?? this.#ownLedger(this.#dir());
     this.#ledger = ledger;
-    const ids = new PresetIds();
-    for (const config of this.#configs) {
-      const node = await this.#open(config, dir, ledger, ids);
-      if (node !== undefined) this.#nodes.set(config.name, node);
-    }
-    await this.tick();
-    this.#schedule();
+    return ledger;
+  }
+
+  /**
+   * Manage a node added at run time (`pair rented create`): open its store (obligations restored if
+   * any) and its Endpoints API client. Undefined (with the reason logged) when its token is missing.
+   */
+  async add(config: HuggingFaceEndpointNode): Promise<ManagedEndpoint | undefined> {
+    if (this.#stopped || this.#nodes.has(config.name)) return this.#nodes.get(config.name);
+    const node = await this.#open(config, this.#dir(), this.#ensureLedger(), this.#ids);
+    if (node === undefined) return undefined;
+    this.#configs.push(config);
+    this.#nodes.set(config.name, node);
+    return node;
+  }
+
+  /** Forget a node added at run time whose create was refused before anything was sent. */
+  forget(name: string): void {
+    this.#nodes.delete(name);
+    const at = this.#configs.findIndex((c) => c.name === name);
+    if (at >= 0) this.#configs.splice(at, 1);
   }
 
   #ownLedger(dir: string): ManagedLedger {
@@ -241,6 +274,10 @@ export class ManagedEndpoints {
 
   view(name: string): ManagedView | undefined {
     return this.#nodes.get(name)?.view();
+  }
+
+  created(name: string): CreatedInfo | null {
+    return this.#nodes.get(name)?.created() ?? null;
   }
 
   /** The node for tests and the admin API. */

@@ -1,6 +1,6 @@
 /**
  * What a sponsor tells its peers about each rented node it holds — and nothing else: name, kind,
- * the off-LAN label, provider, GPU, state, price, models, whether it is shared, its routing policy,
+ * the off-LAN label, provider, GPU, state, price, spend so far (numbers only), models, whether it is shared, its routing policy,
  * and whether it is eligible (with the reason when not). Never its URL, never a credential: the
  * fields are listed here once, the writer builds exactly them, the reader keeps exactly them, and a
  * test checks the list.
@@ -20,6 +20,8 @@ export interface RentedPeerView {
   readonly state: string;
   readonly usd_per_hour: number | null;
   readonly usd_per_mtok: number | null;
+  /** A managed node's running cost, as its sponsor's ledger counts it (null: not managed or unknown). */
+  readonly spend_usd: { readonly session: number; readonly day: number; readonly month: number } | null;
   readonly models: readonly string[];
   readonly shared: boolean;
   readonly policy: RoutingUse;
@@ -37,6 +39,7 @@ export const RENTED_PEER_VIEW_FIELDS = [
   "state",
   "usd_per_hour",
   "usd_per_mtok",
+  "spend_usd",
   "models",
   "shared",
   "policy",
@@ -66,6 +69,20 @@ export function readRentedPeerViews(json: unknown): RentedPeerView[] {
         throw new Error(`not an inventory: rented[].${key}`);
       return v;
     };
+    const spend = o["spend_usd"];
+    let spendUsd: RentedPeerView["spend_usd"] = null;
+    if (spend !== null && spend !== undefined) {
+      if (typeof spend !== "object" || Array.isArray(spend))
+        throw new Error("not an inventory: rented[].spend_usd");
+      const s = spend as Record<string, unknown>;
+      const amount = (key: string): number => {
+        const v = s[key];
+        if (typeof v !== "number" || !(v >= 0) || !Number.isFinite(v))
+          throw new Error(`not an inventory: rented[].spend_usd.${key}`);
+        return v;
+      };
+      spendUsd = { session: amount("session"), day: amount("day"), month: amount("month") };
+    }
     const models = o["models"];
     if (!Array.isArray(models) || models.length > MAX_MODELS || models.some((m) => typeof m !== "string"))
       throw new Error("not an inventory: rented[].models");
@@ -83,6 +100,7 @@ export function readRentedPeerViews(json: unknown): RentedPeerView[] {
       state: text("state") ?? "",
       usd_per_hour: price("usd_per_hour"),
       usd_per_mtok: price("usd_per_mtok"),
+      spend_usd: spendUsd,
       models: models as string[],
       shared: o["shared"],
       policy: policy as RoutingUse,

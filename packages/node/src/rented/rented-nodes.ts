@@ -21,9 +21,9 @@ import {
   type RoutingUse,
 } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
-import type { ManagedView } from "./managed-endpoint.js";
+import type { CreatedInfo, ManagedView } from "./managed-endpoint.js";
 import { estimateCostMicroUsd, outputPricePerMillion } from "./cost-estimate.js";
-import { HF_STATES } from "./hf-states.js";
+import { HF_STATES, type EndpointLookup, type EndpointLookupFn } from "./hf-endpoint-states.js";
 import { listModels, type TokenPrices } from "./models-probe.js";
 import { OFF_LAN_LABEL, type RentedPeerView } from "./peer-view.js";
 import { readRentedFile, writeRentedFile, type RentedFile, type RentedOverride } from "./rented-file.js";
@@ -50,25 +50,6 @@ export type RentedState =
 /** States in which a node takes requests (a cold start is waited for within `cold_start_s`). */
 const ELIGIBLE_STATES: readonly RentedState[] = ["running", "warming", "starting", "scaled_to_zero"];
 
-/** A Hugging Face endpoint as the Endpoints API reports it (the sponsor looks it up by name). */
-export interface EndpointLookup {
-  /** HF's state word: running, scaledToZero, paused, pending, initializing, updating, failed, … */
-  readonly state: string;
-  /** The data-plane base URL (without /v1), when HF reports one. */
-  readonly url: string | undefined;
-  readonly accessType: string;
-  /** The model repository it serves. */
-  readonly repository: string;
-  readonly message: string | undefined;
-  readonly accelerator: string | undefined;
-}
-
-/** Looks an endpoint up with the sponsor's token; throws with `kind: "rejected_credential"` on 401/403. */
-export type EndpointLookupFn = (
-  endpoint: { readonly namespace: string; readonly name: string },
-  token: Redacted<string>,
-) => Promise<EndpointLookup>;
-
 /** What routing asks of the managed nodes (managed/ implements it). */
 export interface ManagedHooks {
   has(name: string): boolean;
@@ -91,6 +72,8 @@ export interface ManagedHooks {
   status?(name: string): ManagedStatus | undefined;
   /** Headers a request to the node carries, instead of its `credential` (a Runpod pod's vLLM key). */
   headers?(name: string): Readonly<Record<string, string>> | undefined;
+  /** Set for nodes PAIR created (`pair rented create`). */
+  created?(name: string): CreatedInfo | null;
 }
 
 export interface ManagedStatus {
@@ -120,6 +103,12 @@ export interface RentedNodeView {
   readonly overridden: boolean;
   /** Managed endpoints only: who paused it, running cost (`spend_usd`), price, open obligations. */
   readonly managed: ManagedView | null;
+  /** The provider's own state word (pending, initializing, running, failed, paused…) and message. */
+  readonly provider_state: string | null;
+  readonly provider_message: string | null;
+  /** Set for nodes PAIR created. */
+  readonly created: CreatedInfo | null;
+  readonly budget: { readonly usd_per_day: number | null; readonly usd_per_month: number | null };
 }
 
 /** What the forwarder needs to send one request to a rented node. */
@@ -166,6 +155,9 @@ interface NodeState {
   gpu: string | undefined;
   /** Per-token prices by model (USD per million tokens), as the provider's /models listed them. */
   prices: Map<string, TokenPrices>;
+  /** What the provider's API last said (Hugging Face endpoints). */
+  providerState: string | undefined;
+  providerMessage: string | undefined;
 }
 
 /** A lifecycle action's answer: the node after it, or the PAIR error it failed with. */
@@ -248,6 +240,14 @@ export class RentedNodes {
     return this.#round;
   }
 
+  /** Probe one node now (a node being created: its progress through the provider's states). */
+  async probeNode(name: string): Promise<RentedNodeView | undefined> {
+    const n = this.#nodes.get(name);
+    if (n === undefined) return undefined;
+    await this.#probe(n);
+    return this.#view(n);
+  }
+
   names(): string[] {
     return [...this.#nodes.keys()];
   }
@@ -269,6 +269,7 @@ export class RentedNodes {
         state: v.state,
         usd_per_hour: v.managed?.usd_per_hour ?? null,
         usd_per_mtok: outputPricePerMillion(n.models, n.prices),
+        spend_usd: peerSpend(v.managed),
         models: v.models,
         shared: v.shared,
         policy: v.policy,
@@ -409,8 +410,8 @@ export class RentedNodes {
     n.token = undefined;
   }
 
-  /** `pair rented attach`: validate as a config entry, persist (never a secret), probe. */
-  async attach(entry: Record<string, unknown>): Promise<RentedChange> {
+  /** `pair rented attach`: validate as a config entry, persist (never a secret), probe (unless told not to). */
+  async attach(entry: Record<string, unknown>, options: { probe?: boolean } = {}): Promise<RentedChange> {
     const read = readRentedNodeValue(entry, this.#o.nodeName);
     if (!read.ok) {
       const insecure = read.problems.find(
@@ -435,7 +436,7 @@ export class RentedNodes {
     const state = fresh(read.node, "attached");
     this.#nodes.set(name, state);
     this.#o.log?.(`rented node ${name}: attached (${read.node.provider})`);
-    await this.#probe(state);
+    if (options.probe !== false) await this.#probe(state);
     return { ok: true, node: this.#view(state) };
   }
 
@@ -520,6 +521,13 @@ export class RentedNodes {
       source: n.source,
       overridden: Object.keys(o).length > 0,
       managed: managed?.view(n.config.name) ?? null,
+      provider_state: n.providerState ?? null,
+      provider_message: n.providerMessage ?? null,
+      created: managed?.created?.(n.config.name) ?? null,
+      budget: {
+        usd_per_day: usdOf(n.config.budget.budgetMicroUsdPerDay),
+        usd_per_month: usdOf(n.config.budget.budgetMicroUsdPerMonth),
+      },
     };
   }
 
@@ -613,6 +621,8 @@ export class RentedNodes {
       return false;
     }
     n.gpu = info.accelerator;
+    n.providerState = info.state;
+    n.providerMessage = info.message;
     const allow = n.config.models;
     const served = allow.length === 0 ? [info.repository] : allow.filter((m) => m === info.repository);
     n.baseUrl = info.url === undefined ? undefined : `${info.url.replace(/\/$/, "")}/v1`;
@@ -635,6 +645,16 @@ export class RentedNodes {
   }
 }
 
+function usdOf(microUsd: number | undefined): number | null {
+  return microUsd === undefined ? null : microUsd / 1_000_000;
+}
+
+/** What peers learn of a managed node's spend: numbers only (session, today, this month). */
+function peerSpend(managed: ManagedView | null): RentedPeerView["spend_usd"] {
+  const s = managed?.spend_usd;
+  return s === undefined || s === null ? null : { session: s.session, day: s.today, month: s.month };
+}
+
 function fresh(config: RentedNodeConfig, source: "config" | "attached"): NodeState {
   return {
     config,
@@ -648,6 +668,8 @@ function fresh(config: RentedNodeConfig, source: "config" | "attached"): NodeSta
     baseUrl: undefined,
     gpu: undefined,
     prices: new Map(),
+    providerState: undefined,
+    providerMessage: undefined,
   };
 }
 

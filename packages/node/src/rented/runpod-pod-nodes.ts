@@ -237,5 +237,6 @@ export function combineManagedHooks(first: ManagedHooks, second: ManagedHooks): 
     view: (name) => pick(name).view(name),
     status: (name) => pick(name).status?.(name),
     headers: (name) => pick(name).headers?.(name),
+    created: (name) => pick(name).created?.(name) ?? null,
   };
 }

@@ -32,6 +32,9 @@ import {
   estimateCostMicroUsd,
   isRentedAdminPath,
   serveRentedAdmin,
+  isHfAccountPath,
+  serveHfAccount,
+  type RentedCreator,
   type RentedNodes,
   type RentedPeerView,
 } from "../rented/index.js";
@@ -73,6 +76,8 @@ export interface ClientApiDeps extends ForwardDeps {
   readonly membership?: PeerMembership;
   /** Rented nodes this node sponsors (admin routes, views); absent: none. */
   readonly rentedNodes?: RentedNodes;
+  /** `pair rented create | catalog | hardware` and the account check; absent: those routes do not exist. */
+  readonly rentedCreator?: RentedCreator;
   /** Something peers see changed (a rented node's share switch): tell them now. */
   readonly onPeerVisibleChange?: () => void;
   /** The dashboard: its files, sign-in codes and sessions (also accepted by the admin API). */
@@ -421,6 +426,8 @@ function admin(deps: ClientApiDeps, req: IncomingMessage, res: ServerResponse, p
   if (isUiAdminPath(path)) return serveUiAdmin(deps.ui, caller, req, res, path);
   if (deps.cluster !== undefined && isPairingAdminPath(path))
     return servePairingAdmin(deps.cluster, req, res, path);
+  if (deps.rentedCreator !== undefined && isHfAccountPath(path))
+    return serveHfAccount(deps.rentedCreator, req, res, url, () => deps.onPeerVisibleChange?.());
   if (deps.rentedNodes !== undefined && isRentedAdminPath(path))
     return serveRentedAdmin(deps.rentedNodes, req, res, path, () => deps.onPeerVisibleChange?.());
   switch (path) {
@@ -526,6 +533,7 @@ function mergedNodes(deps: ClientApiDeps): unknown[] {
     state: sponsorState === "up" ? r.state : "unknown",
     usd_per_hour: r.usd_per_hour,
     usd_per_mtok: r.usd_per_mtok,
+    spend_usd: r.spend_usd,
     models: [...r.models],
     shared: r.shared,
     sponsor,

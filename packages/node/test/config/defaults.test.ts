@@ -30,6 +30,7 @@ const EXPECTED: PairConfig = {
     huggingface: {
       endpointsApi: "https://api.endpoints.huggingface.cloud",
       hubApi: "https://huggingface.co",
+      catalogApi: "https://endpoints.huggingface.co/api/catalog",
     },
     runpod: { api: "https://api.runpod.io" },
   },

@@ -47,6 +47,7 @@ describe("the interface.md example", () => {
       huggingface: {
         endpointsApi: "https://api.endpoints.huggingface.cloud",
         hubApi: "https://huggingface.co",
+        catalogApi: "https://endpoints.huggingface.co/api/catalog",
       },
       runpod: { api: "https://api.runpod.io" },
     });
@@ -141,7 +142,11 @@ describe("a file with every key", () => {
 
   test("providers and tls (emulators on loopback, ~ expanded)", () => {
     expect(config.providers).toEqual({
-      huggingface: { endpointsApi: "https://127.0.0.1:9001", hubApi: "http://localhost:9002" },
+      huggingface: {
+        endpointsApi: "https://127.0.0.1:9001",
+        hubApi: "http://localhost:9002",
+        catalogApi: "https://endpoints.huggingface.co/api/catalog",
+      },
       runpod: { api: "https://[::1]:9003" },
     });
     expect(config.tls).toEqual({ extraCaFile: "/home/ada/pair-test/ca.pem" });

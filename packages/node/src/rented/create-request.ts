@@ -1,0 +1,161 @@
+/**
+ * The body of `POST /pair/v1/rented/create` read into a typed request, or the field at fault: the
+ * node's name (it is also the endpoint's name on Hugging Face), exactly one of repo | catalog, the
+ * hardware offer (vendor, region, instance type and size), access (`public` refused:
+ * `public_endpoint_refused`), HF's scale-to-zero backstop, budget, lifecycle, sharing and routing.
+ * Must not know: HTTP, Hugging Face's API, the ledger.
+ */
+
+import { DEFAULT_SCALE_TO_ZERO_MIN, MAX_SCALE_TO_ZERO_MIN } from "@pair/huggingface";
+import { ROUTING_USES, type RoutingUse } from "../config/index.js";
+
+export interface CreateRequestBody {
+  readonly name: string;
+  readonly credential: string | undefined;
+  readonly namespace: string | undefined;
+  readonly source: { readonly repo: string } | { readonly catalog: string };
+  readonly vendor: string;
+  readonly region: string;
+  readonly instanceType: string;
+  readonly instanceSize: string;
+  readonly access: "private" | "authenticated";
+  readonly scaleToZeroMin: number;
+  readonly budget: { readonly usd_per_day?: number; readonly usd_per_month?: number };
+  readonly lifecycle: { readonly idle_pause_min?: number; readonly wake_on_request?: boolean };
+  readonly share: boolean;
+  readonly routingUse: RoutingUse | undefined;
+}
+
+export type CreateRequestRead =
+  | { readonly ok: true; readonly request: CreateRequestBody }
+  | {
+      readonly ok: false;
+      readonly code: "invalid_request" | "invalid_value" | "public_endpoint_refused";
+      readonly message: string;
+      readonly param?: string;
+    };
+
+/** Hugging Face's endpoint names: 2-32 lowercase letters, digits or '-', a letter or digit at both ends. */
+const ENDPOINT_NAME = /^[a-z0-9][a-z0-9-]{0,30}[a-z0-9]$/;
+const KEYS = [
+  "name",
+  "provider",
+  "credential",
+  "namespace",
+  "repo",
+  "catalog",
+  "vendor",
+  "region",
+  "instance_type",
+  "instance_size",
+  "access",
+  "scale_to_zero_min",
+  "budget",
+  "lifecycle",
+  "share_with_cluster",
+  "routing",
+];
+
+function bad(param: string, message: string): CreateRequestRead {
+  return { ok: false, code: "invalid_value", message: `${param}: ${message}`, param };
+}
+
+function object(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === "object" && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+export function readCreateRequest(body: Record<string, unknown>): CreateRequestRead {
+  const unknown = Object.keys(body).filter((k) => !KEYS.includes(k));
+  if (unknown.length > 0)
+    return { ok: false, code: "invalid_request", message: `unknown field(s): ${unknown.join(", ")}` };
+  const text = (key: string): string | undefined =>
+    typeof body[key] === "string" && body[key] !== "" ? body[key] : undefined;
+  const name = text("name");
+  if (name === undefined || !ENDPOINT_NAME.test(name))
+    return bad(
+      "name",
+      "2 to 32 lowercase letters, digits or '-', starting and ending with a letter or digit (it is also the endpoint's name on Hugging Face)",
+    );
+  if (body["provider"] !== "huggingface-endpoint")
+    return bad("provider", 'PAIR creates "huggingface-endpoint" nodes');
+  if (body["access"] === "public")
+    return {
+      ok: false,
+      code: "public_endpoint_refused",
+      message:
+        "PAIR never creates a public endpoint (anyone with its URL could use it and spend on it): use access private (the default) or authenticated",
+      param: "access",
+    };
+  const access = body["access"] ?? "private";
+  if (access !== "private" && access !== "authenticated")
+    return bad("access", "private (the default) or authenticated");
+  const repo = text("repo");
+  const catalog = text("catalog");
+  if ((repo === undefined) === (catalog === undefined))
+    return bad("repo", "give exactly one of repo (a model repository id) or catalog (a catalog model id)");
+  for (const key of ["vendor", "region", "instance_type", "instance_size"])
+    if (text(key) === undefined) return bad(key, "required (see GET /pair/v1/rented/hardware)");
+  const scaleToZeroMin = body["scale_to_zero_min"] ?? DEFAULT_SCALE_TO_ZERO_MIN;
+  if (
+    typeof scaleToZeroMin !== "number" ||
+    !Number.isInteger(scaleToZeroMin) ||
+    scaleToZeroMin < 1 ||
+    scaleToZeroMin > MAX_SCALE_TO_ZERO_MIN
+  )
+    return bad(
+      "scale_to_zero_min",
+      `an integer in [1, ${MAX_SCALE_TO_ZERO_MIN}] (Hugging Face's scale-to-zero is the backstop and stays on)`,
+    );
+  const budget = object(body["budget"] ?? {});
+  if (budget === undefined) return bad("budget", 'expected {"usd_per_day"?: N, "usd_per_month"?: N}');
+  const lifecycle = object(body["lifecycle"] ?? {});
+  if (lifecycle === undefined)
+    return bad("lifecycle", 'expected {"idle_pause_min"?: N, "wake_on_request"?: bool}');
+  const routing = object(body["routing"] ?? {});
+  const use = routing?.["use"];
+  if (routing === undefined || (use !== undefined && !(ROUTING_USES as readonly unknown[]).includes(use)))
+    return bad("routing", `expected {"use": ${ROUTING_USES.map((u) => `"${u}"`).join(" | ")}}`);
+  const share = body["share_with_cluster"] ?? false;
+  if (typeof share !== "boolean") return bad("share_with_cluster", "true or false");
+  for (const key of ["credential", "namespace"])
+    if (body[key] !== undefined && text(key) === undefined) return bad(key, "a non-empty string");
+  return {
+    ok: true,
+    request: {
+      name,
+      credential: text("credential"),
+      namespace: text("namespace"),
+      source: repo !== undefined ? { repo } : { catalog: catalog ?? "" },
+      vendor: text("vendor") ?? "",
+      region: text("region") ?? "",
+      instanceType: text("instance_type") ?? "",
+      instanceSize: text("instance_size") ?? "",
+      access,
+      scaleToZeroMin,
+      budget: budget,
+      lifecycle: lifecycle,
+      share,
+      routingUse: use as RoutingUse | undefined,
+    },
+  };
+}
+
+/** The node's entry in rented-nodes.json (shaped like a config `rented_nodes:` item; a reference only). */
+export function createdEntry(
+  request: CreateRequestBody,
+  namespace: string,
+  credential: string,
+): Record<string, unknown> {
+  return {
+    name: request.name,
+    provider: "huggingface-endpoint",
+    endpoint: `${namespace}/${request.name}`,
+    credential,
+    share_with_cluster: request.share,
+    ...(request.routingUse === undefined ? {} : { routing: { use: request.routingUse } }),
+    lifecycle: { managed: true, ...request.lifecycle },
+    ...(Object.keys(request.budget).length === 0 ? {} : { budget: request.budget }),
+  };
+}
