@@ -39,3 +39,13 @@ export {
 } from "./managed-endpoints.js";
 export { ManagedLedger, reservationIdOf } from "./managed-ledger.js";
 export { estimateCostMicroUsd, type CostBasis } from "./cost-estimate.js";
+export {
+  DEFAULT_STATE_HISTORY_PER_NODE,
+  observedState,
+  RentedStateHistory,
+  STATE_HISTORY_FILE,
+  type ObservedState,
+  type StateChange,
+  type StateHistoryOptions,
+} from "./state-history.js";
+export { serveStateHistory, STATE_HISTORY_PATH } from "./state-history-route.js";

@@ -108,6 +108,8 @@ export interface RentedNodeView {
   readonly overridden: boolean;
   /** Managed endpoints only: who paused it, running cost (`spend_usd`), price, open obligations. */
   readonly managed: ManagedView | null;
+  /** The caps in USD (null: no cap), counted in the sponsor's time zone. */
+  readonly budget: { readonly usd_per_day: number | null; readonly usd_per_month: number | null };
 }
 
 /** What the forwarder needs to send one request to a rented node. */
@@ -505,6 +507,10 @@ export class RentedNodes {
       source: n.source,
       overridden: Object.keys(o).length > 0,
       managed: managed?.view(n.config.name) ?? null,
+      budget: {
+        usd_per_day: usdOrNull(n.config.budget.budgetMicroUsdPerDay),
+        usd_per_month: usdOrNull(n.config.budget.budgetMicroUsdPerMonth),
+      },
     };
   }
 
@@ -641,6 +647,10 @@ const HF_STATES: Readonly<Record<string, RentedState>> = {
   failed: "failed",
   updateFailed: "failed",
 };
+
+function usdOrNull(microUsd: number | undefined): number | null {
+  return microUsd === undefined ? null : microUsd / 1_000_000;
+}
 
 function fresh(config: RentedNodeConfig, source: "config" | "attached"): NodeState {
   return {
