@@ -38,7 +38,9 @@ import { Metrics } from "./observability/metrics.js";
 import { OsCredentialStore } from "./credentials/index.js";
 import {
   createOutboundAgent,
+  observedState,
   RentedNodes,
+  RentedStateHistory,
   type CredentialReader,
   type EndpointLookupFn,
 } from "./rented/index.js";
@@ -52,9 +54,17 @@ import {
 } from "./rented/index.js";
 import { Scheduler } from "./scheduler/scheduler.js";
 import { ensureAdminToken } from "./server/admin-token.js";
-import { clientHandler, peerRouteHandler, type ClientApiDeps } from "./server/client-api.js";
 import { ModelAliases } from "./server/model-aliases.js";
-import { DEFAULT_UI_DIR, sessionCookieName, UiSessions } from "./ui/index.js";
+import { clientHandler, mergedNodes, peerRouteHandler, type ClientApiDeps } from "./server/client-api.js";
+import { workloadJson } from "./history/workload-history.js";
+import {
+  DEFAULT_UI_DIR,
+  LiveEvents,
+  sessionCookieName,
+  SYSTEM_INTERVALS,
+  UiSessions,
+  type IntervalSeam,
+} from "./ui/index.js";
 
 export const PAIR_VERSION = "0.1.0";
 
@@ -87,6 +97,10 @@ export interface NodeOptions {
   readonly discovery?: NodeDiscoveryOptions;
   /** The built dashboard served at /ui (default: packages/dashboard/dist). */
   readonly uiDir?: string;
+  /** How often the dashboard's live events and the rented state history look for changes (default 500 ms). */
+  readonly liveCheckMs?: number;
+  /** The repeating timer behind the live events and their heartbeat (tests replace it). */
+  readonly intervals?: IntervalSeam;
   /** Managed endpoints' clock, timer seam, pass interval, poll interval and budget time zone. */
   readonly managed?: Pick<ManagedEndpointsOptions, "clock" | "timers" | "tickMs" | "pollMs" | "timeZone">;
   /** Runpod pods' proxy base URL (default `https://{podId}-{port}.proxy.runpod.net`; an emulator's own). */
@@ -187,7 +201,12 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     },
     rentedNodes: rented,
     rentedCreator: creator,
-    onPeerVisibleChange: () => local.notify?.("changed"),
+    rentedStateHistory: stateHistory,
+    events,
+    onPeerVisibleChange: () => {
+      local.notify?.("changed");
+      observeRented();
+    },
     authenticate: (req) =>
       authenticateClient(apiKeys, loopback, {
         remoteAddress: req.socket.remoteAddress,
@@ -394,12 +413,36 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
   await rented.probe();
   // In the background: a peer that does not answer must not hold up the start.
   void membership.start();
+  const stateHistory = new RentedStateHistory({ dataDir, log });
+  const observeRented = () => {
+    try {
+      stateHistory.observe(rented.list().map(observedState), Date.now());
+    } catch (cause) {
+      log(`rented nodes' state history: ${String(cause)}`);
+    }
+  };
+  observeRented();
+  const intervals = options.intervals ?? SYSTEM_INTERVALS;
+  const events = new LiveEvents({
+    sources: {
+      nodes: () => mergedNodes(deps),
+      jobs: () => history.running().map(workloadJson),
+      rented: () => rented.list(),
+    },
+    // These move on every look without anything new to show.
+    ignoredKeys: ["last_seen", "first_byte_ms", "elapsed_s"],
+    intervals,
+  });
   const deps = clientDeps();
   handler = clientHandler(deps);
   local.route = peerRouteHandler(deps);
   // Peers learn at once that this node is (back) up and what it serves; then on every change.
   local.notify = (change) => void links.notify(change);
   local.notify("changed");
+  const liveCheck = intervals.every(() => {
+    observeRented();
+    events.check();
+  }, options.liveCheckMs ?? 500);
   const address = () => server.address() as AddressInfo;
   const shownHost = host.includes(":") ? `[${host}]` : host;
   const url = `http://${shownHost}:${address().port}`;
@@ -427,6 +470,8 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     close: (graceMs = 10_000) =>
       (closing ??= (async () => {
         local.notify = undefined;
+        liveCheck.cancel();
+        events.close();
         inventory.stop();
         rented.stop();
         creator.close();

@@ -65,3 +65,13 @@ export {
   type RentedCreatorOptions,
 } from "./create-endpoint.js";
 export { HF_ACCOUNT_PATHS, isHfAccountPath, serveHfAccount } from "./hf-account-routes.js";
+export {
+  DEFAULT_STATE_HISTORY_PER_NODE,
+  observedState,
+  RentedStateHistory,
+  STATE_HISTORY_FILE,
+  type ObservedState,
+  type StateChange,
+  type StateHistoryOptions,
+} from "./state-history.js";
+export { serveStateHistory, STATE_HISTORY_PATH } from "./state-history-route.js";

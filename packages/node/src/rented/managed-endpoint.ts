@@ -70,6 +70,9 @@ export interface ManagedView {
   readonly usd_per_hour: number | null;
   readonly open_obligations: number;
   readonly last_error: string | null;
+  /** When a PAIR workload last ran on it (the idle timer counts from here) and the idle pause, in min. */
+  readonly last_active_at: string;
+  readonly idle_pause_min: number;
 }
 
 /** When PAIR created a node's endpoint, and how long ago (for progress lines). */
@@ -469,6 +472,8 @@ export class ManagedEndpoint {
       usd_per_hour: this.#priceMicroUsdPerHour === undefined ? null : usd(this.#priceMicroUsdPerHour),
       open_obligations: this.#openCount(),
       last_error: this.#lastError ?? null,
+      last_active_at: new Date(this.#lastActiveMs).toISOString(),
+      idle_pause_min: this.#o.config.lifecycle.idlePauseMs / 60_000,
     };
   }
 

@@ -108,6 +108,7 @@ export interface RentedNodeView {
   readonly provider_message: string | null;
   /** Set for nodes PAIR created. */
   readonly created: CreatedInfo | null;
+  /** The caps in USD (null: no cap), counted in the sponsor's time zone. */
   readonly budget: { readonly usd_per_day: number | null; readonly usd_per_month: number | null };
 }
 

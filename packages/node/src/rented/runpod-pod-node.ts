@@ -115,9 +115,12 @@ export class RunpodPodManagedNode {
   #pausedBy: StopReason | undefined;
   #lastError: string | undefined;
   #pass: Promise<void> | undefined;
+  /** Wall time of the last PAIR workload on this node (its start, or a pass that saw one open). */
+  #lastActiveMs: number;
 
   constructor(options: RunpodPodNodeOptions) {
     this.#o = options;
+    this.#lastActiveMs = options.clock.now().wallMs;
     const config = options.config;
     this.config = config;
     this.name = config.name;
@@ -207,6 +210,7 @@ export class RunpodPodManagedNode {
   /** One lease per request in flight: the supervisor never reaps a pod while one is open. */
   #holdStreams(): void {
     const open = this.#o.inFlight();
+    if (open > 0) this.#lastActiveMs = this.#o.clock.now().wallMs;
     while (this.#leases.length < open) {
       const lease = this.#supervisor.openStream(this.#model);
       if (lease === undefined) break;
@@ -220,6 +224,7 @@ export class RunpodPodManagedNode {
    * caller's signal (its cold-start budget), driving passes every `pollMs`.
    */
   async prepare(signal: AbortSignal): Promise<{ ok: true; url: string } | { ok: false; error: PairError }> {
+    this.#lastActiveMs = this.#o.clock.now().wallMs;
     if (this.#pausedBy === "user-request")
       return {
         ok: false,
@@ -327,6 +332,8 @@ export class RunpodPodManagedNode {
       usd_per_hour: this.#priceMicroUsdPerHour === undefined ? null : usd(this.#priceMicroUsdPerHour),
       open_obligations: openObligations(this.#controller.state).length,
       last_error: this.#lastError ?? null,
+      last_active_at: new Date(this.#lastActiveMs).toISOString(),
+      idle_pause_min: this.#o.config.pod.idleTimeoutMs / 60_000,
       pod_state: this.#podState(),
       gpu: this.#gpu ?? null,
     };

@@ -35,8 +35,11 @@ import {
   isHfAccountPath,
   serveHfAccount,
   type RentedCreator,
+  serveStateHistory,
+  STATE_HISTORY_PATH,
   type RentedNodes,
   type RentedPeerView,
+  type RentedStateHistory,
 } from "../rented/index.js";
 import {
   adminCaller,
@@ -45,8 +48,10 @@ import {
   isUiPath,
   serveUi,
   serveUiAdmin,
+  type LiveEvents,
   type UiDeps,
 } from "../ui/index.js";
+import { adminFail } from "./admin-json.js";
 import {
   ClientGone,
   forward,
@@ -80,6 +85,10 @@ export interface ClientApiDeps extends ForwardDeps {
   readonly rentedCreator?: RentedCreator;
   /** Something peers see changed (a rented node's share switch): tell them now. */
   readonly onPeerVisibleChange?: () => void;
+  /** The rented nodes' state history (`GET /pair/v1/rented/history?name=`); absent: 404. */
+  readonly rentedStateHistory?: RentedStateHistory;
+  /** The dashboard's live updates (`GET /pair/v1/events`, SSE); absent: 404. */
+  readonly events?: LiveEvents;
   /** The dashboard: its files, sign-in codes and sessions (also accepted by the admin API). */
   readonly ui: UiDeps;
 }
@@ -429,7 +438,16 @@ function admin(deps: ClientApiDeps, req: IncomingMessage, res: ServerResponse, p
   if (deps.rentedCreator !== undefined && isHfAccountPath(path))
     return serveHfAccount(deps.rentedCreator, req, res, url, () => deps.onPeerVisibleChange?.());
   if (deps.rentedNodes !== undefined && isRentedAdminPath(path))
-    return serveRentedAdmin(deps.rentedNodes, req, res, path, () => deps.onPeerVisibleChange?.());
+    return serveRentedAdmin(deps.rentedNodes, req, res, path, () => {
+      deps.onPeerVisibleChange?.();
+      deps.events?.check();
+    });
+  if (path === "/pair/v1/events" && deps.events !== undefined) {
+    if (req.method !== "GET") return adminFail(res, 405, "invalid_request", `use GET for ${path}`);
+    return deps.events.serve(req, res);
+  }
+  if (path === STATE_HISTORY_PATH && deps.rentedStateHistory !== undefined)
+    return serveStateHistory(deps.rentedStateHistory, req, res, url);
   switch (path) {
     case "/pair/v1/status":
       return sendJson(res, 200, {
@@ -500,7 +518,7 @@ function mergedModels(deps: ClientApiDeps): { model: string; nodes: string[] }[]
 }
 
 /** This node, then every paired peer with an address, with its state and what it serves. */
-function mergedNodes(deps: ClientApiDeps): unknown[] {
+export function mergedNodes(deps: ClientApiDeps): unknown[] {
   const healthy = deps.inventory.engines.filter((e) => e.healthy);
   const self = {
     name: deps.nodeName,

@@ -30,3 +30,12 @@ export {
   type UiSessionsOptions,
 } from "./ui-sessions.js";
 export { DEFAULT_UI_DIR, UI_CSP } from "./ui-static.js";
+export {
+  DEFAULT_HEARTBEAT_MS,
+  DEFAULT_MAX_EVENT_CLIENTS,
+  EVENTS_RETRY_MS,
+  LiveEvents,
+  SYSTEM_INTERVALS,
+  type IntervalSeam,
+  type LiveEventsOptions,
+} from "./live-events.js";
