@@ -1,7 +1,8 @@
 /**
  * Child process of the proxy-overhead benchmark: engine emulators on loopback, one per entry of
  * the JSON argument (each serves one model at its own per-token delay), reported to the parent as
- * `{ engines: [{ model, url }] }`. Runs until the parent says close or goes away.
+ * `{ engines: [{ model, url }] }`. An entry with `tls` serves HTTPS, one with `apiKey` wants that
+ * bearer token (a rented node, as vLLM's `--api-key`). Runs until the parent says close or goes away.
  * Must not know: the PAIR node, the load, the report.
  */
 
@@ -14,6 +15,10 @@ export interface EngineChildArg {
     readonly tokenDelayMs: number;
     readonly maxTokens: number;
     readonly maxConcurrent: number;
+    /** PEM key and certificate: serve HTTPS. */
+    readonly tls?: { readonly key: string; readonly cert: string };
+    /** Bearer token every `/v1` request must carry. */
+    readonly apiKey?: string;
   }[];
 }
 
@@ -31,6 +36,8 @@ for (const e of arg.engines)
       models: [{ name: e.model, maxTokens: e.maxTokens }],
       tokenDelayMs: e.tokenDelayMs,
       maxConcurrent: e.maxConcurrent,
+      ...(e.tls === undefined ? {} : { tls: e.tls }),
+      ...(e.apiKey === undefined ? {} : { apiKey: e.apiKey }),
     }),
   );
 const ready: EngineChildReady = {

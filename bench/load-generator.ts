@@ -11,7 +11,7 @@ import { Agent, request, type IncomingHttpHeaders } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 
 export interface Target {
-  readonly label: "direct" | "bare" | "node" | "via-peer";
+  readonly label: "direct" | "bare" | "node" | "via-peer" | "nginx" | "rented";
   readonly host: string;
   readonly port: number;
   /** Path of the chat-completions route on this target. */
@@ -39,11 +39,17 @@ export function headerProblem(target: Target, headers: IncomingHttpHeaders): str
 export interface StreamSample {
   /** Request start (monotonic ms) relative to the load's start. */
   readonly startMs: number;
+  /** Time from writing the request to the response's headers (time to first byte). */
+  readonly ttfbMs: number;
   /** Time from writing the request to the first body chunk. */
   readonly firstChunkMs: number;
   /** Time from writing the request to the end of the stream. */
   readonly totalMs: number;
   readonly bytes: number;
+  /** Body reads (`data` events) the client saw. */
+  readonly reads: number;
+  /** SSE events in the body (blank-line separated), `[DONE]` included. */
+  readonly events: number;
 }
 
 export interface LoadResult {
@@ -85,7 +91,12 @@ function streamOnce(
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     let first = -1;
+    let ttfb = -1;
     let bytes = 0;
+    let reads = 0;
+    let events = 0;
+    /** Last byte of the previous read: an event's blank line may straddle two reads. */
+    let lastByte = 0;
     let tail = "";
     const req = request(
       {
@@ -101,6 +112,7 @@ function streamOnce(
         },
       },
       (res) => {
+        ttfb = performance.now();
         if (res.statusCode !== 200) {
           res.resume();
           reject(new Error(`HTTP ${res.statusCode} from ${target.label}`));
@@ -115,13 +127,27 @@ function streamOnce(
         res.on("data", (chunk: Buffer) => {
           if (first < 0) first = performance.now();
           bytes += chunk.length;
+          reads += 1;
+          if (lastByte === 10 && chunk[0] === 10) events += 1;
+          for (let i = chunk.indexOf(10); i >= 0 && i < chunk.length - 1; i = chunk.indexOf(10, i + 1))
+            if (chunk[i + 1] === 10) events += 1;
+          lastByte = chunk[chunk.length - 1]!;
           tail = (tail + chunk.toString("latin1")).slice(-64);
         });
         res.once("end", () => {
           const end = performance.now();
           if (!tail.includes("data: [DONE]"))
             reject(new Error(`${target.label}: stream ended without [DONE]`));
-          else resolve({ startMs: t0 - originMs, firstChunkMs: first - t0, totalMs: end - t0, bytes });
+          else
+            resolve({
+              startMs: t0 - originMs,
+              ttfbMs: ttfb - t0,
+              firstChunkMs: first - t0,
+              totalMs: end - t0,
+              bytes,
+              reads,
+              events,
+            });
         });
         res.once("error", reject);
       },

@@ -4,13 +4,17 @@
  * in the JSON argument (none: a node that only forwards to peers), with its data dir in a fresh temp
  * folder removed on close. Reports its URL, name, cluster address and admin token once every engine's
  * model is in the inventory; the parent pairs nodes through their admin APIs, as `pair join` does.
+ * With `rented`, the node also sponsors one rented node (openai-compatible, HTTPS with a bearer
+ * token, its CA trusted through `tls.extra_ca_file`), the token read from an in-memory credential
+ * store (the bench has no OS keyring), and it is ready once the rented models are listed.
  * Must not know: the load, the report, how the engines were started, which peers it will have.
  */
 
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { Redacted } from "../packages/node/src/cluster/index.js";
 import { parseConfig } from "../packages/node/src/config/index.js";
 import { startNode, type RunningNode } from "../packages/node/src/node.js";
 import { serveParent } from "./child-protocol.js";
@@ -27,6 +31,15 @@ export interface NodeChildArg {
     readonly baseUrl: string;
     readonly maxConcurrent: number;
   }[];
+  readonly rented?: {
+    /** `https://127.0.0.1:PORT/v1` */
+    readonly baseUrl: string;
+    /** PEM of the CA that issued the endpoint's certificate. */
+    readonly caPem: string;
+    /** The bearer token (made for this run; never printed). */
+    readonly token: string;
+    readonly models: readonly string[];
+  };
 }
 
 export interface NodeChildReady {
@@ -58,7 +71,20 @@ const yaml = [
     `    base_url: ${e.baseUrl}`,
     `    max_concurrent: ${e.maxConcurrent}`,
   ]),
+  ...(arg.rented === undefined
+    ? []
+    : [
+        "rented_nodes:",
+        "  - name: bench-rented",
+        "    provider: openai-compatible",
+        `    base_url: ${arg.rented.baseUrl}`,
+        "    credential: os-credential-store:pair/bench-rented",
+        "tls:",
+        `  extra_ca_file: ${join(dataDir, "bench-ca.pem")}`,
+      ]),
 ].join("\n");
+if (arg.rented !== undefined) writeFileSync(join(dataDir, "bench-ca.pem"), arg.rented.caPem);
+const rentedToken = arg.rented?.token;
 let node: RunningNode;
 try {
   const config = parseConfig(yaml, "bench.yaml", { homeDir: dataDir, hostName: "bench" });
@@ -66,6 +92,12 @@ try {
     config,
     portOverride: 0,
     clusterPortOverride: 0,
+    ...(rentedToken === undefined
+      ? {}
+      : {
+          credentials: { get: () => Promise.resolve(new Redacted(rentedToken, "bench rented token")) },
+          rentedProbeIntervalMs: 200,
+        }),
     ...(arg.membershipRefreshMs === undefined ? {} : { membership: { refreshMs: arg.membershipRefreshMs } }),
   });
   const deadline = performance.now() + INVENTORY_WAIT_MS;
@@ -73,6 +105,14 @@ try {
     if (performance.now() > deadline) throw new Error("bench node: engines not in the inventory in time");
     await node.inventory.probeOnce();
     await sleep(50);
+  }
+  const rentedModels = arg.rented?.models ?? [];
+  while (rentedModels.length > 0) {
+    const res = await fetch(`${node.url}/v1/models`);
+    const listed = ((await res.json()) as { data?: { id?: unknown }[] }).data?.map((m) => m.id) ?? [];
+    if (rentedModels.every((m) => listed.includes(m))) break;
+    if (performance.now() > deadline) throw new Error("bench node: rented models not listed in time");
+    await sleep(100);
   }
 } catch (error) {
   rmSync(dataDir, { recursive: true, force: true });

@@ -2,14 +2,19 @@
  * The Jobs list and the workload history. A workload is one routed request: who asked (origin node,
  * requester), what for (model, route), who served it (node, engine, sponsor, off-LAN), how it went
  * (status, first-byte latency, duration, tokens, estimated cost). Running workloads live in memory;
- * rows reach SQLite in batches off the request path (one transaction every `flushIntervalMs` or
- * `maxBatch` rows), so a crash loses at most that window — rows still `running` at the next start
- * become `interrupted`. Prompt and completion text are never given to this module. Retention is
- * bounded in rows and days, pruned on a timer by an indexed cutoff.
+ * rows reach SQLite in batches off the request path: every `flushIntervalMs` or `maxBatch` rows a
+ * batch is posted to a writer thread with its own connection (thread-row-writer.ts), and this
+ * connection only reads (WAL). A crash loses at most the rows not yet written — rows still
+ * `running` at the next start become `interrupted`; `close()` drains every row first. Prompt and
+ * completion text are never given to this module. Retention is bounded in rows and days, pruned on
+ * a timer by an indexed cutoff.
  * Must not know: HTTP, dialects, scheduling.
  */
 
 import Database from "better-sqlite3";
+import { COLUMN_NAMES, SCHEMA, rowValues } from "./history-rows.js";
+import { InlineRowWriter, type RowWriter } from "./row-writer.js";
+import { ThreadRowWriter } from "./thread-row-writer.js";
 
 export type WorkloadStatus = "running" | "completed" | "failed" | "cancelled" | "interrupted";
 
@@ -107,6 +112,11 @@ export interface HistoryOptions {
   readonly maxBatch?: number;
   /** Prune this often (0: only on prune()). */
   readonly pruneIntervalMs?: number;
+  /**
+   * Write rows on a worker thread (default, for a file) or on the event loop (always for
+   * `:memory:`, which another thread cannot open; `false` is the benchmarks' "before").
+   */
+  readonly writeOnThread?: boolean;
 }
 
 interface Row {
@@ -130,45 +140,6 @@ interface Row {
   attempts: string | null;
 }
 
-const COLUMNS = `
-  id TEXT NOT NULL,
-  model TEXT NOT NULL,
-  route TEXT NOT NULL,
-  origin_node TEXT NOT NULL,
-  requester TEXT NOT NULL,
-  started_at_ms INTEGER NOT NULL,
-  serving_node TEXT,
-  engine TEXT,
-  sponsor TEXT,
-  off_lan INTEGER NOT NULL,
-  status TEXT NOT NULL,
-  first_byte_ms INTEGER,
-  duration_ms INTEGER,
-  tokens_in INTEGER,
-  tokens_out INTEGER,
-  est_cost_micro_usd INTEGER NOT NULL,
-  error_code TEXT,
-  attempts TEXT`;
-
-/**
- * Keyed by start time, then id: new rows land at the end of the one B-tree (ids are random, and a
- * table keyed by id alone wrote all over its index: 4× the cost per row at 100,000 rows). The key
- * is also the order of `history()` and of pruning, so no other index is needed.
- */
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS workloads (${COLUMNS},
-  PRIMARY KEY (started_at_ms, id)
-) STRICT, WITHOUT ROWID;
-`;
-
-const COLUMN_NAMES =
-  "id, model, route, origin_node, requester, started_at_ms, serving_node, engine, sponsor, off_lan, " +
-  "status, first_byte_ms, duration_ms, tokens_in, tokens_out, est_cost_micro_usd, error_code, attempts";
-
-const PLACEHOLDERS = COLUMN_NAMES.split(", ")
-  .map(() => "?")
-  .join(", ");
-
 /** Databases made before the table was keyed by start time: move their rows to the new table once. */
 function migrateKeyedById(db: Database.Database): void {
   const idKey = db.prepare("SELECT pk FROM pragma_table_info('workloads') WHERE name = 'id'").get() as
@@ -185,12 +156,9 @@ function migrateKeyedById(db: Database.Database): void {
 export class WorkloadHistory {
   readonly #o: HistoryOptions;
   readonly #db: Database.Database;
+  readonly #writer: RowWriter;
   readonly #running = new Map<string, Workload>();
-  readonly #upsert: Database.Statement;
   readonly #finishedSince: Database.Statement<[number, number], Row>;
-  readonly #pruneDays: Database.Statement<[number]>;
-  readonly #cutoffRow: Database.Statement<[number], { started_at_ms: number }>;
-  readonly #writeBatch: (rows: IterableIterator<Workload>) => void;
   /** Rows to write, by id: the latest state of each wins. */
   readonly #queued = new Map<string, Workload>();
   readonly #timers: NodeJS.Timeout[] = [];
@@ -201,10 +169,13 @@ export class WorkloadHistory {
       throw new RangeError("maxRows: must be an integer >= 1");
     if (!(options.maxDays > 0)) throw new RangeError("maxDays: must be > 0");
     this.#o = options;
-    this.#db = new Database(options.path);
+    this.#maxBatch = options.maxBatch ?? 512;
+    if (!Number.isInteger(this.#maxBatch) || this.#maxBatch < 1)
+      throw new RangeError("maxBatch: must be an integer >= 1");
+    this.#db = new Database(options.path, { timeout: 5_000 });
     this.#db.pragma("journal_mode = WAL");
     this.#db.pragma("synchronous = NORMAL");
-    // Small, frequent checkpoints: a long one would stall the event loop in the middle of streams.
+    // Small, frequent checkpoints: a long one would stall whichever thread commits.
     this.#db.pragma("wal_autocheckpoint = 128");
     this.#db.exec(SCHEMA);
     // Databases made before attempts were recorded gain the column (NULL: not recorded then).
@@ -214,31 +185,16 @@ export class WorkloadHistory {
     if (!columns.some((c) => c.name === "attempts"))
       this.#db.exec("ALTER TABLE workloads ADD COLUMN attempts TEXT");
     migrateKeyedById(this.#db);
-    this.#upsert = this.#db.prepare(
-      `INSERT INTO workloads (${COLUMN_NAMES})
-       VALUES (${PLACEHOLDERS})
-       ON CONFLICT (started_at_ms, id) DO UPDATE SET serving_node = excluded.serving_node, engine = excluded.engine,
-         sponsor = excluded.sponsor, off_lan = excluded.off_lan, status = excluded.status,
-         first_byte_ms = excluded.first_byte_ms, duration_ms = excluded.duration_ms, tokens_in = excluded.tokens_in,
-         tokens_out = excluded.tokens_out, est_cost_micro_usd = excluded.est_cost_micro_usd, error_code = excluded.error_code,
-         attempts = excluded.attempts`,
-    );
+    // A previous process died with these running: they did not complete.
+    this.#db.prepare("UPDATE workloads SET status = 'interrupted' WHERE status = 'running'").run();
     this.#finishedSince = this.#db.prepare(
       "SELECT * FROM workloads WHERE status != 'running' AND started_at_ms >= ? ORDER BY started_at_ms DESC, id DESC LIMIT ?",
     );
-    this.#pruneDays = this.#db.prepare(
-      "DELETE FROM workloads WHERE status != 'running' AND started_at_ms < ?",
-    );
-    this.#cutoffRow = this.#db.prepare(
-      "SELECT started_at_ms FROM workloads WHERE status != 'running' ORDER BY started_at_ms DESC LIMIT 1 OFFSET ?",
-    );
-    // Runs synchronously: each workload is read as it is at this moment.
-    this.#writeBatch = this.#db.transaction((rows: IterableIterator<Workload>) => {
-      for (const w of rows) this.#write(w);
-    });
-    this.#maxBatch = options.maxBatch ?? 512;
-    if (!Number.isInteger(this.#maxBatch) || this.#maxBatch < 1)
-      throw new RangeError("maxBatch: must be an integer >= 1");
+    const onThread = options.writeOnThread ?? true;
+    this.#writer =
+      onThread && options.path !== ":memory:" && options.path !== ""
+        ? new ThreadRowWriter(options.path)
+        : new InlineRowWriter(this.#db);
     const every = (ms: number | undefined, fallback: number, fn: () => void) => {
       const interval = ms ?? fallback;
       if (!(interval >= 0)) throw new RangeError("intervals: must be >= 0");
@@ -248,11 +204,9 @@ export class WorkloadHistory {
         this.#timers.push(t);
       }
     };
-    every(options.flushIntervalMs, 250, () => this.flush());
-    every(options.pruneIntervalMs, 60_000, () => this.prune());
-    // A previous process died with these running: they did not complete.
-    this.#db.prepare("UPDATE workloads SET status = 'interrupted' WHERE status = 'running'").run();
-    this.prune();
+    every(options.flushIntervalMs, 250, () => this.#post(false));
+    every(options.pruneIntervalMs, 60_000, () => this.#prune(false));
+    this.#prune(false);
   }
 
   begin(
@@ -282,14 +236,9 @@ export class WorkloadHistory {
     this.#enqueue(workload);
   }
 
-  /** Write every queued row now, in one transaction. */
+  /** Write every queued row now, in one transaction, and return once it is in the database. */
   flush(): void {
-    if (this.#queued.size === 0) return;
-    try {
-      this.#writeBatch(this.#queued.values());
-    } finally {
-      this.#queued.clear();
-    }
+    this.#post(true);
   }
 
   running(): Workload[] {
@@ -305,45 +254,40 @@ export class WorkloadHistory {
 
   /** Drop finished rows older than maxDays, then all but the newest maxRows (by an indexed cutoff). */
   prune(): void {
-    this.flush();
-    const cutoffByAge = this.#o.nowMs() - this.#o.maxDays * 86_400_000;
-    const nth = this.#cutoffRow.get(this.#o.maxRows - 1)?.started_at_ms;
-    this.#pruneDays.run(nth === undefined ? cutoffByAge : Math.max(cutoffByAge, nth));
+    this.#prune(true);
   }
 
+  /** Stop the timers, write every row still queued (the writer drains), and close. */
   close(): void {
     for (const t of this.#timers) clearInterval(t);
-    this.flush();
-    this.#db.close();
+    try {
+      this.#post(false);
+      this.#writer.close();
+    } finally {
+      this.#db.close();
+    }
+  }
+
+  #prune(wait: boolean): void {
+    this.#post(false);
+    this.#writer.prune(this.#o.nowMs() - this.#o.maxDays * 86_400_000, this.#o.maxRows, wait);
+  }
+
+  /** Hand the queued rows to the writer, each as it is at this moment. */
+  #post(wait: boolean): void {
+    if (this.#queued.size === 0) {
+      if (wait) this.#writer.write([], true);
+      return;
+    }
+    const rows = [];
+    for (const w of this.#queued.values()) rows.push(rowValues(w));
+    this.#queued.clear();
+    this.#writer.write(rows, wait);
   }
 
   #enqueue(w: Workload): void {
     this.#queued.set(w.id, w);
-    if (this.#queued.size >= this.#maxBatch) this.flush();
-  }
-
-  #write(w: Workload): void {
-    // Positional parameters, in COLUMN_NAMES order: cheaper to bind than named ones.
-    this.#upsert.run(
-      w.id,
-      w.model,
-      w.route,
-      w.originNode,
-      w.requester,
-      w.startedAtMs,
-      w.servingNode ?? null,
-      w.engine ?? null,
-      w.sponsor ?? null,
-      w.offLan ? 1 : 0,
-      w.status,
-      w.firstByteMs ?? null,
-      w.durationMs ?? null,
-      w.tokensIn ?? null,
-      w.tokensOut ?? null,
-      w.estCostMicroUsd,
-      w.errorCode ?? null,
-      w.attempts.length === 0 ? null : JSON.stringify(w.attempts),
-    );
+    if (this.#queued.size >= this.#maxBatch) this.#post(false);
   }
 }
 

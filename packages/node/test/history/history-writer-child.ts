@@ -1,0 +1,48 @@
+/**
+ * Child process for history-shutdown.test.ts: opens a workload history on the file given, finishes
+ * the number of workloads given with no timer flush (so they stay queued), says `ready`, and on
+ * SIGTERM closes the history (as `pair serve` does) and exits.
+ * Must not know: what the test checks.
+ */
+
+import { WorkloadHistory } from "../../src/history/workload-history.js";
+
+const [path, count] = process.argv.slice(2);
+if (path === undefined || count === undefined) throw new Error("usage: history-writer-child.ts FILE COUNT");
+const history = new WorkloadHistory({
+  path,
+  maxRows: 100_000,
+  maxDays: 30,
+  nowMs: () => Date.now(),
+  flushIntervalMs: 0,
+  pruneIntervalMs: 0,
+  maxBatch: 1_000_000,
+});
+const started = Date.now();
+for (let i = 0; i < Number(count); i += 1) {
+  const w = history.begin({
+    id: `w${i}`,
+    model: "m",
+    route: "/v1/chat/completions",
+    originNode: "node-a",
+    requester: "local",
+    startedAtMs: started + i,
+  });
+  w.tokensOut = i;
+  history.finish(w, "completed");
+}
+// One still running at shutdown: recorded as running, then interrupted at the next start.
+history.begin({
+  id: "late",
+  model: "m",
+  route: "/v1/chat/completions",
+  originNode: "node-a",
+  requester: "local",
+  startedAtMs: started + Number(count),
+});
+process.on("SIGTERM", () => {
+  history.close();
+  process.exit(0);
+});
+process.stdout.write("ready\n");
+setInterval(() => {}, 1_000);
