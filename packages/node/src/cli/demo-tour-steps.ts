@@ -276,8 +276,11 @@ const sponsorExit: TourStepSpec = {
     out.sees(`hf endpoints describe ${ENDPOINT} → ${after}`);
     const logged = c.a.log.some((l) => l.includes("paused at sponsor exit"));
     out.sees(logged ? `A's log: ${NODE}: paused at sponsor exit` : "A's log says nothing of the pause");
-    out.does(`start pair serve on A again; A now also serves ${MODEL} on a local vLLM (max_concurrent 1)`);
-    await c.startSponsor({ ...c.settings, localCopy: true });
+    out.does(
+      `start pair serve on A again, its config now with ${MODEL} on a local vLLM (max_concurrent 1) ` +
+        "and the cap raised to $2.00/day",
+    );
+    await c.startSponsor({ ...c.settings, localCopy: true, usdPerDay: 2 });
     return { ok: running === "running" && after === "paused" && logged, outcome: { before: running, after } };
   },
 };

@@ -3,6 +3,7 @@
  * each printed as what the demo does (`$ …`, the command a user would type) and what the user sees
  * (`→ …`), ending in ✓ or ✗. A step's outcome is also data (`TourStep`), for `--json` and the tests.
  * A step that throws is reported as failed with the error's message; the tour goes on to the next.
+ * A stop request (Ctrl-C) ends the tour between steps.
  * Must not know: how the sandbox is built (it drives it through DemoCluster), the command line.
  */
 
@@ -35,6 +36,8 @@ export async function runTour(
   cluster: DemoCluster,
   write: (text: string) => void,
   steps: readonly TourStepSpec[] = TOUR_STEPS,
+  /** Checked before each step: true ends the tour early (Ctrl-C). */
+  stopRequested: () => boolean = () => false,
 ): Promise<TourStep[]> {
   const out: TourPrinter = {
     does: (text) => write(`  $ ${text}\n`),
@@ -43,6 +46,7 @@ export async function runTour(
   };
   const results: TourStep[] = [];
   for (const spec of steps) {
+    if (stopRequested()) break;
     write(`\nStep ${spec.step} — ${spec.title}\n`);
     let result: { ok: boolean; outcome: Record<string, unknown> };
     try {
