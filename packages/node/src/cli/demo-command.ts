@@ -1,69 +1,64 @@
 /**
- * `pair demo`: build the sandbox (demo-sandbox.ts), print what to try (demo-guide.ts) or, with
- * `--json`, one JSON line once ready, run until SIGINT/SIGTERM, then take everything down.
- * Must not know: what the sandbox holds, what the guide says.
+ * `pair demo`: by default the two-node story (demo-cluster-run.ts) — a sponsor and a peer, an
+ * emulated Hugging Face endpoint, the tour through the seed's steps 1–7, then the sandbox stays up
+ * until Ctrl-C; `--tour-only` runs the tour and exits; `--basic` is the single-node sandbox over
+ * emulated engines (demo-basic.ts).
+ * Must not know: what either sandbox holds, what is printed.
  */
 
-import { ListenError } from "../node.js";
-import { CliFailure, EXIT_OK, UsageError } from "./cli-errors.js";
-import { nextStopSignal } from "./cli-io.js";
+import { UsageError } from "./cli-errors.js";
 import type { Command } from "./command.js";
 import { HELP_OPTION, intFlag, JSON_OPTION, parseCommandArgs } from "./command-args.js";
-import { demoGuide, demoJson } from "./demo-guide.js";
-import { DEMO_PREFERRED_PORT, PAIR_DEFAULT_PORT, startDemoSandbox } from "./demo-sandbox.js";
-import { eventLog } from "./event-log.js";
+import { runBasicDemo } from "./demo-basic.js";
+import { DEMO_CLOCK_SCALE, runClusterDemo } from "./demo-cluster-run.js";
+import { DEMO_PREFERRED_PORT, PAIR_DEFAULT_PORT } from "./demo-sandbox.js";
 
 export const demoCommand: Command = {
   name: "demo",
-  summary: "a self-contained sandbox: a node over emulated engines, and what to try",
-  usage: `Usage: pair demo [--port N] [--json]
+  summary: "a self-contained sandbox on loopback: two nodes, an emulated rented GPU, a guided tour",
+  usage: `Usage: pair demo [--tour-only] [--port N] [--json] [--verbose]
+       pair demo --basic [--port N] [--json]
 
-Starts a sandbox on loopback: emulated engines (an Ollama and a vLLM), a node over them with its
-own config and data dir in a temp folder, and prints what to try (curl, the openai client, the
-ollama CLI, pair jobs / pair history). It never uses 11434 and leaves a running node alone.
-Ctrl-C stops it and removes the temp folder.
+Starts, on loopback only and in a temp folder: node A (the sponsor) and node B (a peer), each over
+an emulated local engine, paired through the PIN flow; an emulated Hugging Face account over HTTPS
+(a throwaway CA that A trusts) with one private Inference Endpoint that A manages as the rented node
+gpu-hf. Then a tour runs the seed's validation steps 1–7 — share off/on, cold start, idle pause and
+wake, budget cap, sponsor exit, precedence, refusals — printing each command and what it shows,
+with minutes and days passing in virtual time (about 20 s in all). Afterwards the sandbox stays up,
+virtual time running ${DEMO_CLOCK_SCALE}× real time, and it prints what to try. Ctrl-C stops
+everything and removes the temp folder. It never uses 11434 and leaves a running node alone.
+A's Hugging Face token is generated and held in memory by the demo itself (no OS credential store
+is needed, and no config can select that source).
 
 Options:
-  --port N    the node's port (0: any free port; default ${DEMO_PREFERRED_PORT}, or any free port when taken)
-  --json      print one JSON line {"url", "config_file", "data_dir", "models", …} once ready
-  -h, --help  show this help`,
+  --tour-only  run the tour, then stop; exit 0 when every step turned out as the seed says, else 1
+  --basic      the single-node sandbox instead: emulated Ollama and vLLM engines, and what to try
+  --port N     B's port (with --basic, the node's); 0: any free port; default ${DEMO_PREFERRED_PORT}, or any free port when taken
+  --json       one JSON line on stdout (two nodes: after the tour, with every step's outcome;
+               --basic: {"url", "config_file", "data_dir", "models", …} once ready)
+  --verbose    the nodes' own log lines on stderr
+  -h, --help   show this help`,
   async run(args, io) {
-    const flags = parseCommandArgs(args, { ...JSON_OPTION, ...HELP_OPTION, port: { type: "string" } });
+    const flags = parseCommandArgs(args, {
+      ...JSON_OPTION,
+      ...HELP_OPTION,
+      port: { type: "string" },
+      basic: { type: "boolean" },
+      "tour-only": { type: "boolean" },
+      verbose: { type: "boolean" },
+    });
     const port = flags.port === undefined ? undefined : intFlag("--port", flags.port, 0, 65_535);
     if (port === PAIR_DEFAULT_PORT) {
       throw new UsageError(`--port: ${PAIR_DEFAULT_PORT} is PAIR's own port; the demo never takes it`);
     }
-    const log = eventLog(io);
-    const stop = nextStopSignal(io.signals);
-    let sandbox;
-    try {
-      sandbox = await startDemoSandbox({
-        tmpDir: io.tmpDir,
-        ...(port === undefined ? {} : { port }),
-        log,
-      });
-    } catch (error) {
-      stop.cancel();
-      if (error instanceof ListenError) {
-        throw new CliFailure(
-          error.code === "port_in_use"
-            ? `port ${port ?? DEMO_PREFERRED_PORT} is in use — pick another with --port N, or leave --port out`
-            : error.message,
-          { cause: error },
-        );
-      }
-      throw error;
+    const json = flags.json === true;
+    if (flags.basic === true) {
+      if (flags["tour-only"] === true) throw new UsageError("--tour-only: the --basic sandbox has no tour");
+      return runBasicDemo({ port, json }, io);
     }
-    try {
-      if (flags.json === true) io.stdout(`${JSON.stringify(demoJson(sandbox))}\n`);
-      else io.stdout(demoGuide(sandbox));
-      const signal = await stop.signal;
-      log(`${signal}: stopping the demo`);
-    } finally {
-      stop.cancel();
-      await sandbox.close();
-    }
-    log(`demo stopped; ${sandbox.dir} removed`);
-    return EXIT_OK;
+    return runClusterDemo(
+      { port, json, tourOnly: flags["tour-only"] === true, verbose: flags.verbose === true },
+      io,
+    );
   },
 };

@@ -12,7 +12,7 @@ import { portClosed } from "./cli-harness.js";
 const root = fileURLToPath(new URL("../../../../", import.meta.url));
 const bin = join(root, "bin", "pair.js");
 
-it("bin/pair.js prints its version, runs the demo, and stops it on SIGINT", async () => {
+it("bin/pair.js prints its version, runs the basic demo, and stops it on SIGINT", async () => {
   const version = spawnSync(process.execPath, [bin, "--version"], {
     cwd: root,
     encoding: "utf8",
@@ -21,7 +21,7 @@ it("bin/pair.js prints its version, runs the demo, and stops it on SIGINT", asyn
   expect(version.status).toBe(0);
   expect(version.stdout).toBe(`pair ${PAIR_VERSION}\n`);
 
-  const child = spawn(process.execPath, [bin, "demo", "--json"], {
+  const child = spawn(process.execPath, [bin, "demo", "--basic", "--json"], {
     cwd: root,
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -1,4 +1,4 @@
-// `pair demo` in-process: the sandbox comes up on its own ports, serves both dialects, shows up in
+// `pair demo --basic` in-process: the single-node sandbox comes up on its own ports, serves both dialects, shows up in
 // `pair history`, and on a signal closes the node and the emulators and removes its temp folder.
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
@@ -17,10 +17,10 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 const portOf = (url: string) => Number(new URL(url).port);
 
-describe("pair demo --json", () => {
+describe("pair demo --basic --json", () => {
   it("starts a sandbox, prints one JSON line, and cleans everything up on SIGTERM", async () => {
     const signals = manualSignals();
-    const demo = startCli(["demo", "--json"], { signals, tmpDir: tmp });
+    const demo = startCli(["demo", "--basic", "--json"], { signals, tmpDir: tmp });
     const line = await demo.waitFor("stdout", /\n/);
     expect(line.split("\n")).toHaveLength(2);
     const info = JSON.parse(line) as DemoJson;
@@ -61,10 +61,10 @@ describe("pair demo --json", () => {
   });
 });
 
-describe("pair demo", () => {
+describe("pair demo --basic", () => {
   it("prints what to try: curl in both dialects, the openai client, the ollama CLI, pair jobs/history", async () => {
     const signals = manualSignals();
-    const demo = startCli(["demo", "--port", "0"], { signals, tmpDir: tmp });
+    const demo = startCli(["demo", "--basic", "--port", "0"], { signals, tmpDir: tmp });
     const guide = await demo.waitFor("stdout", /Ctrl-C stops the demo/);
     const url = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(guide)?.[1] ?? "";
     const configFile = /PAIR_CONFIG=(\S+) npx pair jobs/.exec(guide)?.[1] ?? "";
@@ -105,7 +105,7 @@ describe("pair demo", () => {
     });
 
     it("an explicit --port that is taken: exit 1, nothing left behind", async () => {
-      const r = await runCli(["demo", "--port", String(taken)], { tmpDir: tmp });
+      const r = await runCli(["demo", "--basic", "--port", String(taken)], { tmpDir: tmp });
       expect(r.code).toBe(1);
       expect(r.stderr).toContain(`pair demo: port ${taken} is in use — pick another with --port N`);
       expect(r.stdout).toBe("");
