@@ -12,14 +12,7 @@ import {
   jobCostMicroUsd,
   jobTreatment,
 } from "../../src/index.js";
-import {
-  MODEL_SECRET,
-  NS,
-  OWNER,
-  jobRequest,
-  startJobsHarness,
-  type JobsHarness,
-} from "./jobs-harness.js";
+import { MODEL_SECRET, NS, OWNER, jobRequest, startJobsHarness, type JobsHarness } from "./jobs-harness.js";
 
 const open: JobsHarness[] = [];
 async function harness(...args: Parameters<typeof startJobsHarness>): Promise<JobsHarness> {
