@@ -145,6 +145,46 @@ describe("Runpod pods on demand", () => {
     expect(managedOf(await rentedRow(w))["open_obligations"]).toBe(0);
   });
 
+  it("a request in flight holds the pod past the idle timeout; it is terminated once idle", async () => {
+    const w = await world({ emulator: { tokenDelayMs: 150 } });
+    expect((await w.advanceUntil(chat(w, false), COLD_START_MS + 60_000)).status).toBe(200);
+    const podId = w.emu.pods.list()[0]?.wire.id ?? "";
+    let open = true;
+    const streaming = chat(w, true).finally(() => (open = false));
+    await new Promise((r) => setTimeout(r, 100));
+    // 12 min of virtual time (idle timeout 5 min) pass while the stream is open.
+    for (let i = 0; i < 12 && open; i += 1) await w.advance(60_000, 60_000);
+    expect(open, "the stream lasted through the advance").toBe(true);
+    expect(livePods(w).map((p) => p.wire.id)).toEqual([podId]);
+    expect((await streaming).status).toBe(200);
+    await w.advance(6 * 60_000);
+    expect(livePods(w)).toHaveLength(0);
+  });
+
+  it("pause terminates and refuses new pods (rented_node_paused) until resume", async () => {
+    const w = await world();
+    expect((await w.advanceUntil(chat(w, false), COLD_START_MS + 60_000)).status).toBe(200);
+    const lifecycle = async (action: string) => {
+      const res = await fetch(`${w.node.url}/pair/v1/rented/lifecycle`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${w.node.adminToken}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: NODE, action }),
+      });
+      return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+    };
+    const paused = await lifecycle("pause");
+    expect(paused.status).toBe(200);
+    expect(paused.json).toMatchObject({ name: NODE, state: "paused", eligible: false });
+    await w.advance(60_000);
+    expect(livePods(w)).toHaveLength(0);
+    expect((await chat(w, false)).text).toContain("rented_node_paused");
+    expect(livePods(w)).toHaveLength(0);
+    const resumed = await lifecycle("resume");
+    expect(resumed.json).toMatchObject({ name: NODE, eligible: true });
+    expect((await w.advanceUntil(chat(w, false), COLD_START_MS + 60_000)).status).toBe(200);
+    expect(livePods(w)).toHaveLength(1);
+  });
+
   it("the budget cap terminates the pod, refuses with budget_exceeded; the ledger matches the meter", async () => {
     const w = await world({ pod: podLines(120), lines: ["    budget: { usd_per_day: 0.5 }"] });
     expect((await w.advanceUntil(chat(w, false), COLD_START_MS + 60_000)).status).toBe(200);
