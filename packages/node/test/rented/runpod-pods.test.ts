@@ -97,6 +97,15 @@ describe("Runpod pods on demand", () => {
     // A second request is served by the same pod, no create.
     expect((await chat(w, false)).status).toBe(200);
     expect(w.emu.pods.list()).toHaveLength(1);
+    // History records both off-LAN, served by the rented node, with an estimated cost at its $/hr.
+    const history = (await (
+      await fetch(`${w.node.url}/pair/v1/history`, {
+        headers: { authorization: `Bearer ${w.node.adminToken}` },
+      })
+    ).json()) as { serving_node: string; off_lan: boolean; est_cost_usd: number }[];
+    expect(history).toHaveLength(2);
+    for (const h of history) expect(h).toMatchObject({ serving_node: NODE, off_lan: true });
+    expect(history.some((h) => h.est_cost_usd > 0)).toBe(true);
   });
 
   it("five concurrent cold requests make exactly one create", async () => {
@@ -215,6 +224,22 @@ describe("Runpod pods on demand", () => {
     expect(w.log.join("\n")).toContain("every pod terminated at sponsor exit");
   });
 
+  it("an exit whose termination is not confirmed stays open and is terminated at the next start", async () => {
+    const w = await world({ lifecycle: "{ exit_timeout_s: 0.3 }" });
+    expect((await w.advanceUntil(chat(w, false), COLD_START_MS + 60_000)).status).toBe(200);
+    const podId = w.emu.pods.list()[0]?.wire.id ?? "";
+    w.emu.faults.failNextCalls(1_000, 503);
+    await w.node.close(200);
+    expect(w.emu.pods.get(podId)?.wire.status).toBe("RUNNING");
+    expect(w.log.join("\n")).toContain("not confirmed");
+    w.emu.faults.clear();
+    await w.start();
+    await w.advance(60_000, 10_000);
+    const pod = w.emu.pods.get(podId);
+    expect(pod === undefined || pod.wire.status === "TERMINATED").toBe(true);
+    expect(managedOf(await rentedRow(w))["open_obligations"]).toBe(0);
+  });
+
   it("a restart adopts the live pod: served again without a second create", async () => {
     const w = await world({ lifecycle: "{ pause_on_sponsor_exit: false }" });
     expect((await w.advanceUntil(chat(w, false), COLD_START_MS + 60_000)).status).toBe(200);
@@ -294,6 +319,19 @@ function parsedNode(w: RunpodNodeWorld): RunpodPodNode {
   if (node === undefined) throw new Error("no managed node");
   return node.config;
 }
+
+describe("a pod node whose vLLM key is not stored", () => {
+  it("is shown as credential_unavailable with the command to fix it, and never creates a pod", async () => {
+    const w = await world({ storeVllmKey: false });
+    const row = await rentedRow(w);
+    expect(row).toMatchObject({ state: "credential_unavailable", eligible: false });
+    expect(String(row["reason"])).toContain("pair credential set");
+    const refused = await chat(w, false);
+    expect(refused.status).not.toBe(200);
+    expect(refused.text).toContain("rented_node_ineligible");
+    expect(w.emu.pods.list()).toHaveLength(0);
+  });
+});
 
 describe("the vLLM key stays in the process", () => {
   it("never appears in the data dir, the log, or the views", async () => {
