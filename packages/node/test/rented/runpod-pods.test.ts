@@ -111,6 +111,19 @@ describe("Runpod pods on demand", () => {
   it("five concurrent cold requests make exactly one create", async () => {
     const w = await world();
     const answers = Promise.all(Array.from({ length: 5 }, () => chat(w, false)));
+    // While the one pod starts, the Jobs list shows all five waiting, warming.
+    const warming = async () => {
+      const res = await fetch(`${w.node.url}/pair/v1/jobs`, {
+        headers: { authorization: `Bearer ${w.node.adminToken}` },
+      });
+      return ((await res.json()) as { warming: boolean }[]).filter((j) => j.warming).length;
+    };
+    let seen = 0;
+    for (let i = 0; i < 100 && seen < 5; i += 1) {
+      await new Promise((r) => setTimeout(r, 20));
+      seen = await warming();
+    }
+    expect(seen).toBe(5);
     const done = await w.advanceUntil(answers, COLD_START_MS + 60_000);
     expect(done.map((d) => d.status)).toEqual([200, 200, 200, 200, 200]);
     expect(w.emu.pods.list()).toHaveLength(1);
