@@ -203,6 +203,12 @@ function readRentedNode(entry: Section): { name: string | undefined; node: Rente
     lifecycle: readLifecycle(entry, provider),
     budget: readBudget(entry),
   };
+  if (target !== undefined && "pod" in target && !common.lifecycle.managed)
+    entry.report(
+      "lifecycle",
+      "invalid_value",
+      "managed: false cannot go with a pod: section (PAIR creates those pods)",
+    );
   if (name === undefined || target === undefined) return { name, node: undefined };
   return { name, node: { ...target, ...common } };
 }

@@ -196,8 +196,21 @@ export class RunpodPodNodes {
       prepare: (name, signal) =>
         node(name)?.prepare(signal) ?? Promise.resolve({ ok: false, error: notManaged(name) }),
       view: (name): ManagedView | undefined => node(name)?.view(),
-      status: (name): ManagedStatus | undefined => node(name)?.status(),
+      status: (name): ManagedStatus | undefined => node(name)?.status() ?? this.#unmanaged(name),
       headers: (name) => node(name)?.headers(),
+    };
+  }
+
+  /** A configured pod node that could not be opened (a key missing): shown with the reason. */
+  #unmanaged(name: string): ManagedStatus | undefined {
+    const problem = this.#problems.get(name);
+    const config = this.#configs.find((c) => c.name === name);
+    if (problem === undefined || config === undefined) return undefined;
+    return {
+      state: "credential_unavailable",
+      models: [config.pod.model],
+      gpu: undefined,
+      lastError: problem,
     };
   }
 
@@ -227,7 +240,7 @@ export class RunpodPodNodes {
 
 /** Hugging Face and Runpod managed nodes behind one set of routing hooks (each node is one or the other). */
 export function combineManagedHooks(first: ManagedHooks, second: ManagedHooks): ManagedHooks {
-  const pick = (name: string) => (second.has(name) ? second : first);
+  const pick = (name: string) => (second.has(name) || second.status?.(name) !== undefined ? second : first);
   return {
     has: (name) => first.has(name) || second.has(name),
     wakeable: (name) => pick(name).wakeable(name),

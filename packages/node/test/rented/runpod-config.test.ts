@@ -149,6 +149,11 @@ describe("a Runpod node with a pod: section", () => {
       ["rented_nodes[0].pod.volume_gb: invalid_value"],
     ],
     [
+      "managed: false with a pod section",
+      podNode(REQUIRED, `${REFS}    lifecycle: { managed: false }\n`),
+      ["rented_nodes[0].lifecycle: invalid_value"],
+    ],
+    [
       "a pod section on another provider",
       "rented_nodes:\n  - { name: h, provider: huggingface-endpoint, endpoint: a/b, credential: os-credential-store:hf, pod: { model: x } }\n",
       ["rented_nodes[0].pod: invalid_value"],

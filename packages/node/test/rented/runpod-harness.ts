@@ -63,6 +63,8 @@ export async function runpodWorld(
   options: {
     pod?: readonly string[];
     lines?: readonly string[];
+    /** Store the vLLM key in the credential store (default true). */
+    storeVllmKey?: boolean;
     /** The `lifecycle:` flow mapping (default `{ exit_timeout_s: 5 }`). */
     lifecycle?: string;
     emulator?: Partial<RunpodEmulatorOptions>;
@@ -87,7 +89,7 @@ export async function runpodWorld(
   const vllmRef: CredentialRef = { service: "pair", account: uniqueName("runpod-vllm") };
   const store = new OsCredentialStore({ callTimeoutMs: 10_000 });
   await store.set(apiRef, new Redacted(apiKey, "test Runpod key"));
-  await store.set(vllmRef, new Redacted(vllmKey, "test vLLM key"));
+  if (options.storeVllmKey !== false) await store.set(vllmRef, new Redacted(vllmKey, "test vLLM key"));
   const configText = [
     "node:",
     "  name: sponsor",

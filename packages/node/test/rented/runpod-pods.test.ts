@@ -97,11 +97,33 @@ describe("Runpod pods on demand", () => {
     // A second request is served by the same pod, no create.
     expect((await chat(w, false)).status).toBe(200);
     expect(w.emu.pods.list()).toHaveLength(1);
+    // History records both off-LAN, served by the rented node, with an estimated cost at its $/hr.
+    const history = (await (
+      await fetch(`${w.node.url}/pair/v1/history`, {
+        headers: { authorization: `Bearer ${w.node.adminToken}` },
+      })
+    ).json()) as { serving_node: string; off_lan: boolean; est_cost_usd: number }[];
+    expect(history).toHaveLength(2);
+    for (const h of history) expect(h).toMatchObject({ serving_node: NODE, off_lan: true });
+    expect(history.some((h) => h.est_cost_usd > 0)).toBe(true);
   });
 
   it("five concurrent cold requests make exactly one create", async () => {
     const w = await world();
     const answers = Promise.all(Array.from({ length: 5 }, () => chat(w, false)));
+    // While the one pod starts, the Jobs list shows all five waiting, warming.
+    const warming = async () => {
+      const res = await fetch(`${w.node.url}/pair/v1/jobs`, {
+        headers: { authorization: `Bearer ${w.node.adminToken}` },
+      });
+      return ((await res.json()) as { warming: boolean }[]).filter((j) => j.warming).length;
+    };
+    let seen = 0;
+    for (let i = 0; i < 100 && seen < 5; i += 1) {
+      await new Promise((r) => setTimeout(r, 20));
+      seen = await warming();
+    }
+    expect(seen).toBe(5);
     const done = await w.advanceUntil(answers, COLD_START_MS + 60_000);
     expect(done.map((d) => d.status)).toEqual([200, 200, 200, 200, 200]);
     expect(w.emu.pods.list()).toHaveLength(1);
@@ -145,6 +167,46 @@ describe("Runpod pods on demand", () => {
     expect(managedOf(await rentedRow(w))["open_obligations"]).toBe(0);
   });
 
+  it("a request in flight holds the pod past the idle timeout; it is terminated once idle", async () => {
+    const w = await world({ emulator: { tokenDelayMs: 150 } });
+    expect((await w.advanceUntil(chat(w, false), COLD_START_MS + 60_000)).status).toBe(200);
+    const podId = w.emu.pods.list()[0]?.wire.id ?? "";
+    let open = true;
+    const streaming = chat(w, true).finally(() => (open = false));
+    await new Promise((r) => setTimeout(r, 100));
+    // 12 min of virtual time (idle timeout 5 min) pass while the stream is open.
+    for (let i = 0; i < 12 && open; i += 1) await w.advance(60_000, 60_000);
+    expect(open, "the stream lasted through the advance").toBe(true);
+    expect(livePods(w).map((p) => p.wire.id)).toEqual([podId]);
+    expect((await streaming).status).toBe(200);
+    await w.advance(6 * 60_000);
+    expect(livePods(w)).toHaveLength(0);
+  });
+
+  it("pause terminates and refuses new pods (rented_node_paused) until resume", async () => {
+    const w = await world();
+    expect((await w.advanceUntil(chat(w, false), COLD_START_MS + 60_000)).status).toBe(200);
+    const lifecycle = async (action: string) => {
+      const res = await fetch(`${w.node.url}/pair/v1/rented/lifecycle`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${w.node.adminToken}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: NODE, action }),
+      });
+      return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+    };
+    const paused = await lifecycle("pause");
+    expect(paused.status).toBe(200);
+    expect(paused.json).toMatchObject({ name: NODE, state: "paused", eligible: false });
+    await w.advance(60_000);
+    expect(livePods(w)).toHaveLength(0);
+    expect((await chat(w, false)).text).toContain("rented_node_paused");
+    expect(livePods(w)).toHaveLength(0);
+    const resumed = await lifecycle("resume");
+    expect(resumed.json).toMatchObject({ name: NODE, eligible: true });
+    expect((await w.advanceUntil(chat(w, false), COLD_START_MS + 60_000)).status).toBe(200);
+    expect(livePods(w)).toHaveLength(1);
+  });
+
   it("the budget cap terminates the pod, refuses with budget_exceeded; the ledger matches the meter", async () => {
     const w = await world({ pod: podLines(120), lines: ["    budget: { usd_per_day: 0.5 }"] });
     expect((await w.advanceUntil(chat(w, false), COLD_START_MS + 60_000)).status).toBe(200);
@@ -173,6 +235,22 @@ describe("Runpod pods on demand", () => {
     const pod = w.emu.pods.get(podId);
     expect(pod === undefined || pod.wire.status === "TERMINATED").toBe(true);
     expect(w.log.join("\n")).toContain("every pod terminated at sponsor exit");
+  });
+
+  it("an exit whose termination is not confirmed stays open and is terminated at the next start", async () => {
+    const w = await world({ lifecycle: "{ exit_timeout_s: 0.3 }" });
+    expect((await w.advanceUntil(chat(w, false), COLD_START_MS + 60_000)).status).toBe(200);
+    const podId = w.emu.pods.list()[0]?.wire.id ?? "";
+    w.emu.faults.failNextCalls(1_000, 503);
+    await w.node.close(200);
+    expect(w.emu.pods.get(podId)?.wire.status).toBe("RUNNING");
+    expect(w.log.join("\n")).toContain("not confirmed");
+    w.emu.faults.clear();
+    await w.start();
+    await w.advance(60_000, 10_000);
+    const pod = w.emu.pods.get(podId);
+    expect(pod === undefined || pod.wire.status === "TERMINATED").toBe(true);
+    expect(managedOf(await rentedRow(w))["open_obligations"]).toBe(0);
   });
 
   it("a restart adopts the live pod: served again without a second create", async () => {
@@ -254,6 +332,19 @@ function parsedNode(w: RunpodNodeWorld): RunpodPodNode {
   if (node === undefined) throw new Error("no managed node");
   return node.config;
 }
+
+describe("a pod node whose vLLM key is not stored", () => {
+  it("is shown as credential_unavailable with the command to fix it, and never creates a pod", async () => {
+    const w = await world({ storeVllmKey: false });
+    const row = await rentedRow(w);
+    expect(row).toMatchObject({ state: "credential_unavailable", eligible: false });
+    expect(String(row["reason"])).toContain("pair credential set");
+    const refused = await chat(w, false);
+    expect(refused.status).not.toBe(200);
+    expect(refused.text).toContain("rented_node_ineligible");
+    expect(w.emu.pods.list()).toHaveLength(0);
+  });
+});
 
 describe("the vLLM key stays in the process", () => {
   it("never appears in the data dir, the log, or the views", async () => {
