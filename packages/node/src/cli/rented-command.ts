@@ -6,13 +6,14 @@
  * Must not know: how rented nodes are probed, routed to or stored.
  */
 
-import { loadConfig, ROUTING_USES, type RoutingUse } from "../config/index.js";
-import { adminRequest, adminTarget, type AdminPost } from "./admin-client.js";
+import { ROUTING_USES, type RoutingUse } from "../config/index.js";
 import { CliFailure, EXIT_OK, UsageError } from "./cli-errors.js";
 import type { CliIo } from "./cli-io.js";
 import type { Command } from "./command.js";
 import { CONFIG_OPTION, HELP_OPTION, JSON_OPTION, parseCommandWords } from "./command-args.js";
 import { renderTable } from "./text-table.js";
+import { rentedCall } from "./rented-call.js";
+import { runCatalog, runCreate, runHardware, CREATE_USAGE } from "./rented-create-command.js";
 
 const OPTIONS = { ...CONFIG_OPTION, ...JSON_OPTION, ...HELP_OPTION } as const;
 const ATTACH_OPTIONS = {
@@ -40,6 +41,7 @@ const USAGE = `Usage: pair rented list [--config FILE] [--json]
        pair rented check [--config FILE] [--json]
        pair rented pause|resume NAME [--config FILE] [--json]
        pair rented delete NAME [--yes] [--config FILE] [--json]
+${CREATE_USAGE}
 
 Rented nodes are GPUs outside the LAN that this node (their sponsor) holds for the cluster: it keeps
 their credential (in the OS credential store) and forwards requests to them over verified HTTPS.
@@ -57,6 +59,11 @@ Peers see their name, state, models and price — never their URL or credential.
   pause    pause a managed Hugging Face endpoint (it stops billing); resume starts it again
            (refused while its budget is spent)
   delete   delete a managed endpoint on the provider — asks you to type its name, unless --yes
+  create   create a managed Hugging Face endpoint (private; HF scale-to-zero on as the backstop),
+           on the hardware offer matching --gpu (and --region/--vendor/--instance-size); shows
+           progress until it runs (--no-wait: return at once). Needs a budget authorization.
+  catalog  models in Hugging Face's endpoint catalog (for --catalog)
+  hardware GPUs you may create on: count, VRAM, $/hr, quota left, vendor/region, instance
 
 Options:
   --config FILE  the node's config (else $PAIR_CONFIG, else ~/.config/pair/pair.yaml)
@@ -75,20 +82,7 @@ interface RentedJson {
   readonly warnings: readonly string[];
 }
 
-async function call(io: CliIo, configFile: string | undefined, path: string, post?: AdminPost) {
-  const loaded = await loadConfig({
-    file: configFile,
-    env: io.env,
-    homeDir: io.homeDir,
-    hostName: io.hostName,
-  });
-  const answer = await adminRequest(adminTarget(loaded), path, post);
-  if (answer.status >= 200 && answer.status < 300) return answer.json;
-  const error = (answer.json as { error?: { code?: unknown; message?: unknown } } | null)?.error;
-  const code = typeof error?.code === "string" ? error.code : `HTTP ${answer.status}`;
-  const message = typeof error?.message === "string" ? error.message : JSON.stringify(answer.json);
-  throw new CliFailure(`${code}: ${message}`);
-}
+const call = rentedCall;
 
 function print(io: CliIo, json: boolean, value: unknown, rows: readonly RentedJson[]): void {
   if (json) {
@@ -204,6 +198,12 @@ async function run(args: readonly string[], io: CliIo): Promise<number> {
       print(io, values.json === true, node, [node]);
       return EXIT_OK;
     }
+    case "create":
+      return runCreate(rest, io);
+    case "catalog":
+      return runCatalog(rest, io);
+    case "hardware":
+      return runHardware(rest, io);
     default:
       throw new UsageError(sub === undefined ? "expected a subcommand" : `unknown subcommand "${sub}"`);
   }
@@ -211,7 +211,7 @@ async function run(args: readonly string[], io: CliIo): Promise<number> {
 
 export const rentedCommand: Command = {
   name: "rented",
-  summary: "rented GPUs this node sponsors: list, attach, share, policy, check",
+  summary: "rented GPUs this node sponsors: list, attach, create, share, policy, check",
   usage: USAGE,
   run,
 };

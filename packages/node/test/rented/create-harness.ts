@@ -1,0 +1,116 @@
+/**
+ * A sponsor with no rented node yet, for `pair rented create`: the Hugging Face emulator over HTTPS (a
+ * throwaway CA trusted through `tls.extra_ca_file`), the token in the real OS credential store under
+ * a reference the test passes with `--credential`, managed endpoints on the emulator's virtual clock
+ * with no automatic pass, and a config file the CLI reads (rewritten at each start: the port changes).
+ * Must not know: what a test asserts.
+ */
+
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulators";
+import { HfToken, HttpsEndpointsTransport } from "@pair/huggingface";
+import type { TestCa } from "@pair/testkit";
+import { Redacted } from "../../src/cluster/index.js";
+import { parseConfig, type CredentialRef } from "../../src/config/index.js";
+import { OsCredentialStore } from "../../src/credentials/index.js";
+import { startNode, type RunningNode } from "../../src/node.js";
+import { uniqueName } from "../credentials/secret-service.js";
+import { fakeHfToken } from "../support/fake-token.js";
+
+export const TOKEN = fakeHfToken();
+export const MIN = 60_000;
+
+export interface CreateWorld {
+  readonly hf: HuggingFaceEmulator;
+  readonly api: HttpsEndpointsTransport;
+  readonly dataDir: string;
+  /** `os-credential-store:pair/<unique>`: where the token is. */
+  readonly credential: string;
+  readonly configFile: string;
+  readonly log: string[];
+  node: RunningNode;
+  start(): Promise<RunningNode>;
+  cleanup(): Promise<void>;
+}
+
+export async function createWorld(ca: TestCa): Promise<CreateWorld> {
+  const leaf = await ca.issue();
+  const hf = await startHuggingFaceEmulator({
+    tls: { key: leaf.keyPem, cert: leaf.certPem },
+    tokens: { [TOKEN]: { namespace: "alice" } },
+    timings: { pendingMs: 30_000, initializingMs: 60_000, scaleUpMs: 30_000, updatingMs: 30_000 },
+  });
+  const api = new HttpsEndpointsTransport({
+    token: new HfToken(TOKEN),
+    endpointsApi: hf.endpointsApiUrl,
+    hubApi: hf.hubApiUrl,
+    extraCaPem: ca.certPem,
+  });
+  const dir = mkdtempSync(join(tmpdir(), "pair-create-"));
+  const dataDir = join(dir, "data");
+  const caFile = join(dir, "test-ca.pem");
+  writeFileSync(caFile, ca.certPem);
+  const ref: CredentialRef = { service: "pair", account: uniqueName("create") };
+  const store = new OsCredentialStore({ callTimeoutMs: 10_000 });
+  await store.set(ref, new Redacted(TOKEN, "test token"));
+  const configText = (port: number) =>
+    [
+      "node:",
+      "  name: sponsor",
+      `  data_dir: ${dataDir}`,
+      `  listen: 127.0.0.1:${port}`,
+      "  cluster_listen: 127.0.0.1:14323",
+      "  discovery: { mdns: false }",
+      "engines: []",
+      "providers:",
+      "  huggingface:",
+      `    endpoints_api: ${hf.endpointsApiUrl}`,
+      `    hub_api: ${hf.hubApiUrl}`,
+      `    catalog_api: ${hf.catalogApiUrl}`,
+      "tls:",
+      `  extra_ca_file: ${caFile}`,
+    ].join("\n");
+  const configFile = join(dir, "pair.yaml");
+  const log: string[] = [];
+  let closed = false;
+  const world: CreateWorld = {
+    hf,
+    api,
+    dataDir,
+    credential: `os-credential-store:${ref.service}/${ref.account}`,
+    configFile,
+    log,
+    node: undefined as unknown as RunningNode,
+    start: async () => {
+      const config = parseConfig(configText(11434), "sponsor.yaml", { homeDir: dir, hostName: "sponsor" });
+      world.node = await startNode({
+        config,
+        portOverride: 0,
+        clusterPortOverride: 0,
+        log: (line) => void log.push(line),
+        membership: { refreshMs: 150, timeoutMs: 400 },
+        rentedProbeIntervalMs: 200,
+        managed: {
+          clock: { now: () => ({ wallMs: hf.nowMs(), monoMs: performance.now() }) },
+          tickMs: 0,
+          pollMs: 20,
+          timeZone: "UTC",
+        },
+      });
+      writeFileSync(configFile, configText(world.node.port));
+      return world.node;
+    },
+    cleanup: async () => {
+      if (closed) return;
+      closed = true;
+      await world.node?.close(200).catch(() => undefined);
+      await api.close();
+      await hf.close();
+      await store.delete(ref).catch(() => false);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return world;
+}
