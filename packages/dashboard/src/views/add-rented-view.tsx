@@ -195,12 +195,15 @@ function CreateForm(
         <input
           id="add-name"
           type="text"
-          required
           autocomplete="off"
+          aria-describedby="add-name-hint"
           placeholder="gpu-l4"
           value={name}
           onInput={(e) => setName(e.currentTarget.value)}
         />
+        <span id="add-name-hint" class="muted">
+          Lowercase letters, digits and dashes; it names the endpoint on Hugging Face too.
+        </span>
       </fieldset>
       <fieldset>
         <legend>Model</legend>

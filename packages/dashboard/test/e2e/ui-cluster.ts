@@ -203,7 +203,12 @@ async function startSponsor(
     rentedProbeIntervalMs: 200,
     credentials: {
       get: (ref) =>
-        Promise.resolve(new Redacted(ref.account === "dashboard-hf" ? HF_TOKEN : RENTED_TOKEN, "test token")),
+        Promise.resolve(
+          new Redacted(
+            ref.account === "dashboard-hf" || ref.account === "hf" ? HF_TOKEN : RENTED_TOKEN,
+            "test token",
+          ),
+        ),
     },
     managed: {
       // Wall time is the emulator's (billing, budgets, idle): a test or the screenshots may move it on.
