@@ -66,7 +66,7 @@ function spendText(r: SpendRow): string {
   );
 }
 
-const DAY_W = 22;
+const DAY_W = 40;
 const CHART_H = 90;
 
 /** Vertical bars, one per day, oldest left; the total and the busiest day are said in text. */
@@ -86,11 +86,10 @@ export function DailyCostChart({ days }: { readonly days: readonly DayCost[] }) 
       </figcaption>
       <svg
         viewBox={`0 0 ${width} ${CHART_H + 16}`}
-        width="100%"
+        width={width}
         height={CHART_H + 16}
         role="img"
         aria-label={label}
-        preserveAspectRatio="none"
       >
         <line x1="0" x2={width} y1={CHART_H} y2={CHART_H} class="axis" />
         {days.map((d, i) => {
@@ -106,7 +105,7 @@ export function DailyCostChart({ days }: { readonly days: readonly DayCost[] }) 
                 class="bar"
                 data-day={d.day}
               />
-              {i % 7 === days.length % 7 || i === days.length - 1 ? (
+              {(days.length - 1 - i) % 7 === 0 ? (
                 <text x={i * DAY_W + DAY_W / 2} y={CHART_H + 13} text-anchor="middle" class="tick">
                   {d.day.slice(5)}
                 </text>

@@ -136,7 +136,7 @@ function idleText(m: NonNullable<SponsoredNode["managed"]>, nowMs: number): stri
   const limitMs = m.idle_pause_min * 60_000;
   const left = limitMs - idleMs;
   return (
-    `${formatDuration(idleMs)} since the last PAIR workload, of ${m.idle_pause_min} min` +
+    `${idleMs < 1_000 ? "under a second" : formatDuration(idleMs)} since the last PAIR workload, of ${m.idle_pause_min} min` +
     (left > 0 ? ` (idle pause in ${formatDuration(left)})` : "")
   );
 }
