@@ -84,7 +84,7 @@ export class LiveEvents {
             ? "the node is shutting down"
             : `too many event streams open (${this.#maxClients}); close a dashboard tab`,
           type: "server_error",
-          code: "overloaded",
+          code: "event_streams_full",
         },
       });
       res.writeHead(503, { "content-type": "application/json", "retry-after": "5" });
