@@ -5,7 +5,14 @@
  * Must not know: any view, how answers are shown.
  */
 
-import type { RoutingUse, SessionInfo } from "./wire.js";
+import type {
+  CreateRentedRequest,
+  LifecycleAction,
+  RoutingUse,
+  SessionInfo,
+  SponsoredNode,
+  StateChange,
+} from "./wire.js";
 
 export class ApiError extends Error {
   override readonly name = "ApiError";
@@ -75,6 +82,19 @@ export function setShare(name: string, share: boolean): Promise<unknown> {
 
 export function setPolicy(name: string, use: RoutingUse): Promise<unknown> {
   return post("/pair/v1/rented/policy", { name, use });
+}
+
+export function lifecycle(name: string, action: LifecycleAction): Promise<unknown> {
+  return post("/pair/v1/rented/lifecycle", { name, action });
+}
+
+export function stateHistory(name: string): Promise<StateChange[]> {
+  return get(`/pair/v1/rented/history?name=${encodeURIComponent(name)}`);
+}
+
+/** Start creating a rented GPU (202: the node view, state "starting"; progress by polling). */
+export function createRented(body: CreateRentedRequest): Promise<SponsoredNode> {
+  return post("/pair/v1/rented/create", body);
 }
 
 export function signOut(): Promise<unknown> {

@@ -1,21 +1,34 @@
 /**
  * The dashboard's shell: signs in (the session's node name and CSRF token), shows the navigation,
- * and the view the URL's fragment names, each refreshed by polling (≤ 2 s). When the session has
- * ended it says how to get a new login link.
+ * and the view the URL's fragment names, each refreshed at once when the node's live events say its
+ * topic changed (and by polling: every 10 s while the events flow, every 1.5 s when they do not).
+ * When the session has ended it says how to get a new login link.
  * Must not know: how a view lays out its data.
  */
 
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, get, session, setPolicy, setShare, signOut } from "./api.js";
+import {
+  ApiError,
+  createRented,
+  get,
+  lifecycle,
+  session,
+  setPolicy,
+  setShare,
+  signOut,
+  stateHistory,
+} from "./api.js";
 import { formatTime } from "./format.js";
+import { pollInterval, useLiveEvents, type Live } from "./live.js";
 import { parseRoute, routeHref, type Route } from "./route.js";
 import { usePoll } from "./use-poll.js";
+import { AddRentedView, type AddRentedDeps } from "./views/add-rented-view.js";
 import { HistoryView } from "./views/history-view.js";
 import { JobsView } from "./views/jobs-view.js";
 import { NodeDetailView } from "./views/node-detail-view.js";
 import { NodesView } from "./views/nodes-view.js";
-import type { NodeRow, SessionInfo, SponsoredNode, Workload } from "./wire.js";
+import type { HardwareOffer, NodeRow, RentedAccount, SessionInfo, SponsoredNode, Workload } from "./wire.js";
 
 const SIGNED_OUT =
   "Your dashboard session has ended (signed out, expired, or the node restarted). Run `pair ui` on the " +
@@ -25,6 +38,7 @@ export function App() {
   const [route, setRoute] = useState<Route>(() => parseRoute(location.hash));
   const [me, setMe] = useState<SessionInfo | undefined>();
   const [fatal, setFatal] = useState<string | undefined>();
+  const live = useLiveEvents();
 
   useEffect(() => {
     const onHash = () => setRoute(parseRoute(location.hash));
@@ -89,7 +103,7 @@ export function App() {
         </button>
       </header>
       <main id="main" tabIndex={-1}>
-        <Current route={route} me={me} onSignedOut={() => setFatal(SIGNED_OUT)} />
+        <Current route={route} me={me} live={live} onSignedOut={() => setFatal(SIGNED_OUT)} />
       </main>
     </>
   );
@@ -98,6 +112,7 @@ export function App() {
 function Current(props: {
   readonly route: Route;
   readonly me: SessionInfo;
+  readonly live: Live;
   readonly onSignedOut: () => void;
 }) {
   const { route } = props;
@@ -105,6 +120,8 @@ function Current(props: {
     case "nodes":
     case "node":
       return <NodesScreen {...props} />;
+    case "add":
+      return <AddScreen {...props} />;
     case "jobs":
       return <JobsScreen {...props} />;
     case "history":
@@ -112,20 +129,31 @@ function Current(props: {
   }
 }
 
-function NodesScreen({ route, me, onSignedOut }: Parameters<typeof Current>[0]) {
-  const nodes = usePoll(() => get<NodeRow[]>("/pair/v1/nodes"), []);
-  const detail = route.view === "node";
+function NodesScreen({ route, me, live, onSignedOut }: Parameters<typeof Current>[0]) {
+  const every = pollInterval(live);
+  const nodes = usePoll(() => get<NodeRow[]>("/pair/v1/nodes"), [live.seen.nodes, live.seen.rented], every);
+  const detail = route.view === "node" ? route.name : undefined;
   const sponsored = usePoll(
-    () => (detail ? get<SponsoredNode[]>("/pair/v1/rented") : Promise.resolve(undefined)),
-    [detail],
+    () => (detail !== undefined ? get<SponsoredNode[]>("/pair/v1/rented") : Promise.resolve(undefined)),
+    [detail, live.seen.rented],
+    every,
   );
+  const ownDetail = detail !== undefined && sponsored.data?.some((s) => s.name === detail) === true;
+  const history = usePoll(
+    () => (ownDetail ? stateHistory(detail) : Promise.resolve(undefined)),
+    [detail, ownDetail, live.seen.rented],
+    every,
+  );
+  // The idle timer counts each second, whatever the polls do.
+  const nowMs = useNow(detail !== undefined);
   useSignedOut(nodes.error, onSignedOut);
   const reload = () => {
     nodes.reload();
     sponsored.reload();
+    history.reload();
   };
   return (
-    <Loaded polled={nodes}>
+    <Loaded polled={nodes} live={live}>
       {(rows) =>
         route.view === "node" ? (
           <NodeDetailView
@@ -133,7 +161,9 @@ function NodesScreen({ route, me, onSignedOut }: Parameters<typeof Current>[0]) 
             nodes={rows}
             selfName={me.node}
             sponsored={sponsored.data}
-            actions={{ setShare, setPolicy }}
+            history={history.data}
+            actions={{ setShare, setPolicy, lifecycle }}
+            nowMs={nowMs}
             refresh={reload}
           />
         ) : (
@@ -144,16 +174,64 @@ function NodesScreen({ route, me, onSignedOut }: Parameters<typeof Current>[0]) 
   );
 }
 
-function JobsScreen({ onSignedOut }: Parameters<typeof Current>[0]) {
-  const jobs = usePoll(() => get<Workload[]>("/pair/v1/jobs"), [], 1_000);
-  useSignedOut(jobs.error, onSignedOut);
-  return <Loaded polled={jobs}>{(rows) => <JobsView jobs={rows} nowMs={jobs.at ?? Date.now()} />}</Loaded>;
+const ADD_DEPS: AddRentedDeps = {
+  account: () => get<RentedAccount>("/pair/v1/rented/account"),
+  catalog: () => get<{ repo_id: string }[]>("/pair/v1/rented/catalog"),
+  hardware: (namespace) =>
+    get<HardwareOffer[]>(
+      `/pair/v1/rented/hardware${namespace === null ? "" : `?namespace=${encodeURIComponent(namespace)}`}`,
+    ),
+  create: createRented,
+};
+
+function AddScreen({ live, onSignedOut }: Parameters<typeof Current>[0]) {
+  const [creating, setCreating] = useState<string | undefined>();
+  // While a creation runs, its progress is asked for every second (api-create.md: ≤ 1 s).
+  const sponsored = usePoll(
+    () => (creating === undefined ? Promise.resolve(undefined) : get<SponsoredNode[]>("/pair/v1/rented")),
+    [creating, live.seen.rented],
+    1_000,
+  );
+  useSignedOut(sponsored.error, onSignedOut);
+  return (
+    <AddRentedView deps={ADD_DEPS} sponsored={sponsored.data} creating={creating} onCreating={setCreating} />
+  );
 }
 
-function HistoryScreen({ onSignedOut }: Parameters<typeof Current>[0]) {
-  const history = usePoll(() => get<Workload[]>("/pair/v1/history?limit=500"), []);
+function JobsScreen({ live, onSignedOut }: Parameters<typeof Current>[0]) {
+  // Elapsed times tick every second, so Jobs keeps its 1 s poll even while events flow.
+  const jobs = usePoll(() => get<Workload[]>("/pair/v1/jobs"), [live.seen.jobs], 1_000);
+  useSignedOut(jobs.error, onSignedOut);
+  return (
+    <Loaded polled={jobs} live={live}>
+      {(rows) => <JobsView jobs={rows} nowMs={jobs.at ?? Date.now()} />}
+    </Loaded>
+  );
+}
+
+function HistoryScreen({ live, onSignedOut }: Parameters<typeof Current>[0]) {
+  const history = usePoll(
+    () => get<Workload[]>("/pair/v1/history?limit=1000"),
+    [live.seen.jobs],
+    pollInterval(live),
+  );
   useSignedOut(history.error, onSignedOut);
-  return <Loaded polled={history}>{(rows) => <HistoryView history={rows} />}</Loaded>;
+  return (
+    <Loaded polled={history} live={live}>
+      {(rows) => <HistoryView history={rows} nowMs={history.at ?? Date.now()} />}
+    </Loaded>
+  );
+}
+
+/** The time now, once a second while `ticking`. */
+function useNow(ticking: boolean): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (!ticking) return;
+    const t = setInterval(() => setNow(Date.now()), 1_000);
+    return () => clearInterval(t);
+  }, [ticking]);
+  return now;
 }
 
 function useSignedOut(error: Error | undefined, onSignedOut: () => void) {
@@ -168,6 +246,7 @@ function Loaded<T>(props: {
     readonly error: Error | undefined;
     readonly at: number | undefined;
   };
+  readonly live: Live;
   readonly children: (data: T) => ComponentChildren;
 }) {
   const { data, error, at } = props.polled;
@@ -175,6 +254,7 @@ function Loaded<T>(props: {
     <>
       {error === undefined ? (
         <p class="freshness">
+          {props.live.connected ? <span class="live-dot">Live</span> : null}
           {at === undefined ? "Loading…" : `Updated ${formatTime(new Date(at).toISOString()).slice(11)}`}
         </p>
       ) : (

@@ -1,12 +1,14 @@
 /**
  * The dashboard's views, addressed by the URL's fragment so the node serves one page:
- * `#/nodes`, `#/nodes/<name>`, `#/jobs`, `#/history`. Anything else is the node list.
+ * `#/nodes`, `#/nodes/<name>`, `#/add` (add a rented GPU), `#/jobs`, `#/history`. Anything else is
+ * the node list.
  * Must not know: the DOM, what a view shows.
  */
 
 export type Route =
   | { readonly view: "nodes" }
   | { readonly view: "node"; readonly name: string }
+  | { readonly view: "add" }
   | { readonly view: "jobs" }
   | { readonly view: "history" };
 
@@ -15,6 +17,8 @@ export function parseRoute(hash: string): Route {
   switch (parts[0]) {
     case "jobs":
       return { view: "jobs" };
+    case "add":
+      return { view: "add" };
     case "history":
       return { view: "history" };
     case "nodes": {

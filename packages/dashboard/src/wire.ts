@@ -59,6 +59,83 @@ export interface SponsoredNode {
   readonly last_error: string | null;
   readonly source: "config" | "attached";
   readonly overridden: boolean;
+  /** Managed endpoints only (lifecycle.managed: true). */
+  readonly managed?: ManagedFacts | null;
+  /** The caps, USD (null: none). Older nodes leave it out. */
+  readonly budget?: { readonly usd_per_day: number | null; readonly usd_per_month: number | null };
+  /** The provider's own word and message (nodes the create API made, api-create.md). */
+  readonly provider_state?: string | null;
+  readonly provider_message?: string | null;
+  readonly created?: { readonly started_at: string; readonly elapsed_s: number } | null;
+}
+
+export interface ManagedFacts {
+  readonly paused_by: string | null;
+  readonly budget_exceeded: boolean;
+  readonly spend_usd: {
+    readonly session: number;
+    readonly today: number;
+    readonly month: number;
+    readonly total: number;
+  } | null;
+  readonly usd_per_hour: number | null;
+  readonly open_obligations: number;
+  readonly last_error: string | null;
+  /** When a PAIR workload last ran on it; the idle pause after `idle_pause_min` without one. */
+  readonly last_active_at?: string;
+  readonly idle_pause_min?: number;
+}
+
+export type LifecycleAction = "pause" | "resume" | "delete";
+
+/** One entry of `GET /pair/v1/rented/history?name=`, oldest first. */
+export interface StateChange {
+  readonly at: string;
+  readonly state: string;
+  readonly reason: string | null;
+}
+
+/** `GET /pair/v1/rented/account`. */
+export interface RentedAccount {
+  readonly credential: string;
+  readonly signed_in: boolean;
+  readonly namespace: string | null;
+  readonly account_type: "user" | "org" | null;
+  readonly message: string | null;
+}
+
+/** One row of `GET /pair/v1/rented/hardware`. */
+export interface HardwareOffer {
+  readonly vendor: string;
+  readonly region: string;
+  readonly accelerator: string;
+  readonly instance_type: string;
+  readonly instance_size: string;
+  readonly gpu: string;
+  readonly gpus: number;
+  readonly vram_gb: number | null;
+  readonly usd_per_hour: number;
+  readonly quota_available: number | null;
+}
+
+/** `POST /pair/v1/rented/create`'s body (api-create.md). */
+export interface CreateRentedRequest {
+  readonly name: string;
+  readonly provider: "huggingface-endpoint";
+  readonly credential?: string;
+  readonly namespace?: string;
+  readonly repo?: string;
+  readonly catalog?: string;
+  readonly vendor: string;
+  readonly region: string;
+  readonly instance_type: string;
+  readonly instance_size: string;
+  readonly access?: "private" | "authenticated";
+  readonly scale_to_zero_min?: number;
+  readonly budget?: { readonly usd_per_day?: number; readonly usd_per_month?: number };
+  readonly lifecycle?: { readonly idle_pause_min?: number; readonly wake_on_request?: boolean };
+  readonly share_with_cluster?: boolean;
+  readonly routing?: { readonly use: RoutingUse };
 }
 
 export interface Workload {

@@ -426,7 +426,11 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
   const events = new LiveEvents({
     sources: {
       nodes: () => mergedNodes(deps),
-      jobs: () => history.running().map(workloadJson),
+      // Running work, and the newest finished one: a request shorter than a look still shows up.
+      jobs: () => ({
+        running: history.running().map(workloadJson),
+        finished: history.history({ limit: 1 })[0]?.id ?? null,
+      }),
       rented: () => rented.list(),
     },
     // These move on every look without anything new to show.

@@ -1,16 +1,24 @@
 /**
  * History: finished workloads, newest first — when, model, origin node, serving node, the off-LAN
  * badge, status, first byte, duration, estimated cost — filtered by node (origin or serving) and
- * by model.
+ * by model; above it, the estimated cost per day (of what the filters keep).
  * Must not know: how the list is fetched.
  */
 
 import { useState } from "preact/hooks";
 import { OffLanBadge } from "../badges.js";
+import { DailyCostChart } from "../charts.js";
+import { dailyCosts } from "../daily-cost.js";
 import { formatCost, formatDuration, formatTime } from "../format.js";
 import type { Workload } from "../wire.js";
 
-export function HistoryView({ history }: { readonly history: readonly Workload[] }) {
+export function HistoryView({
+  history,
+  nowMs,
+}: {
+  readonly history: readonly Workload[];
+  readonly nowMs: number;
+}) {
   const [node, setNode] = useState("");
   const [model, setModel] = useState("");
   const nodes = [...new Set(history.flatMap((w) => [w.origin_node, w.serving_node ?? ""]))]
@@ -48,6 +56,7 @@ export function HistoryView({ history }: { readonly history: readonly Workload[]
           {shown.length} of {history.length}
         </span>
       </form>
+      <DailyCostChart days={dailyCosts(shown, nowMs)} />
       {shown.length === 0 ? (
         <p class="empty">{history.length === 0 ? "No finished workloads yet." : "None match the filters."}</p>
       ) : (

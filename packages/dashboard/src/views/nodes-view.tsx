@@ -13,7 +13,12 @@ import type { NodeRow } from "../wire.js";
 export function NodesView({ nodes }: { readonly nodes: readonly NodeRow[] }) {
   return (
     <section aria-labelledby="nodes-title">
-      <h2 id="nodes-title">Nodes</h2>
+      <div class="title-row">
+        <h2 id="nodes-title">Nodes</h2>
+        <a class="button-link" href={routeHref({ view: "add" })}>
+          Add rented GPU
+        </a>
+      </div>
       <table class="grid">
         <caption class="sr-only">Every node of the cluster, local, peers and rented</caption>
         <thead>

@@ -1,9 +1,11 @@
 /**
  * A real loopback cluster for the dashboard's browser tests and screenshots: a sponsor node holding
  * a rented node `gpu-rent` (an HTTPS OpenAI-compatible emulator behind a throwaway CA, reached with
- * a bearer token), and a peer `laptop` with a local Ollama emulator, paired by PIN. Both serve the
- * dashboard built into a temp folder from the current sources. The sponsor's token is handed to it
- * in memory (the credential store has its own tests), so no Secret Service is needed.
+ * a bearer token) and a managed Hugging Face endpoint `gpu-hf` (alice/qwen on the Hugging Face
+ * emulator over HTTPS, virtual time running at real speed from now, caps $5/day and $50/month), and
+ * a peer `laptop` with a local Ollama emulator, paired by PIN. Both serve the dashboard built into a
+ * temp folder from the current sources. The sponsor's tokens are handed to it in memory (the
+ * credential store has its own tests), so no Secret Service is needed.
  * Must not know: what a test asserts, the browser.
  */
 
@@ -15,6 +17,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulators";
+import { HfToken, HttpsEndpointsTransport, type HfEndpointSpec } from "@pair/huggingface";
 import { createTestCa } from "@pair/testkit";
 import { Redacted } from "../../../node/src/cluster/index.js";
 import { parseConfig } from "../../../node/src/config/index.js";
@@ -30,6 +34,24 @@ import { startRentedEndpoint, type RentedEndpoint } from "../../../node/test/ren
 /** Made at run time: the repository never holds a token-shaped string. */
 export const RENTED_TOKEN = `hf_${randomBytes(18).toString("hex")}`;
 export const RENTED_MODEL = "llama-70b";
+/** The managed Hugging Face endpoint's token, node name and model. */
+export const HF_TOKEN = `hf_${randomBytes(18).toString("hex")}`;
+export const HF_NODE = "gpu-hf";
+export const HF_MODEL = "Qwen/Qwen3-0.6B";
+
+const HF_SPEC: HfEndpointSpec = {
+  name: "qwen",
+  accessType: "private",
+  vendor: "aws",
+  region: "us-east-1",
+  accelerator: "gpu",
+  instanceType: "nvidia-l4",
+  instanceSize: "x1",
+  minReplica: 0,
+  maxReplica: 1,
+  scaleToZeroTimeoutMin: 15,
+  repository: HF_MODEL,
+};
 export const LAPTOP_MODEL = "qwen2.5:7b";
 
 const DASHBOARD_DIR = fileURLToPath(new URL("../../", import.meta.url));
@@ -55,6 +77,7 @@ export interface UiCluster {
   readonly sponsor: TestNode;
   readonly laptop: TestNode;
   readonly rented: RentedEndpoint;
+  readonly hf: HuggingFaceEmulator;
   close(): Promise<void>;
 }
 
@@ -83,7 +106,9 @@ export async function startUiCluster(options: UiClusterOptions = {}): Promise<Ui
       maxTokens: options.maxTokens ?? 6,
     });
     cleanups.push(() => rented.engine.close());
-    const sponsor = await startSponsor(dir, uiDir, ca.certPem, rented.baseUrl);
+    const hf = await startHf(ca);
+    cleanups.push(() => hf.close());
+    const sponsor = await startSponsor(dir, uiDir, ca.certPem, rented.baseUrl, hf);
     cleanups.push(() => sponsor.close());
     const laptop = await startTestNodeWith("laptop", {
       models: [LAPTOP_MODEL],
@@ -94,15 +119,48 @@ export async function startUiCluster(options: UiClusterOptions = {}): Promise<Ui
     cleanups.push(() => laptop.close());
     const joined = await joinWith(laptop, sponsor, await showPin(sponsor));
     if (joined.status !== 200) throw new Error(`laptop could not pair with sponsor: HTTP ${joined.status}`);
-    return { sponsor, laptop, rented, close };
+    return { sponsor, laptop, rented, hf, close };
   } catch (error) {
     await close();
     throw error;
   }
 }
 
-/** The sponsor: no engine, one rented node `gpu-rent` (not shared at first), its token in memory. */
-async function startSponsor(dir: string, uiDir: string, caPem: string, baseUrl: string): Promise<TestNode> {
+/** The Hugging Face emulator with alice/qwen created (running within a second of real time). */
+async function startHf(ca: Awaited<ReturnType<typeof createTestCa>>): Promise<HuggingFaceEmulator> {
+  const leaf = await ca.issue();
+  const hf = await startHuggingFaceEmulator({
+    tls: { key: leaf.keyPem, cert: leaf.certPem },
+    tokens: { [HF_TOKEN]: { namespace: "alice" } },
+    startMs: Date.now(),
+    timeScale: 1,
+    timings: { pendingMs: 200, initializingMs: 400, scaleUpMs: 400, updatingMs: 400 },
+  });
+  const api = new HttpsEndpointsTransport({
+    token: new HfToken(HF_TOKEN),
+    endpointsApi: hf.endpointsApiUrl,
+    hubApi: hf.hubApiUrl,
+    extraCaPem: ca.certPem,
+  });
+  try {
+    await api.createEndpoint("alice", HF_SPEC);
+  } finally {
+    await api.close();
+  }
+  return hf;
+}
+
+/**
+ * The sponsor: no engine; `gpu-rent` (not shared at first) and the managed `gpu-hf`, their tokens
+ * in memory; managed passes every 200 ms on the emulator's clock.
+ */
+async function startSponsor(
+  dir: string,
+  uiDir: string,
+  caPem: string,
+  baseUrl: string,
+  hf: HuggingFaceEmulator,
+): Promise<TestNode> {
   const dataDir = join(dir, "sponsor-data");
   const caFile = join(dir, "test-ca.pem");
   writeFileSync(caFile, caPem);
@@ -122,6 +180,15 @@ async function startSponsor(dir: string, uiDir: string, caPem: string, baseUrl: 
       "    credential: os-credential-store:pair/dashboard-test",
       "    share_with_cluster: false",
       "    timeouts: { cold_start_s: 10 }",
+      `  - name: ${HF_NODE}`,
+      "    provider: huggingface-endpoint",
+      "    endpoint: alice/qwen",
+      "    credential: os-credential-store:pair/dashboard-hf",
+      "    timeouts: { cold_start_s: 20 }",
+      "    lifecycle: { managed: true, idle_pause_min: 240, exit_timeout_s: 2 }",
+      "    budget: { usd_per_day: 5, usd_per_month: 50 }",
+      "providers:",
+      `  huggingface: { endpoints_api: ${hf.endpointsApiUrl}, hub_api: ${hf.hubApiUrl} }`,
       "tls:",
       `  extra_ca_file: ${caFile}`,
     ].join("\n");
@@ -134,7 +201,22 @@ async function startSponsor(dir: string, uiDir: string, caPem: string, baseUrl: 
     log: (line) => void log.push(line),
     membership: { refreshMs: 150, timeoutMs: 400 },
     rentedProbeIntervalMs: 200,
-    credentials: { get: () => Promise.resolve(new Redacted(RENTED_TOKEN, "test token")) },
+    credentials: {
+      get: (ref) =>
+        Promise.resolve(
+          new Redacted(
+            ref.account === "dashboard-hf" || ref.account === "hf" ? HF_TOKEN : RENTED_TOKEN,
+            "test token",
+          ),
+        ),
+    },
+    managed: {
+      // Wall time is the emulator's (billing, budgets, idle): a test or the screenshots may move it on.
+      clock: { now: () => ({ wallMs: hf.nowMs(), monoMs: performance.now() }) },
+      tickMs: 200,
+      pollMs: 50,
+      timeZone: "UTC",
+    },
     uiDir,
   });
   const configFile = join(dir, "sponsor.yaml");

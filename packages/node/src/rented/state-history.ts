@@ -82,7 +82,10 @@ export class RentedStateHistory {
     for (const n of now) {
       const list = this.#nodes.get(n.name) ?? [];
       const last = list[list.length - 1];
-      if (last !== undefined && last.state === n.state && last.reason === n.reason) continue;
+      // A reason that goes away while the state stays is no news (a resume clears who paused it
+      // a moment before the node reports its new state).
+      if (last !== undefined && last.state === n.state && (last.reason === n.reason || n.reason === null))
+        continue;
       list.push({ at, state: n.state, reason: n.reason });
       if (list.length > this.#maxPerNode) list.splice(0, list.length - this.#maxPerNode);
       this.#nodes.set(n.name, list);

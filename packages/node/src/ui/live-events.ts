@@ -36,6 +36,9 @@ export interface LiveEventsOptions {
   readonly intervals?: IntervalSeam;
 }
 
+/** Stable codes of a refused stream (docs/errors.md lists them). */
+export const LIVE_EVENTS_ERROR_CODES = ["event_streams_full"] as const;
+
 export const DEFAULT_HEARTBEAT_MS = 15_000;
 export const DEFAULT_MAX_EVENT_CLIENTS = 32;
 /** What the browser waits before reconnecting a dropped stream. */
@@ -84,7 +87,7 @@ export class LiveEvents {
             ? "the node is shutting down"
             : `too many event streams open (${this.#maxClients}); close a dashboard tab`,
           type: "server_error",
-          code: "overloaded",
+          code: LIVE_EVENTS_ERROR_CODES[0],
         },
       });
       res.writeHead(503, { "content-type": "application/json", "retry-after": "5" });

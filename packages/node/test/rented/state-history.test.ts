@@ -29,6 +29,8 @@ describe("RentedStateHistory", () => {
     // Same state, new reason: a change worth keeping.
     h.observe([{ name: "gpu", state: "paused", reason: "paused by its sponsor" }], T0 + 3_000);
     h.observe([{ name: "gpu", state: "paused", reason: "paused: budget reached" }], T0 + 4_000);
+    // The reason going away while the state stays is no change.
+    expect(h.observe([{ name: "gpu", state: "paused", reason: null }], T0 + 5_000)).toBe(false);
     const expected = [
       { at: "2026-11-30T10:00:00.000Z", state: "starting", reason: null },
       { at: "2026-11-30T10:00:02.000Z", state: "running", reason: null },

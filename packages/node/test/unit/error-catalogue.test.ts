@@ -9,7 +9,7 @@ import { PAIR_ERROR_CODES } from "../../src/dialects/index.js";
 import { LISTEN_ERROR_CODES } from "../../src/node.js";
 import { PAIRING_ERROR_CODES } from "../../src/pairing/index.js";
 import { RENTED_CHANGE_CODES } from "../../src/rented/index.js";
-import { ADMIN_AUTH_ERROR_CODES } from "../../src/ui/index.js";
+import { ADMIN_AUTH_ERROR_CODES, LIVE_EVENTS_ERROR_CODES } from "../../src/ui/index.js";
 
 const doc = readFileSync(new URL("../../../../docs/errors.md", import.meta.url), "utf8");
 const documented = new Set([...doc.matchAll(/^\| `([a-z_-]+)` \|/gm)].map((m) => m[1]!));
@@ -25,7 +25,7 @@ describe("docs/errors.md", () => {
     ["credential store", [...CREDENTIAL_ERROR_CODES]],
     ["pairing", [...PAIRING_ERROR_CODES]],
     ["rented node change", [...RENTED_CHANGE_CODES]],
-    ["admin API and dashboard sign-in", [...ADMIN_AUTH_ERROR_CODES]],
+    ["admin API and dashboard sign-in", [...ADMIN_AUTH_ERROR_CODES, ...LIVE_EVENTS_ERROR_CODES]],
     ["hosting contract", [...refusals, "illegal-transition"]],
   ])("lists every %s code", (area, codes) => {
     expect(codes.length).toBeGreaterThan(area === "credential store" || area.startsWith("admin") ? 1 : 3);
@@ -43,6 +43,7 @@ describe("docs/errors.md", () => {
       ...PAIRING_ERROR_CODES,
       ...RENTED_CHANGE_CODES,
       ...ADMIN_AUTH_ERROR_CODES,
+      ...LIVE_EVENTS_ERROR_CODES,
       ...refusals,
       "illegal-transition",
     ]);

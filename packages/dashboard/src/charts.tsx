@@ -1,0 +1,119 @@
+/**
+ * Two small SVG charts, no library: a rented node's spend (this session, today, this month) each
+ * against its cap, and the cost per day. Each has a text equivalent (the SVG is `role="img"` with a
+ * label; the numbers are also written out), so colour and shape only add to what the text says.
+ * Must not know: where the numbers come from.
+ */
+
+import { formatCost } from "./format.js";
+import type { DayCost } from "./daily-cost.js";
+
+export interface SpendRow {
+  readonly label: string;
+  readonly usd: number;
+  /** The cap for this period, or null when none. */
+  readonly capUsd: number | null;
+  /** `per day`, `per month`. */
+  readonly capLabel?: string;
+}
+
+const BAR_W = 300;
+const BAR_H = 14;
+
+/** One horizontal bar per period: the spend, and the cap as a line (the bar turns red past 80 %). */
+export function SpendChart({ rows, title }: { readonly rows: readonly SpendRow[]; readonly title: string }) {
+  const summary = rows.map(spendText).join("; ");
+  return (
+    <figure class="chart spend-chart">
+      <figcaption>{title}</figcaption>
+      <ul class="spend-rows">
+        {rows.map((r) => {
+          const scale = Math.max(r.usd, r.capUsd ?? 0) * 1.1 || 1;
+          const width = Math.max(r.usd > 0 ? 2 : 0, (r.usd / scale) * BAR_W);
+          const capX = r.capUsd === null ? undefined : (r.capUsd / scale) * BAR_W;
+          const near = r.capUsd !== null && r.usd >= 0.8 * r.capUsd;
+          return (
+            <li key={r.label} data-spend={r.label}>
+              <span class="spend-label">{spendText(r)}</span>
+              <svg
+                viewBox={`0 0 ${BAR_W + 2} ${BAR_H + 4}`}
+                width="100%"
+                height={BAR_H + 4}
+                preserveAspectRatio="none"
+                aria-hidden="true"
+                focusable="false"
+              >
+                <rect x="1" y="2" width={BAR_W} height={BAR_H} class="track" rx="3" />
+                <rect x="1" y="2" width={width} height={BAR_H} class={near ? "bar near" : "bar"} rx="3" />
+                {capX === undefined ? null : (
+                  <line x1={capX + 1} x2={capX + 1} y1="0" y2={BAR_H + 4} class="cap" />
+                )}
+              </svg>
+            </li>
+          );
+        })}
+      </ul>
+      <p class="sr-only">{summary}</p>
+    </figure>
+  );
+}
+
+function spendText(r: SpendRow): string {
+  if (r.capUsd === null) return `${r.label}: ${formatCost(r.usd)} (no cap)`;
+  const pct = r.capUsd > 0 ? Math.round((r.usd / r.capUsd) * 100) : 100;
+  return (
+    `${r.label}: ${formatCost(r.usd)} of ${formatCost(r.capUsd)} ${r.capLabel ?? ""}`.trimEnd() + ` (${pct}%)`
+  );
+}
+
+const DAY_W = 40;
+const CHART_H = 90;
+
+/** Vertical bars, one per day, oldest left; the total and the busiest day are said in text. */
+export function DailyCostChart({ days }: { readonly days: readonly DayCost[] }) {
+  const max = Math.max(...days.map((d) => d.usd), 0);
+  const total = days.reduce((s, d) => s + d.usd, 0);
+  const width = days.length * DAY_W;
+  const first = days[0]?.day ?? "";
+  const last = days[days.length - 1]?.day ?? "";
+  const label = `Estimated cost per day, ${first} to ${last}: ${formatCost(total)} in all${
+    max > 0 ? `, most on one day ${formatCost(max)}` : ""
+  }`;
+  return (
+    <figure class="chart daily-chart">
+      <figcaption>
+        Estimated cost per day (last {days.length} days): <strong>{formatCost(total)}</strong>
+      </figcaption>
+      <svg
+        viewBox={`0 0 ${width} ${CHART_H + 16}`}
+        width={width}
+        height={CHART_H + 16}
+        role="img"
+        aria-label={label}
+      >
+        <line x1="0" x2={width} y1={CHART_H} y2={CHART_H} class="axis" />
+        {days.map((d, i) => {
+          const h = max === 0 ? 0 : Math.max(d.usd > 0 ? 2 : 0, (d.usd / max) * (CHART_H - 4));
+          return (
+            <g key={d.day}>
+              <title>{`${d.day}: ${formatCost(d.usd)}, ${d.workloads} workload(s)`}</title>
+              <rect
+                x={i * DAY_W + 3}
+                y={CHART_H - h}
+                width={DAY_W - 6}
+                height={h}
+                class="bar"
+                data-day={d.day}
+              />
+              {(days.length - 1 - i) % 7 === 0 ? (
+                <text x={i * DAY_W + DAY_W / 2} y={CHART_H + 13} text-anchor="middle" class="tick">
+                  {d.day.slice(5)}
+                </text>
+              ) : null}
+            </g>
+          );
+        })}
+      </svg>
+    </figure>
+  );
+}

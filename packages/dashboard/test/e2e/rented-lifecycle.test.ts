@@ -1,0 +1,177 @@
+// A managed rented GPU on the dashboard, in Debian Chromium against a real loopback cluster with the
+// Hugging Face emulator: the node list shows `gpu-hf` labelled with its price; its detail shows the
+// cost against the caps, the idle timer, open obligations and the state history; the sponsor pauses
+// it through a confirmation (and a delete waits for the typed name); the views follow a change made
+// elsewhere at once, over the live events, without a reload; the daily cost chart is on History; a
+// peer sees the node but no action; a phone's width needs no sideways scrolling.
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../../../node/test/cli/cli-harness.js";
+import { admin, type TestNode } from "../../../node/test/cluster/node-pair-harness.js";
+import { launchChromium } from "./browser.js";
+import { HF_NODE, HF_TOKEN, startUiCluster, type UiCluster } from "./ui-cluster.js";
+
+let cluster: UiCluster;
+let browser: Browser;
+const contexts: BrowserContext[] = [];
+
+beforeAll(async () => {
+  cluster = await startUiCluster();
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  for (const c of contexts) await c.close().catch(() => undefined);
+  await browser?.close();
+  await cluster?.close();
+});
+
+function poll<T>(read: () => Promise<T> | T, timeout = 8_000) {
+  return expect.poll(read, { timeout, interval: 50 });
+}
+
+async function signedIn(node: TestNode, width = 1280): Promise<Page> {
+  const cli = await runCli(["ui", "--json", "--config", node.configFile]);
+  expect(cli.code, cli.stderr).toBe(0);
+  const { url } = JSON.parse(cli.stdout) as { url: string };
+  const context = await browser.newContext({ viewport: { width, height: 800 } });
+  contexts.push(context);
+  const page = await context.newPage();
+  page.setDefaultTimeout(8_000);
+  const errors: string[] = [];
+  page.on("pageerror", (e) => void errors.push(e.message));
+  page.on("console", (m) => void (m.type() === "error" && errors.push(m.text())));
+  await page.goto(url);
+  await page.getByRole("heading", { level: 1, name: `PAIR on ${node.name}` }).waitFor();
+  expect(errors).toEqual([]);
+  return page;
+}
+
+async function rentedState(): Promise<string | undefined> {
+  const rows = (await admin(cluster.sponsor, "/pair/v1/rented")).json as { name: string; state: string }[];
+  return rows.find((r) => r.name === HF_NODE)?.state;
+}
+
+describe("a managed rented GPU on the dashboard", () => {
+  let page: Page;
+
+  it("lists it labelled, with its GPU and price, and says the view is live", async () => {
+    await poll(rentedState).toBe("running");
+    page = await signedIn(cluster.sponsor);
+    const row = page.locator(`tr[data-node="${HF_NODE}"]`);
+    await poll(() => row.innerText()).toMatch(/running/);
+    const text = await row.innerText();
+    expect(text).toMatch(/Rented · off-LAN/);
+    expect(text).toMatch(/huggingface-endpoint · via sponsor/);
+    expect(text).toMatch(/\$0\.80\/hr/);
+    await page.locator(".live-dot", { hasText: "Live" }).first().waitFor();
+    expect(await page.content()).not.toContain(HF_TOKEN);
+  });
+
+  it("shows cost against the caps, the idle timer, obligations and the state history", async () => {
+    await page.getByRole("link", { name: HF_NODE, exact: true }).click();
+    await page.getByRole("heading", { level: 2, name: HF_NODE }).waitFor();
+    const chart = page.locator("figure.spend-chart");
+    await chart.waitFor();
+    expect(await chart.innerText()).toMatch(/Today: \$[\d.]+ of \$5\.00 per day \(\d+%\)/);
+    expect(await chart.innerText()).toMatch(/This month: \$[\d.]+ of \$50\.00 per month/);
+    expect(await chart.innerText()).toMatch(/This session: \$[\d.]+ \(no cap\)/);
+    const facts = page.locator("dl.facts");
+    await poll(() => facts.innerText()).toMatch(/since the last PAIR workload, of 240 min/);
+    // A running managed node holds one: PAIR owes its stop, closed only on the provider's confirmation.
+    expect(await facts.innerText()).toMatch(/Open stop obligations\s+1 /);
+    const history = page.getByRole("region", { name: "State history" });
+    await history.locator('tr[data-state-change="running"]').first().waitFor();
+  });
+
+  it("pauses it only after a confirmation, and records why in the state history", async () => {
+    await page.getByRole("button", { name: "Pause", exact: true }).click();
+    const dialog = page.getByRole("dialog", { name: `Pause ${HF_NODE}?` });
+    await dialog.waitFor();
+    // Cancel first: nothing happens.
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await poll(() => dialog.count()).toBe(0);
+    expect(await rentedState()).toBe("running");
+
+    await page.getByRole("button", { name: "Pause", exact: true }).click();
+    await page
+      .getByRole("dialog")
+      .getByRole("button", { name: `Pause ${HF_NODE}` })
+      .click();
+    await page
+      .getByRole("status")
+      .filter({ hasText: `${HF_NODE} paused` })
+      .waitFor();
+    await poll(rentedState).toBe("paused");
+    await poll(() => page.locator("dl.facts").innerText()).toMatch(/State\s+paused/);
+    const paused = page.locator('tr[data-state-change="paused"]').first();
+    await paused.waitFor();
+    expect(await paused.innerText()).toMatch(/paused by its sponsor/);
+    // Persisted on the node, oldest first.
+    const stored = (await admin(cluster.sponsor, `/pair/v1/rented/history?name=${HF_NODE}`)).json as {
+      state: string;
+      reason: string | null;
+    }[];
+    expect(stored.map((c) => c.state)).toContain("running");
+    expect(stored[stored.length - 1]).toMatchObject({ state: "paused", reason: "paused by its sponsor" });
+  });
+
+  it("deletes only when the node's name is typed", async () => {
+    await page.getByRole("button", { name: "Delete…" }).click();
+    const dialog = page.getByRole("dialog", { name: `Delete ${HF_NODE}?` });
+    const confirm = dialog.getByRole("button", { name: `Delete ${HF_NODE}` });
+    expect(await confirm.getAttribute("aria-disabled")).toBe("true");
+    const typed = dialog.getByLabel(`Type ${HF_NODE} to confirm`);
+    await typed.fill("gpu-h");
+    // Enter submits the dialog's form: refused while the name is wrong.
+    await typed.press("Enter");
+    await dialog.waitFor();
+    expect(await confirm.getAttribute("aria-disabled")).toBe("true");
+    expect(cluster.hf.endpoints.get("alice", "qwen")).toBeDefined();
+    await typed.fill(HF_NODE);
+    expect(await confirm.getAttribute("aria-disabled")).toBe("false");
+    // Escape cancels, like the Cancel button: the endpoint is still there.
+    await page.keyboard.press("Escape");
+    await poll(() => dialog.count()).toBe(0);
+    expect(cluster.hf.endpoints.get("alice", "qwen")).toBeDefined();
+  });
+
+  it("follows a change made elsewhere at once, without a reload (live events)", async () => {
+    await page.getByRole("link", { name: "Nodes", exact: true }).click();
+    const row = page.locator(`tr[data-node="${HF_NODE}"]`);
+    await poll(() => row.innerText()).toMatch(/paused/);
+    await page.evaluate("window.__sameDocument = true");
+    // With the events flowing the views poll only every 10 s: seeing it within 4 s is the events' doing.
+    const resumed = await admin(cluster.sponsor, "/pair/v1/rented/lifecycle", {
+      name: HF_NODE,
+      action: "resume",
+    });
+    expect(resumed.status).toBe(200);
+    await poll(() => row.innerText(), 4_000).toMatch(/running|starting/);
+    expect(await page.evaluate("window.__sameDocument")).toBe(true);
+  });
+
+  it("shows the daily cost chart on History", async () => {
+    await page.getByRole("link", { name: "History" }).click();
+    const chart = page.getByRole("img", { name: /^Estimated cost per day/ });
+    await chart.waitFor();
+    expect(await page.locator("figure.daily-chart rect.bar").count()).toBe(14);
+  });
+
+  it("shows a peer the node and its price, but no action", async () => {
+    const peer = await signedIn(cluster.laptop);
+    await peer.goto(`${cluster.laptop.node.url}/ui/#/nodes/${HF_NODE}`);
+    await peer.getByRole("heading", { level: 2, name: HF_NODE }).waitFor();
+    await poll(() => peer.locator("dl.facts").innerText()).toMatch(/\$0\.80\/hr/);
+    await peer.getByText(/Its sponsor, sponsor, holds this node/).waitFor();
+    expect(await peer.getByRole("button", { name: "Pause", exact: true }).count()).toBe(0);
+    expect(await peer.getByRole("button", { name: "Delete…" }).count()).toBe(0);
+  });
+
+  it("is readable at a phone's width (390 px): no sideways scrolling on the detail", async () => {
+    const phone = await signedIn(cluster.sponsor, 390);
+    await phone.goto(`${cluster.sponsor.node.url}/ui/#/nodes/${HF_NODE}`);
+    await phone.locator("figure.spend-chart").waitFor();
+    await phone.locator('tr[data-state-change="paused"]').first().waitFor();
+    expect(await phone.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+  });
+});
