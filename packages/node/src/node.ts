@@ -79,9 +79,17 @@ export interface NodeOptions {
   readonly discovery?: NodeDiscoveryOptions;
   /** The built dashboard served at /ui (default: packages/dashboard/dist). */
   readonly uiDir?: string;
+  /**
+   * Longest time a client may take to send a request's headers (default 30 s); a connection that
+   * dribbles them (slow-loris) is closed after it (Node looks once a second).
+   */
+  readonly headersTimeoutMs?: number;
   /** Managed endpoints' clock, timer seam, pass interval, poll interval and budget time zone. */
   readonly managed?: Pick<ManagedEndpointsOptions, "clock" | "timers" | "tickMs" | "pollMs" | "timeZone">;
 }
+
+/** Default longest time a client may take to send a request's headers. */
+export const CLIENT_HEADERS_TIMEOUT_MS = 30_000;
 
 export interface RunningNode {
   readonly name: string;
@@ -147,7 +155,12 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     res.writeHead(503, { "retry-after": "1", "content-type": "text/plain" });
     res.end("PAIR is starting\n");
   };
-  const server: Server = createServer((req, res) => handler(req, res));
+  const headersTimeoutMs = options.headersTimeoutMs ?? CLIENT_HEADERS_TIMEOUT_MS;
+  const server: Server = createServer(
+    // How often Node looks for connections over the headers bound (its default, 30 s, doubled it).
+    { connectionsCheckingInterval: Math.min(1_000, headersTimeoutMs) },
+    (req, res) => handler(req, res),
+  );
   const clientDeps = (): ClientApiDeps => ({
     nodeName: config.node.name,
     inventory,
@@ -195,7 +208,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     }),
   });
   server.keepAliveTimeout = 5_000;
-  server.headersTimeout = 30_000;
+  server.headersTimeout = headersTimeoutMs;
   server.requestTimeout = 0; // streams may last long; the scheduler and first-byte timeouts bound the rest
   server.on("connection", (s: Socket) => {
     sockets.add(s);
