@@ -101,11 +101,19 @@ export interface NodeOptions {
   readonly liveCheckMs?: number;
   /** The repeating timer behind the live events and their heartbeat (tests replace it). */
   readonly intervals?: IntervalSeam;
+  /**
+   * Longest time a client may take to send a request's headers (default 30 s); a connection that
+   * dribbles them (slow-loris) is closed after it (Node looks once a second).
+   */
+  readonly headersTimeoutMs?: number;
   /** Managed endpoints' clock, timer seam, pass interval, poll interval and budget time zone. */
   readonly managed?: Pick<ManagedEndpointsOptions, "clock" | "timers" | "tickMs" | "pollMs" | "timeZone">;
   /** Runpod pods' proxy base URL (default `https://{podId}-{port}.proxy.runpod.net`; an emulator's own). */
   readonly runpodProxyUrl?: ProxyUrlOf;
 }
+
+/** Default longest time a client may take to send a request's headers. */
+export const CLIENT_HEADERS_TIMEOUT_MS = 30_000;
 
 export interface RunningNode {
   readonly name: string;
@@ -173,6 +181,12 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     res.writeHead(503, { "retry-after": "1", "content-type": "text/plain" });
     res.end("PAIR is starting\n");
   };
+  const headersTimeoutMs = options.headersTimeoutMs ?? CLIENT_HEADERS_TIMEOUT_MS;
+  const server: Server = createServer(
+    // How often Node looks for connections over the headers bound (its default, 30 s, doubled it).
+    { connectionsCheckingInterval: Math.min(1_000, headersTimeoutMs) },
+    (req, res) => handler(req, res),
+  );
   const server: Server = createServer((req, res) => handler(req, res));
   const aliases = new ModelAliases(config.modelAliases);
   const clientDeps = (): ClientApiDeps => ({
@@ -229,7 +243,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     }),
   });
   server.keepAliveTimeout = 5_000;
-  server.headersTimeout = 30_000;
+  server.headersTimeout = headersTimeoutMs;
   server.requestTimeout = 0; // streams may last long; the scheduler and first-byte timeouts bound the rest
   server.on("connection", (s: Socket) => {
     sockets.add(s);

@@ -4,7 +4,8 @@
 // on the same data dir. After each: every billing resource has an open obligation, nothing was
 // adopted or resumed twice, no obligation was discharged without evidence, idle enforcement resumes
 // (it pauses the endpoint again), and the ledger saw the billing (its numbers against the meter are
-// printed; ledger-gap.test.ts holds the gap they show). A crash during *create* is not covered:
+// printed; ledger-gap.test.ts holds the gap they show), and the HF token is in no file of the data
+// dir and no line of output. A crash during *create* is not covered:
 // PAIR does not create endpoints yet.
 // Needs the OS credential store: run through `bash scripts/test.sh`.
 import { granulesCostMicroUsd } from "@pair/ledger";
@@ -71,6 +72,9 @@ function expectInvariants(w: SponsorChild): void {
       .sort(),
   ).toEqual(["qwen", "someone-elses"]);
   expect(w.hf.endpoints.get("alice", "someone-elses")?.state).not.toBe("paused");
+  // The token (in the OS credential store) is in no file of the data dir (SQLite, WAL, history,
+  // admin files) and in no line the sponsor printed, crash or not.
+  expect(w.tokenLeaks()).toEqual([]);
 }
 
 /**

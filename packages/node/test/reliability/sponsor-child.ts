@@ -10,7 +10,7 @@
  */
 
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -93,6 +93,8 @@ export interface SponsorChild {
   /** Resolves with the exit code once the child exited. */
   exited(): Promise<number | null>;
   adminToken(): string;
+  /** Files of the data dir and lines of the children's output that hold the HF token (should be none). */
+  tokenLeaks(): string[];
   /** GET an admin path with the admin token. */
   admin(path: string): Promise<unknown>;
   /** The managed node's hosting store, read from SQLite (the child may be running or dead). */
@@ -205,6 +207,14 @@ export async function sponsorChild(
     },
     exited: () => exit,
     adminToken: () => readFileSync(join(dataDir, "admin.token"), "utf8").trim(),
+    tokenLeaks() {
+      const files = readdirSync(dir, { recursive: true, withFileTypes: true })
+        .filter((e) => e.isFile())
+        .map((e) => join(e.parentPath, e.name))
+        .filter((f) => readFileSync(f).includes(token));
+      const lines = world.output.split("\n").filter((l) => l.includes(token));
+      return [...files, ...lines];
+    },
     async admin(path) {
       const res = await fetch(`${url}${path}`, {
         headers: { authorization: `Bearer ${world.adminToken()}` },
