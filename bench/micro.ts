@@ -5,14 +5,20 @@
  *    (peers served by a model index as PeerLinks builds one per membership view), target ≤ 50 µs;
  *  - reconciliation: `reconcile()` of 1,000 / 5,000 / 10,000 deployments against a listing of as
  *    many resources, target ≤ 200 ms at 10,000 and linear;
- *  - ledger accrual: one Tick that bills a new minute on 1,000 open episodes.
+ *  - ledger accrual: one Tick that bills a new minute on 1,000 open episodes;
+ *  - history: event-loop time to hand a batch of 512 finished workloads to SQLite, written on the
+ *    event loop (before) and posted to the writer thread (after).
  *
  *   npm run bench:micro [-- --quick]
  *
  * Must not know: HTTP, processes (nothing here touches a socket).
  */
 
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { WorkloadHistory } from "../packages/node/src/history/workload-history.js";
 import { reconcile, type DeploymentRecord, type HostingState, type Listing } from "@pair/provision";
 import { Ledger, MIN, T0 } from "../packages/ledger/test/fixtures.js";
 import { CAPS, OWNER, at } from "../packages/provision/test/fixtures.js";
@@ -147,11 +153,53 @@ function accrual(): string {
   return `| ledger Tick billing a new minute on ${EPISODES.toLocaleString("en")} open episodes (${open} in state) | ${ms.toFixed(2)} ms | – | |`;
 }
 
+function historyBatch(): string[] {
+  const BATCH = 512;
+  const dir = mkdtempSync(join(tmpdir(), "pair-bench-history-"));
+  try {
+    return ([false, true] as const).map((onThread) => {
+      const h = new WorkloadHistory({
+        path: join(dir, `h-${onThread}.db`),
+        maxRows: 100_000,
+        maxDays: 30,
+        nowMs: () => Date.now(),
+        flushIntervalMs: 0,
+        pruneIntervalMs: 0,
+        maxBatch: BATCH,
+        writeOnThread: onThread,
+      });
+      let n = 0;
+      const blocked: number[] = [];
+      const make = () => ({
+        id: `w${n++}`,
+        model: "m",
+        route: "/v1/chat/completions",
+        originNode: "a",
+        requester: "local",
+        startedAtMs: n,
+      });
+      // Event-loop time for each stretch of BATCH workloads, which includes handing one batch over
+      // (a single call's longest time says more about the OS scheduler on a loaded machine).
+      for (let b = 0; b < BATCHES * 4; b++) {
+        const t0 = performance.now();
+        for (let i = 0; i < BATCH; i++) h.finish(h.begin(make()), "completed");
+        blocked.push(performance.now() - t0);
+      }
+      h.close();
+      const ms = median(blocked.slice(BATCHES));
+      return `| history: event-loop time per ${BATCH} workloads (begin, finish, batch handed over), ${onThread ? "writer thread (after)" : "on the event loop (before)"} | ${ms.toFixed(2)} ms | | |`;
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 const rows: string[] = [];
 for (const [name, run] of [
   ["routing", () => [routing()]],
   ["reconciliation", reconciliation],
   ["accrual", () => [accrual()]],
+  ["history", historyBatch],
 ] as const) {
   try {
     rows.push(...run());

@@ -28,6 +28,7 @@ import type { BareProxyArg, BareProxyReady } from "./bare-proxy-child.js";
 import { runLoad, type LoadResult, type Target } from "./load-generator.js";
 import { nodeUse, streamMetrics, throughput } from "./load-metrics.js";
 import { loadAverage1m, machineInfo } from "./machine-info.js";
+import { chatBody, warnErrors } from "./measure.js";
 import type { NodeChildArg, NodeChildReady } from "./node-child.js";
 import {
   evaluatePeerHopTargets,
@@ -74,15 +75,6 @@ type Side = "direct" | "bare" | "viaPeer";
 /** The bare relay's route prefix to B. */
 const BARE_PREFIX = "b";
 
-function chatBody(model: string): string {
-  return JSON.stringify({
-    model,
-    messages: [{ role: "user", content: "Tell me about peers." }],
-    stream: true,
-    max_tokens: TOKENS,
-  });
-}
-
 /** Client → B, client → A (→ B) and, with a bare relay, client → relay (→ B): all served by B. */
 type Targets = Partial<Record<Side, Target>> & Record<"direct" | "viaPeer", Target>;
 
@@ -114,11 +106,6 @@ function targetsFor(a: NodeChildReady, b: NodeChildReady, bareUrl: string | unde
   };
 }
 
-function warnErrors(label: string, result: LoadResult): void {
-  if (result.errors > 0)
-    console.error(`  ! ${label}: ${result.errors} failed stream(s), first: ${result.firstError ?? "?"}`);
-}
-
 interface Sampled {
   readonly result: LoadResult;
   readonly a: ResourceSample;
@@ -139,7 +126,7 @@ async function sampled(nodes: Nodes, load: () => Promise<LoadResult>): Promise<S
 function streamingLoad(target: Target, concurrency: number, perWorker: number, lockstep: boolean) {
   return runLoad({
     target,
-    body: chatBody(MODEL_PACED),
+    body: chatBody(MODEL_PACED, TOKENS),
     concurrency,
     requestsPerWorker: perWorker,
     rampRequestsPerWorker: 1,
@@ -151,7 +138,7 @@ function streamingLoad(target: Target, concurrency: number, perWorker: number, l
 function cpuBoundLoad(target: Target, durationMs: number) {
   return runLoad({
     target,
-    body: chatBody(MODEL_CPU),
+    body: chatBody(MODEL_CPU, TOKENS),
     concurrency: CPU_BOUND_CONCURRENCY,
     durationMs,
     rampRequestsPerWorker: 1,

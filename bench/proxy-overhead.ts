@@ -25,6 +25,7 @@ import type { BareProxyArg, BareProxyReady } from "./bare-proxy-child.js";
 import type { EngineChildReady } from "./engine-child.js";
 import { runLoad, type LoadResult, type Target } from "./load-generator.js";
 import { loadAverage1m, machineInfo } from "./machine-info.js";
+import { chatBody, warnErrors } from "./measure.js";
 import type { NodeChildArg, NodeChildReady } from "./node-child.js";
 import { cpuMs, nodeUse, streamMetrics, throughput } from "./load-metrics.js";
 import { evaluateTargets, renderReport, spliceReport, type RunResult } from "./report.js";
@@ -56,20 +57,6 @@ interface Plan {
 
 const FULL: Omit<Plan, "runs"> = { warmupMs: 2_000, perWorker: { 1: 20, 16: 6, 64: 5 }, cpuBoundMs: 5_000 };
 const QUICK: Omit<Plan, "runs"> = { warmupMs: 1_000, perWorker: { 1: 5, 16: 2, 64: 2 }, cpuBoundMs: 2_000 };
-
-function chatBody(model: string): string {
-  return JSON.stringify({
-    model,
-    messages: [{ role: "user", content: "Tell me about proxies." }],
-    stream: true,
-    max_tokens: TOKENS,
-  });
-}
-
-function warnErrors(label: string, result: LoadResult): void {
-  if (result.errors > 0)
-    console.error(`  ! ${label}: ${result.errors} failed stream(s), first: ${result.firstError ?? "?"}`);
-}
 
 /** Runs `load` while a child samples its resource use. */
 async function sampled<T>(child: BenchChild, load: () => Promise<T>): Promise<[T, ResourceSample]> {
@@ -138,7 +125,7 @@ async function streamingLoad(target: Target, concurrency: number, perWorker: num
     target,
     runLoad({
       target,
-      body: chatBody(MODEL_PACED),
+      body: chatBody(MODEL_PACED, TOKENS),
       concurrency,
       requestsPerWorker: perWorker,
       rampRequestsPerWorker: 1,
@@ -153,7 +140,7 @@ async function cpuBoundLoad(target: Target, durationMs: number) {
     target,
     runLoad({
       target,
-      body: chatBody(MODEL_CPU),
+      body: chatBody(MODEL_CPU, TOKENS),
       concurrency: CPU_BOUND_CONCURRENCY,
       durationMs,
       rampRequestsPerWorker: 1,
