@@ -134,4 +134,25 @@ describe("pair demo (stays up after the tour)", () => {
     },
     TOUR_TIMEOUT_MS,
   );
+
+  it(
+    "Ctrl-C during the tour stops it between steps: exit 0, nothing left behind",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "pair-demo-stop-test-"));
+      try {
+        const signals = manualSignals();
+        const demo = startCli(["demo", "--tour-only", "--port", "0"], { signals, tmpDir: dir });
+        await demo.waitFor("stdout", /Step 1 — /, TOUR_TIMEOUT_MS);
+        signals.send("SIGINT");
+        const result = await demo.done;
+        expect(result.code).toBe(0);
+        expect(result.stderr).toMatch(/stopped during the tour, after [12] of 7 steps/);
+        expect(result.stdout).not.toContain("Step 3 — ");
+        expect(readdirSync(dir)).toEqual([]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    TOUR_TIMEOUT_MS,
+  );
 });
