@@ -281,8 +281,9 @@ export function candidates(deps: ForwardDeps, fr: ForwardRequest, tried: Readonl
   // several names of the group is sent the asked-for one); just the model without a group.
   const names = (deps.aliases ?? NO_ALIASES).namesOf(model);
   const fresh = (u: Upstream | undefined): u is Upstream => u !== undefined && !tried.has(u.id);
+  // One name (no alias group, the common case): no upstream can be listed twice.
   const unique = (list: readonly Upstream[]) =>
-    list.filter((u, i) => list.findIndex((v) => v.id === u.id) === i);
+    names.length === 1 ? list : list.filter((u, i) => list.findIndex((v) => v.id === u.id) === i);
   const peers = fr.localOnly === true ? undefined : deps.peers;
   const localAll = unique(
     names.flatMap((name) =>

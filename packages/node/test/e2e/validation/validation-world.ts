@@ -66,6 +66,8 @@ export interface WorldOptions {
   readonly tokenDelayMs?: number;
   readonly maxTokens?: number;
   readonly coldStartS?: number;
+  /** Runs once the emulator is up, before A starts (more endpoints, …). */
+  readonly beforeStart?: (hf: HuggingFaceEmulator, api: HttpsEndpointsTransport) => Promise<void>;
 }
 
 export interface ValidationWorld {
@@ -122,6 +124,7 @@ export async function validationWorld(ca: TestCa, o: WorldOptions = {}): Promise
       hf.advance((o.timings?.pendingMs ?? 30_000) + (o.timings?.initializingMs ?? 60_000) + 1_000);
     else await until(() => hf.endpoints.get("alice", "qwen")?.state === "running", 10_000);
     if (o.at === "paused") await api.pause("alice", "qwen");
+    await o.beforeStart?.(hf, api);
 
     const local =
       o.localModels === undefined
