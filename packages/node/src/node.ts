@@ -187,7 +187,6 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     { connectionsCheckingInterval: Math.min(1_000, headersTimeoutMs) },
     (req, res) => handler(req, res),
   );
-  const server: Server = createServer((req, res) => handler(req, res));
   const aliases = new ModelAliases(config.modelAliases);
   const clientDeps = (): ClientApiDeps => ({
     nodeName: config.node.name,
