@@ -271,7 +271,8 @@ export class RentedCreator {
       const done =
         (view.provider_state === "running" && view.models.length > 0) || view.provider_state === "failed";
       left -= 1;
-      if (!done && left > 0) timers.setTimeout(() => void look().catch(() => undefined), watchMs);
+      if (!done && left > 0 && !this.#closed)
+        timers.setTimeout(() => void look().catch(() => undefined), watchMs);
     };
     timers.setTimeout(() => void look().catch(() => undefined), watchMs);
   }
