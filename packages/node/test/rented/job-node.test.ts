@@ -104,4 +104,71 @@ describe("managed Hugging Face Jobs node", () => {
     expect(w.hf.jobs.meter.totalMicroUsd(NS, jobId)).toBe(meter);
     expect(ledgerMicroUsd(w)).toBe(ledger);
   });
+
+  it("cancels the job after idle_pause_min without a request (idle); the next request runs a new one", async () => {
+    const w = await world({
+      windowMin: 120,
+      lines: ["    lifecycle: { idle_pause_min: 10, exit_timeout_s: 5 }"],
+    });
+    expect((await w.advanceUntil(chat(w), COLD_START_MS + 5 * MIN)).status).toBe(200);
+    const jobId = jobs(w)[0]?.id ?? "";
+    await w.advance(9 * MIN);
+    expect(w.hf.jobs.get(jobId)?.stage).toBe("RUNNING");
+    await w.advance(2 * MIN);
+    expect(w.hf.jobs.get(jobId)?.stage).toBe("CANCELED");
+    expect(w.log.join("\n")).toContain("idle for 10 min");
+    expect(view(w).open_obligations).toBe(0);
+    // The next request runs a new job (a new window).
+    expect((await w.advanceUntil(chat(w), COLD_START_MS + 5 * MIN)).status).toBe(200);
+    expect(jobs(w).filter((j) => j.stage === "RUNNING")).toHaveLength(1);
+    expect(jobs(w)).toHaveLength(2);
+  });
+
+  it("cancels the job when the budget cap is reached and refuses with budget_exceeded", async () => {
+    // $0.81/h: a $0.05 daily cap lasts about 3.7 minutes.
+    const w = await world({
+      windowMin: 120,
+      lines: ["    lifecycle: { exit_timeout_s: 5 }", "    budget: { usd_per_day: 0.05 }"],
+    });
+    expect((await w.advanceUntil(chat(w), COLD_START_MS + 5 * MIN)).status).toBe(200);
+    const jobId = jobs(w)[0]?.id ?? "";
+    await w.advance(5 * MIN, 5_000);
+    expect(w.hf.jobs.get(jobId)?.stage).toBe("CANCELED");
+    expect(view(w).budget_exceeded).toBe(true);
+    expect(w.log.join("\n")).toContain("budget reached: cancelling its job");
+    const refused = await chat(w);
+    expect(refused.status).not.toBe(200);
+    expect(refused.text).toContain("budget_exceeded");
+    expect(jobs(w)).toHaveLength(1);
+    // The cap held: spend stops at about the cap (one pass of 5 s late at most, per started minute).
+    expect(ledgerMicroUsd(w)).toBeLessThanOrEqual(50_000 + Math.ceil(810_000 / 60));
+  });
+
+  it("cancels the job at sponsor exit and waits for the evidence (CANCELED)", async () => {
+    const w = await world({ windowMin: 60 });
+    expect((await w.advanceUntil(chat(w), COLD_START_MS + 5 * MIN)).status).toBe(200);
+    const jobId = jobs(w)[0]?.id ?? "";
+    expect(w.hf.jobs.get(jobId)?.stage).toBe("RUNNING");
+    await w.node.close(200);
+    expect(w.hf.jobs.get(jobId)?.stage).toBe("CANCELED");
+    expect(w.log.join("\n")).toContain("its job is cancelled at sponsor exit");
+  });
+
+  it("a restarted sponsor adopts its running job (same id) and serves from it", async () => {
+    const w = await world({
+      windowMin: 60,
+      lines: ["    lifecycle: { pause_on_sponsor_exit: false, exit_timeout_s: 5 }"],
+    });
+    expect((await w.advanceUntil(chat(w), COLD_START_MS + 5 * MIN)).status).toBe(200);
+    const jobId = jobs(w)[0]?.id ?? "";
+    await w.node.close(200);
+    expect(w.hf.jobs.get(jobId)?.stage).toBe("RUNNING");
+    await w.start();
+    expect((await w.advanceUntil(chat(w), 2 * MIN)).status).toBe(200);
+    expect(jobs(w)).toHaveLength(1);
+    expect(view(w).job_state).toBe("running");
+    // Its window still counts from the first create: it ends 60 min after, not after the restart.
+    await w.advance(60 * MIN, 60_000);
+    expect(w.hf.jobs.get(jobId)?.stage).toBe("CANCELED");
+  });
 });
