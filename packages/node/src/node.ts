@@ -44,7 +44,7 @@ import {
   type CredentialReader,
   type EndpointLookupFn,
 } from "./rented/index.js";
-import { combineManagedHooks, RunpodPodNodes, SharedLedger, SYSTEM_CLOCK } from "./rented/index.js";
+import { combineManagedHooks, JobNodes, RunpodPodNodes, SharedLedger, SYSTEM_CLOCK } from "./rented/index.js";
 import type { ProxyUrlOf } from "@pair/runpod";
 import {
   attachedRentedConfigs,
@@ -133,6 +133,8 @@ export interface RunningNode {
   readonly managed: ManagedEndpoints;
   /** Managed Runpod pods (made on demand; idle, budget and exit terminations). */
   readonly runpod: RunpodPodNodes;
+  /** Managed Hugging Face Jobs (run on demand for a batch window; window, idle, budget and exit cancels). */
+  readonly jobs: JobNodes;
   /** Stop accepting, wait up to `graceMs` for requests in flight, then end the rest. */
   close(graceMs?: number): Promise<void>;
 }
@@ -368,6 +370,13 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     scheduler,
     nodeId: cluster.identity.nodeId,
   });
+  const jobs = jobNodes(config, options, {
+    credentials,
+    ledger,
+    log,
+    scheduler,
+    nodeId: cluster.identity.nodeId,
+  });
   const rented = new RentedNodes({
     nodeName: config.node.name,
     dataDir,
@@ -375,7 +384,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     credentials,
     dispatcher: outbound,
     lookupEndpoint: endpointLookup(config),
-    managed: combineManagedHooks(managed, runpod.hooks()),
+    managed: combineManagedHooks(managed, runpod.hooks(), jobs.hooks()),
     log,
     ...(options.rentedProbeIntervalMs === undefined
       ? {}
@@ -421,6 +430,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     rented.start(),
     managed.start().catch((cause: unknown) => log(`managed rented nodes: ${String(cause)}`)),
     runpod.start().catch((cause: unknown) => log(`Runpod rented nodes: ${String(cause)}`)),
+    jobs.start().catch((cause: unknown) => log(`Hugging Face Jobs rented nodes: ${String(cause)}`)),
   ]);
   // Routing learns at once which managed pods exist (their state needs no probe).
   await rented.probe();
@@ -484,6 +494,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     uiSessions,
     managed,
     runpod,
+    jobs,
     close: (graceMs = 10_000) =>
       (closing ??= (async () => {
         local.notify = undefined;
@@ -503,7 +514,8 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
         for (const s of sockets) s.destroy();
         // Pause every managed endpoint (bounded by exit_timeout_s); the unconfirmed stay open in SQLite.
         // Terminate every Runpod pod (bounded by exit_timeout_s); the unconfirmed stay open likewise.
-        await Promise.all([managed.close(), runpod.close()]);
+        // Cancel every Hugging Face Job (bounded by exit_timeout_s); the unconfirmed stay open likewise.
+        await Promise.all([managed.close(), runpod.close(), jobs.close()]);
         ledger.close();
         await closed;
         await links.close();
@@ -583,6 +595,34 @@ function runpodPodNodes(
     apiBaseUrl: config.providers.runpod.api,
     ...(extraCaPem === undefined ? {} : { extraCaPem }),
     ...(options.runpodProxyUrl === undefined ? {} : { proxyUrl: options.runpodProxyUrl }),
+    ledger: deps.ledger,
+    inFlight: (name) => deps.scheduler.inFlight(`rented:${name}`),
+    log: deps.log,
+    ...options.managed,
+  });
+}
+
+/** The managed Hugging Face Jobs of this config (none when it declares no `job:` node). */
+function jobNodes(
+  config: PairConfig,
+  options: NodeOptions,
+  deps: {
+    credentials: CredentialReader;
+    ledger: SharedLedger;
+    log: (line: string) => void;
+    scheduler: Scheduler;
+    nodeId: string;
+  },
+): JobNodes {
+  const extraCaPem =
+    config.tls.extraCaFile === null ? undefined : readFileSync(config.tls.extraCaFile, "utf8");
+  return new JobNodes({
+    nodeId: deps.nodeId,
+    dataDir: config.node.dataDir,
+    configured: config.rentedNodes,
+    credentials: deps.credentials,
+    hubApi: config.providers.huggingface.hubApi,
+    ...(extraCaPem === undefined ? {} : { extraCaPem }),
     ledger: deps.ledger,
     inFlight: (name) => deps.scheduler.inFlight(`rented:${name}`),
     log: deps.log,

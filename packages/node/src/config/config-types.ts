@@ -168,7 +168,32 @@ export interface RunpodPodNode extends RentedNodeCommon {
   readonly vllmApiKey: CredentialRef;
 }
 
-export type RentedNodeConfig = HuggingFaceEndpointNode | RunpodNode | RunpodPodNode | BaseUrlNode;
+/** The `job:` section of a managed Hugging Face Jobs node: what PAIR runs for a batch window. */
+export interface HfJobSettings {
+  /** The model repository vLLM serves (and the served model name), e.g. `Qwen/Qwen3-0.6B`. */
+  readonly repo: string;
+  /** A Jobs flavor, e.g. `l4x1`. */
+  readonly flavor: string;
+  /** How long one job runs at most (its `timeoutSeconds`, and the window's `window-ended` stop). */
+  readonly windowMs: number;
+  /** An image with `vllm` on the PATH (the adapter's default when absent). */
+  readonly image?: string;
+  /** Job secrets by environment name, each a credential reference (never a value in the file). */
+  readonly secrets: Readonly<Record<string, CredentialRef>>;
+}
+
+/**
+ * A managed Hugging Face Jobs node: PAIR runs `vllm serve` as a Job for the first request, cancels it
+ * at the window's end, when idle, over budget or at sponsor exit. `credential` is the HF token (the
+ * Jobs API and the exposed port's bearer token).
+ */
+export interface HuggingFaceJobNode extends RentedNodeCommon {
+  readonly provider: "huggingface-job";
+  readonly job: HfJobSettings;
+}
+
+export type RentedNodeConfig =
+  HuggingFaceEndpointNode | HuggingFaceJobNode | RunpodNode | RunpodPodNode | BaseUrlNode;
 
 /** Provider API base URLs without version (PAIR appends it); overridable so emulators can stand in. */
 export interface ProviderApis {

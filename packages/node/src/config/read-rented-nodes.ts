@@ -15,6 +15,7 @@ import {
   type BaseUrlNode,
   type CredentialRef,
   type HuggingFaceEndpointNode,
+  type HuggingFaceJobNode,
   type RentedBudget,
   type RentedLifecycle,
   type RentedNodeConfig,
@@ -25,6 +26,7 @@ import {
 import { LIMITS, MS_PER_MINUTE, MS_PER_SECOND, RENTED_DEFAULTS } from "./defaults.js";
 import { Section } from "./field-reader.js";
 import { formatPath, ProblemList } from "./problems.js";
+import { readHfJob } from "./read-hf-job.js";
 import { readRunpodPod, readVllmApiKey } from "./read-runpod-pod.js";
 
 export const RENTED_NODE_KEYS = [
@@ -41,6 +43,7 @@ export const RENTED_NODE_KEYS = [
   "budget",
   "pod",
   "vllm_api_key",
+  "job",
 ] as const;
 const LIFECYCLE_KEYS = [
   "managed",
@@ -84,6 +87,7 @@ type Target =
   | Pick<HuggingFaceEndpointNode, "provider" | "endpoint">
   | Pick<RunpodNode, "provider" | "podId" | "baseUrl">
   | Pick<RunpodPodNode, "provider" | "pod" | "vllmApiKey">
+  | Pick<HuggingFaceJobNode, "provider" | "job">
   | Pick<BaseUrlNode, "provider" | "baseUrl">;
 
 /** Reads what locates the node; undefined (reported) when it cannot be located. */
@@ -114,9 +118,11 @@ function readTarget(entry: Section, provider: RentedProvider): Target | undefine
         ? undefined
         : { provider, podId, baseUrl: baseUrl ?? proxy };
     }
-    case "huggingface-providers":
     case "huggingface-job":
+    case "huggingface-providers":
     case "openai-compatible": {
+      // A Jobs node with job: is run by PAIR; without, it is reached by its base_url, as before.
+      if (provider === "huggingface-job" && entry.has("job")) return readManagedJob(entry);
       refuseKey(entry, "endpoint", provider, "give its base_url");
       refusePodKeys(entry, provider);
       const required = provider !== "huggingface-providers";
@@ -136,9 +142,20 @@ function readManagedPod(entry: Section): Target | undefined {
   return pod === undefined || vllmApiKey === undefined ? undefined : { provider: "runpod", pod, vllmApiKey };
 }
 
+/** `job:` instead of `base_url`: PAIR runs the Job on demand (read-hf-job.ts). */
+function readManagedJob(entry: Section): Target | undefined {
+  refuseKey(entry, "endpoint", "huggingface-job", "with a job: section PAIR runs the Job");
+  refuseKey(entry, "base_url", "huggingface-job", "a Job is reached through its exposed port's URL");
+  refusePodKeys(entry, "huggingface-job");
+  const job = readHfJob(entry);
+  return job === undefined ? undefined : { provider: "huggingface-job", job };
+}
+
 function readLifecycle(entry: Section, provider: RentedProvider | undefined): RentedLifecycle {
   const lifecycle = entry.section("lifecycle", LIFECYCLE_KEYS);
-  const manageable = provider !== undefined && MANAGEABLE_PROVIDERS.includes(provider);
+  const manageable =
+    provider !== undefined &&
+    (MANAGEABLE_PROVIDERS.includes(provider) || (provider === "huggingface-job" && entry.has("job")));
   const managed = lifecycle.boolean("managed", manageable);
   if (managed && provider !== undefined && !manageable) {
     lifecycle.report(
@@ -185,6 +202,8 @@ function readRentedNode(entry: Section): { name: string | undefined; node: Rente
   const name = entry.name("name", { required: true });
   const provider = entry.oneOf("provider", RENTED_PROVIDERS);
   if (!entry.has("provider")) entry.missing("provider", ` (${RENTED_PROVIDERS.join(" | ")})`);
+  if (provider !== undefined && provider !== "huggingface-job")
+    refuseKey(entry, "job", provider, "only a provider: huggingface-job node takes it");
   const target = provider === undefined ? undefined : readTarget(entry, provider);
   const credential = readCredential(entry, provider);
   const common = {
@@ -193,7 +212,14 @@ function readRentedNode(entry: Section): { name: string | undefined; node: Rente
     shareWithCluster: entry.boolean("share_with_cluster", RENTED_DEFAULTS.share_with_cluster),
     models: entry.stringList("models", LIMITS.maxModels),
     routing: {
-      use: entry.section("routing", ["use"]).oneOf("use", ROUTING_USES, RENTED_DEFAULTS.routing_use),
+      // A job node is rented for its batch: `prefer` its models during its window unless told otherwise.
+      use: entry
+        .section("routing", ["use"])
+        .oneOf(
+          "use",
+          ROUTING_USES,
+          target !== undefined && "job" in target ? "prefer" : RENTED_DEFAULTS.routing_use,
+        ),
     },
     timeouts: {
       coldStartMs: entry

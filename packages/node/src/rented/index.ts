@@ -52,6 +52,8 @@ export {
   RunpodPodNodes,
   type RunpodPodNodesOptions,
 } from "./runpod-pod-nodes.js";
+export { JobManagedNode, jobSettingsOf, type JobManagedNodeOptions, type JobNodeView } from "./job-node.js";
+export { JobNodes, jobNodeConfigs, type JobNodesOptions } from "./job-nodes.js";
 export { RunpodPodManagedNode, runpodModelOf, type RunpodPodView } from "./runpod-pod-node.js";
 export { attachedRentedConfigs } from "./attached-configs.js";
 export {

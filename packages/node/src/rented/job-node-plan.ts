@@ -5,7 +5,7 @@
  * window), the RentalWindow whose end obliges a `window-ended` stop, the routing use in force (`prefer`
  * for its models during the window unless configured otherwise, `never` once it ended), and the cost
  * basis (flavor price + the exposed-port surcharge per hour).
- * Not wired yet into config reading, ManagedEndpoints or the CLI (see the report of issue 10).
+ * Wired by job-node.ts (the manager of one job node); `pair rented create` does not make job nodes yet.
  * Must not know: HTTP, the credential store, timers.
  */
 

@@ -238,11 +238,14 @@ export class RunpodPodNodes {
   }
 }
 
-/** Hugging Face and Runpod managed nodes behind one set of routing hooks (each node is one or the other). */
-export function combineManagedHooks(first: ManagedHooks, second: ManagedHooks): ManagedHooks {
-  const pick = (name: string) => (second.has(name) || second.status?.(name) !== undefined ? second : first);
+/**
+ * Every manager's nodes (Hugging Face endpoints, Runpod pods, Hugging Face Jobs) behind one set of
+ * routing hooks: each node belongs to one manager; a name no later one has goes to the first.
+ */
+export function combineManagedHooks(first: ManagedHooks, ...rest: readonly ManagedHooks[]): ManagedHooks {
+  const pick = (name: string) => rest.find((h) => h.has(name) || h.status?.(name) !== undefined) ?? first;
   return {
-    has: (name) => first.has(name) || second.has(name),
+    has: (name) => first.has(name) || rest.some((h) => h.has(name)),
     wakeable: (name) => pick(name).wakeable(name),
     budgetRefusal: (name) => pick(name).budgetRefusal(name),
     act: (name, action) => pick(name).act(name, action),

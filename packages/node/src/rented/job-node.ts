@@ -1,0 +1,442 @@
+/**
+ * One managed Hugging Face Jobs rented node (`provider: huggingface-job` with a `job:` section): a
+ * batch window. The first request runs `vllm serve` as a Job through a HostingController (intent and
+ * obligation committed first, a ledger ComputeAuthorization required); concurrent requests wait on
+ * the same start, never a second create. Every hosting event feeds the sponsor's shared ledger at
+ * the flavor's per-minute price × 60 + the exposed-port surcharge per hour.
+ * - Eligible when the exposed port answers a probe with the HF token (describe + httpsPortProbe);
+ *   SCHEDULING, and RUNNING before the port answers, show as `starting`.
+ * - `tick()`: reconciliation, readiness, then the stops: the window's end (`window-ended`, from
+ *   windowObligations, even though HF's own timeout would also fire), idleness (`idle`, after
+ *   `idle_pause_min` without a request), the ledger's budget stops (`budget-exceeded`). A stop is a
+ *   cancel; COMPLETED/ERROR/CANCELED/DELETED are the evidence that closes the obligation.
+ * - `close()` cancels at sponsor exit and waits, bounded by `exit_timeout_s`, for the evidence.
+ * Must not know: HTTP routing, the CLI, where the token is stored (it is handed it), real timers.
+ */
+
+import { routeEligibility } from "@pair/ledger";
+import {
+  HF_JOB_CAPABILITIES,
+  HuggingFaceJobsProvider,
+  jobRateMicroUsdPerHour,
+  type HfJobFlavor,
+  type JobsTransport,
+  type PortProbe,
+  type RevealableToken,
+} from "@pair/huggingface";
+import {
+  HostingController,
+  liveRecords,
+  openObligations,
+  windowObligations,
+  type Clock,
+  type DeploymentId,
+  type DeploymentRecord,
+  type HostingEvent,
+  type HostingStore,
+  type RentalWindow,
+  type StopReason,
+} from "@pair/provision";
+import type { HuggingFaceJobNode } from "../config/index.js";
+import type { PairError } from "../dialects/index.js";
+import { jobDeploymentSpec, jobRentalWindow, type JobNodeSettings } from "./job-node-plan.js";
+import type { ManagedAction, ManagedView } from "./managed-endpoint.js";
+import type { PresetIds } from "./managed-endpoints.js";
+import { reservationIdOf, type ManagedLedger } from "./managed-ledger.js";
+import type { ManagedStatus } from "./rented-nodes.js";
+
+const USD = 1_000_000;
+const DAY_MS = 86_400_000;
+
+export interface JobManagedNodeOptions {
+  readonly config: HuggingFaceJobNode;
+  /** This sponsor's owner tag for this node's jobs (`pair-<nodeId>-<node>`), a job label. */
+  readonly ownerTag: string;
+  /** The Hub namespace the jobs run under (the token's user). */
+  readonly namespace: string;
+  readonly transport: JobsTransport;
+  /** The HF token: the bearer of the sponsor's requests to the exposed port (never shown or logged). */
+  readonly token: RevealableToken;
+  /** Passed to every job as Job secrets, never as plain environment. */
+  readonly secrets: Readonly<Record<string, RevealableToken>>;
+  readonly probe: PortProbe;
+  readonly store: HostingStore;
+  readonly ledger: ManagedLedger;
+  readonly clock: Clock;
+  readonly ids: PresetIds;
+  readonly timeZone: string;
+  /** PAIR requests in flight on this node now (streams included). */
+  readonly inFlight: () => number;
+  /** Resolves true after `ms`, false when `signal` aborts first (the timer seam). */
+  readonly sleep: (ms: number, signal?: AbortSignal) => Promise<boolean>;
+  readonly pollMs: number;
+  readonly log: (line: string) => void;
+}
+
+/** The node detail of a job node: ManagedView plus the job's state, flavor and window end. */
+export interface JobNodeView extends ManagedView {
+  readonly job_state: "cold" | "starting" | "running" | "stopping";
+  readonly flavor: string;
+  readonly window_ends_at: string | null;
+}
+
+/** The plan's settings, from the config's `job:` section. */
+export function jobSettingsOf(config: HuggingFaceJobNode): JobNodeSettings {
+  return {
+    repo: config.job.repo,
+    flavor: config.job.flavor,
+    windowMs: config.job.windowMs,
+    ...(config.job.image === undefined ? {} : { image: config.job.image }),
+    routingDuringWindow: config.routing.use,
+  };
+}
+
+export class JobManagedNode {
+  readonly name: string;
+  readonly config: HuggingFaceJobNode;
+  readonly #o: JobManagedNodeOptions;
+  readonly #settings: JobNodeSettings;
+  readonly #provider: HuggingFaceJobsProvider;
+  readonly #controller: HostingController;
+  #flavor: HfJobFlavor | undefined;
+  #ready: { id: DeploymentId; address: string } | undefined;
+  #creating: Promise<void> | undefined;
+  #pausedBy: StopReason | undefined;
+  #lastError: string | undefined;
+  #pass: Promise<void> | undefined;
+  /** Wall time of the last PAIR workload on this node (its start, or a pass that saw one open). */
+  #lastActiveMs: number;
+
+  constructor(options: JobManagedNodeOptions) {
+    this.#o = options;
+    this.config = options.config;
+    this.name = options.config.name;
+    this.#settings = jobSettingsOf(options.config);
+    this.#lastActiveMs = options.clock.now().wallMs;
+    this.#provider = new HuggingFaceJobsProvider({
+      transport: options.transport,
+      namespace: options.namespace,
+      clock: options.clock,
+      secrets: options.secrets,
+      probe: options.probe,
+      ownerTag: options.ownerTag,
+    });
+    this.#controller = HostingController.open({
+      controllerId: options.ownerTag,
+      ownerTag: options.ownerTag,
+      account: options.namespace,
+      provider: this.#provider,
+      store: options.store,
+      clock: options.clock,
+      ids: options.ids,
+      policy: { maxActiveResources: 1, maxLifetimeMs: DAY_MS + 60 * 60_000 },
+      leaseTtlMs: 10 * 60_000,
+      busyRequeueMs: 5_000,
+      idleRequeueMs: 30_000,
+      stopRetryMs: 10_000,
+      onEvent: (event) => this.#onEvent(event),
+    });
+    this.#reserve();
+  }
+
+  get controller(): HostingController {
+    return this.#controller;
+  }
+
+  /** Resolves once a create in flight has its answer (shutdown, tests). */
+  async settled(): Promise<void> {
+    await this.#creating;
+  }
+
+  /** One pass (joins a pass under way). Never throws. */
+  tick(): Promise<void> {
+    this.#pass ??= this.#tick().finally(() => {
+      this.#pass = undefined;
+    });
+    return this.#pass;
+  }
+
+  async #tick(): Promise<void> {
+    try {
+      await this.#price();
+      this.#reserve();
+      if (this.#o.inFlight() > 0) this.#lastActiveMs = this.#o.clock.now().wallMs;
+      await this.#controller.reconcileOnce();
+      await this.#checkReady();
+      await this.#stops();
+      this.#lastError = undefined;
+    } catch (cause) {
+      this.#lastError = (cause as Error).message;
+    }
+  }
+
+  /** The window, idle and budget stops of this pass. */
+  async #stops(): Promise<void> {
+    const now = this.#o.clock.now().wallMs;
+    for (const due of windowObligations(this.#controller.state, this.#windows(), now)) {
+      this.#o.log(`rented node ${this.name}: its window ended: cancelling its job`);
+      await this.#stop(due.id, due.reason);
+    }
+    const idleMs = this.config.lifecycle.idlePauseMs;
+    if (this.#o.inFlight() === 0 && now - this.#lastActiveMs >= idleMs)
+      for (const record of this.#running()) {
+        this.#o.log(`rented node ${this.name}: idle for ${idleMs / 60_000} min: cancelling its job`);
+        await this.#stop(record.id, "idle");
+      }
+    const owns = (id: string) => this.#controller.state.deployments[id] !== undefined;
+    for (const command of this.#o.ledger.tick(owns)) {
+      this.#pausedBy = "budget-exceeded";
+      this.#o.log(`rented node ${this.name}: budget reached: cancelling its job`);
+      await this.#stop(command.deploymentId, command.reason);
+    }
+  }
+
+  async #stop(id: DeploymentId, reason: StopReason): Promise<void> {
+    if (this.#ready?.id === id) this.#ready = undefined;
+    const stopped = await this.#controller.requireStop(id, reason);
+    if (!stopped.ok) this.#lastError = `cancel (${reason}) refused: ${stopped.error.code}`;
+  }
+
+  /** Live records not yet stopping (the job this node runs, at most one). */
+  #running(): DeploymentRecord[] {
+    return liveRecords(this.#controller.state).filter(
+      (d) => d.phase !== "StopRequired" && d.phase !== "Declared",
+    );
+  }
+
+  /** Each live job's window, from when its create intent was sent (durable: a restart keeps it). */
+  #windows(): Map<DeploymentId, RentalWindow> {
+    const windows = new Map<DeploymentId, RentalWindow>();
+    for (const record of liveRecords(this.#controller.state)) {
+      const startMs = record.intent?.sentAtMs ?? record.observed?.createdAtMs ?? record.declaredAtMs;
+      windows.set(record.id, jobRentalWindow(startMs, this.#settings));
+    }
+    return windows;
+  }
+
+  /** A running job whose exposed port answers our token becomes the node's address. */
+  async #checkReady(): Promise<void> {
+    const [record] = this.#running();
+    if (record === undefined || record.key === undefined) {
+      this.#ready = undefined;
+      return;
+    }
+    if (this.#ready?.id === record.id) return;
+    const described = await this.#provider.describe(record.key);
+    if (described.kind !== "found") return;
+    const report = described.report;
+    if (report.ready === true && report.address !== undefined)
+      this.#ready = { id: record.id, address: report.address };
+  }
+
+  /**
+   * The job's exposed URL (without /v1), running one when none runs; waits within the caller's
+   * signal (its cold-start budget), driving passes every `pollMs`.
+   */
+  async prepare(signal: AbortSignal): Promise<{ ok: true; url: string } | { ok: false; error: PairError }> {
+    this.#lastActiveMs = this.#o.clock.now().wallMs;
+    if (this.#pausedBy === "user-request")
+      return {
+        ok: false,
+        error: this.#error(
+          "rented_node_paused",
+          `paused by the user: no job runs until pair rented resume ${this.name}`,
+        ),
+      };
+    const refused = this.budgetRefusal();
+    if (refused !== undefined) return { ok: false, error: refused };
+    for (;;) {
+      if (this.#ready !== undefined) return { ok: true, url: this.#ready.address };
+      if (this.#creating === undefined && liveRecords(this.#controller.state).length === 0) {
+        // Registered before the first await: a concurrent caller sees the start and only waits.
+        this.#creating = this.#start().finally(() => (this.#creating = undefined));
+        await this.#creating;
+        if (this.#lastError !== undefined && liveRecords(this.#controller.state).length === 0)
+          return { ok: false, error: this.#error("rented_node_ineligible", this.#lastError) };
+      }
+      if (!(await this.#o.sleep(this.#o.pollMs, signal)))
+        return {
+          ok: false,
+          error: this.#error("cold_start_timeout", "its job did not serve within its cold-start budget"),
+        };
+      await this.tick();
+    }
+  }
+
+  /** Declare (with the ledger's authorization) and run the job: intent committed before the call. */
+  async #start(): Promise<void> {
+    await this.#price();
+    if (this.#flavor === undefined) return;
+    this.#reserve();
+    const authorization = this.#o.ledger.authorize(this.name, this.#o.ids.preset(), HF_JOB_CAPABILITIES);
+    if (!authorization.ok) {
+      this.#lastError = `the ledger refused a new job: ${authorization.error.code}`;
+      return;
+    }
+    const spec = jobDeploymentSpec(this.name, this.#o.namespace, this.#settings);
+    const declared = this.#controller.declare(spec, authorization.value);
+    if (!declared.ok) {
+      this.#lastError = `the contract refused a new job: ${declared.error.code}`;
+      return;
+    }
+    const started = await this.#controller.start(declared.value);
+    if (!started.ok) this.#lastError = `the job could not be run: ${started.error.code}`;
+    else this.#lastError = undefined;
+    this.#o.log(
+      `rented node ${this.name}: running a ${this.#settings.flavor} job for ${this.#settings.repo}`,
+    );
+  }
+
+  /** Refused for money: the node reached a cap (`budget_exceeded`), until the window resets. */
+  budgetRefusal(): PairError | undefined {
+    const at = this.#o.clock.now().wallMs;
+    const e = routeEligibility(this.#o.ledger.state, { kind: "rented", nodeId: this.name }, at);
+    if (e.eligible || e.reason === "no-reservation") return undefined;
+    return this.#error(
+      "budget_exceeded",
+      `reached its ${e.window === "day" ? "daily" : "monthly"} budget; no job until ` +
+        `${new Date(e.untilMs).toISOString()}: raise budget.usd_per_${e.window} or wait`,
+    );
+  }
+
+  /** `pair rented pause`: cancel its job and run none until `resume`. */
+  async pause(reason: StopReason = "user-request"): Promise<ManagedAction> {
+    this.#pausedBy = reason;
+    await this.#creating;
+    for (const record of liveRecords(this.#controller.state)) {
+      if (record.phase === "StopRequired") continue;
+      const stopped = await this.#controller.requireStop(record.id, reason);
+      if (!stopped.ok)
+        return { ok: false, error: this.#error("upstream_error", `cancel refused: ${stopped.error.code}`) };
+    }
+    this.#ready = undefined;
+    this.#o.log(`rented node ${this.name}: paused: its job is cancelled`);
+    return { ok: true };
+  }
+
+  /** `pair rented resume`: jobs run on demand again (refused while over budget). */
+  resume(): ManagedAction {
+    const refused = this.budgetRefusal();
+    if (refused !== undefined) return { ok: false, error: refused };
+    this.#pausedBy = undefined;
+    return { ok: true };
+  }
+
+  /** For routing and views: the job's state as PAIR shows it. */
+  status(): ManagedStatus {
+    const job = this.#jobState();
+    return {
+      state:
+        this.#pausedBy === "user-request"
+          ? "paused"
+          : job === "running"
+            ? "running"
+            : job === "starting"
+              ? "starting"
+              : "scaled_to_zero",
+      models: [this.#settings.repo],
+      gpu: this.#settings.flavor,
+      lastError: this.#lastError,
+    };
+  }
+
+  /** The HF token as the bearer of the sponsor's requests to the exposed port. */
+  headers(): Readonly<Record<string, string>> {
+    return { authorization: `Bearer ${this.#o.token.reveal()}` };
+  }
+
+  view(): JobNodeView {
+    const spend = this.#o.ledger.spend(this.name);
+    const usd = (micro: number) => Math.round(micro) / USD;
+    const [record] = this.#running();
+    const window = record === undefined ? undefined : this.#windows().get(record.id);
+    return {
+      managed: true,
+      paused_by: this.#pausedBy ?? null,
+      budget_exceeded: this.budgetRefusal() !== undefined,
+      spend_usd:
+        spend === undefined
+          ? null
+          : {
+              session: usd(spend.sessionMicroUsd),
+              today: usd(spend.todayMicroUsd),
+              month: usd(spend.thisMonthMicroUsd),
+              total: usd(spend.totalMicroUsd),
+            },
+      usd_per_hour: this.#flavor === undefined ? null : usd(jobRateMicroUsdPerHour(this.#flavor, true)),
+      open_obligations: openObligations(this.#controller.state).length,
+      last_error: this.#lastError ?? null,
+      last_active_at: new Date(this.#lastActiveMs).toISOString(),
+      idle_pause_min: this.config.lifecycle.idlePauseMs / 60_000,
+      job_state: this.#jobState(),
+      flavor: this.#settings.flavor,
+      window_ends_at: window === undefined ? null : new Date(window.endMs).toISOString(),
+    };
+  }
+
+  /**
+   * Sponsor exit: cancel its job and wait, up to `exit_timeout_s`, for a terminal stage. Returns the
+   * obligations still open (they stay in SQLite for the next start).
+   */
+  async close(): Promise<number> {
+    if (!this.config.lifecycle.pauseOnSponsorExit) return openObligations(this.#controller.state).length;
+    await this.#creating;
+    for (const record of liveRecords(this.#controller.state))
+      if (record.phase !== "StopRequired")
+        await this.#controller.requireStop(record.id, "sponsor-exit").catch(() => undefined);
+    const exitMs = this.config.lifecycle.exitTimeoutMs;
+    const deadline = this.#o.clock.now().monoMs + exitMs;
+    while (openObligations(this.#controller.state).length > 0 && this.#o.clock.now().monoMs < deadline) {
+      await this.#o.sleep(this.#o.pollMs);
+      await this.#controller.reconcileOnce().catch(() => undefined);
+    }
+    const open = openObligations(this.#controller.state).length;
+    this.#o.log(
+      open > 0
+        ? `rented node ${this.name}: cancel not confirmed within ${exitMs / 1000} s; it stays an ` +
+            "open obligation and is reconciled at the next start"
+        : `rented node ${this.name}: its job is cancelled at sponsor exit`,
+    );
+    return open;
+  }
+
+  #jobState(): JobNodeView["job_state"] {
+    if (this.#ready !== undefined) return "running";
+    if (this.#creating !== undefined || this.#running().length > 0) return "starting";
+    return liveRecords(this.#controller.state).length > 0 ? "stopping" : "cold";
+  }
+
+  /** The flavor's listed price (read once; a flavor HF does not list refuses to start). */
+  async #price(): Promise<void> {
+    if (this.#flavor !== undefined) return;
+    const flavors = await this.#o.transport.hardware();
+    this.#flavor = flavors.find((f) => f.name === this.#settings.flavor);
+    if (this.#flavor === undefined)
+      this.#lastError =
+        `flavor ${this.#settings.flavor} is not listed by Hugging Face Jobs ` +
+        `(listed: ${flavors.map((f) => f.name).join(", ")}): fix job.flavor`;
+  }
+
+  /** Open the node's reservation at the flavor's rate + the port surcharge (0 until it is known). */
+  #reserve(): void {
+    const price = this.#flavor === undefined ? 0 : jobRateMicroUsdPerHour(this.#flavor, true);
+    const budget = { ...this.config.budget, timeZone: this.#o.timeZone, stopLeadMs: 0 };
+    const reserved = this.#o.ledger.ensureReservation(this.name, price, budget);
+    if (!reserved.ok) this.#lastError = `ledger: ${JSON.stringify(reserved.error)}`;
+  }
+
+  #onEvent(event: HostingEvent): void {
+    const fed = this.#o.ledger.apply({
+      type: "HostingEventReported",
+      event,
+      bind: { reservationId: reservationIdOf(this.name), capabilities: HF_JOB_CAPABILITIES },
+      at: this.#o.clock.now(),
+    });
+    if (!fed.ok && fed.error.code !== "episode-closed")
+      this.#o.log(`rented node ${this.name}: ledger refused ${event.type}: ${fed.error.code}`);
+  }
+
+  #error(code: PairError["code"], message: string): PairError {
+    return { code, message: `rented node ${this.name}: ${message}`, node: this.name };
+  }
+}

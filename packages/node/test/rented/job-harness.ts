@@ -1,0 +1,144 @@
+/**
+ * A sponsor with one managed Hugging Face Jobs node (`batch`, a `job:` section) against the Hugging
+ * Face emulator with Jobs over HTTPS (a throwaway CA trusted through `tls.extra_ca_file`), the HF token
+ * in the real OS credential store, the emulator's virtual clock as wall time and no automatic pass: the
+ * test moves time (`advance`) and runs passes. The sponsor can be closed and started again on the same
+ * data dir (a restart).
+ * Must not know: what a test asserts.
+ */
+
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulators";
+import type { TestCa } from "@pair/testkit";
+import { Redacted } from "../../src/cluster/index.js";
+import { parseConfig, type CredentialRef } from "../../src/config/index.js";
+import { OsCredentialStore } from "../../src/credentials/index.js";
+import { startNode, type RunningNode } from "../../src/node.js";
+import { uniqueName } from "../credentials/secret-service.js";
+import { fakeHfToken } from "../support/fake-token.js";
+
+export const NODE = "batch";
+export const NS = "alice";
+export const REPO = "Qwen/Qwen3-0.6B";
+export const MIN = 60_000;
+/** Emulator timings: scheduling 20 s, then the model loads for 90 s. */
+export const COLD_START_MS = 110_000;
+
+export interface JobWorld {
+  readonly hf: HuggingFaceEmulator;
+  readonly token: string;
+  readonly dir: string;
+  readonly log: string[];
+  node: RunningNode;
+  start(): Promise<RunningNode>;
+  /** Move virtual time in steps, with a pass after each. */
+  advance(ms: number, stepMs?: number): Promise<void>;
+  /** Move virtual time while `pending` has not settled (a request waiting for its job). */
+  advanceUntil<T>(pending: Promise<T>, maxMs: number, stepMs?: number): Promise<T>;
+  cleanup(): Promise<void>;
+}
+
+/** `lines`: more YAML of the entry (lifecycle, budget), indented for it. */
+export async function jobWorld(
+  ca: TestCa,
+  options: { windowMin?: number; lines?: readonly string[] } = {},
+): Promise<JobWorld> {
+  const leaf = await ca.issue();
+  const token = fakeHfToken();
+  const hf = await startHuggingFaceEmulator({
+    tls: { key: leaf.keyPem, cert: leaf.certPem },
+    tokens: { [token]: { namespace: NS } },
+    jobs: { timings: { schedulingMs: 20_000, loadMs: 90_000 } },
+  });
+  const dir = mkdtempSync(join(tmpdir(), "pair-jobnode-"));
+  const dataDir = join(dir, "data");
+  const caFile = join(dir, "test-ca.pem");
+  writeFileSync(caFile, ca.certPem);
+  const credential: CredentialRef = { service: "pair", account: uniqueName("hf-job") };
+  const store = new OsCredentialStore({ callTimeoutMs: 10_000 });
+  await store.set(credential, new Redacted(token, "test HF token"));
+  const ref = `os-credential-store:${credential.service}/${credential.account}`;
+  const configText = [
+    "node:",
+    "  name: sponsor",
+    `  data_dir: ${dataDir}`,
+    "  listen: 127.0.0.1:11434",
+    "  cluster_listen: 127.0.0.1:14323",
+    "  discovery: { mdns: false }",
+    "engines: []",
+    "rented_nodes:",
+    `  - name: ${NODE}`,
+    "    provider: huggingface-job",
+    `    credential: ${ref}`,
+    "    timeouts: { cold_start_s: 600 }",
+    "    job:",
+    `      repo: ${REPO}`,
+    "      flavor: l4x1",
+    `      window_min: ${options.windowMin ?? 30}`,
+    `      secrets: { HF_TOKEN: "${ref}" }`,
+    ...(options.lines ?? ["    lifecycle: { exit_timeout_s: 5 }"]),
+    "providers:",
+    `  huggingface: { hub_api: ${hf.hubApiUrl} }`,
+    "tls:",
+    `  extra_ca_file: ${caFile}`,
+  ].join("\n");
+  const log: string[] = [];
+  let closed = false;
+  const world: JobWorld = {
+    hf,
+    token,
+    dir,
+    log,
+    node: undefined as unknown as RunningNode,
+    start: async () => {
+      const config = parseConfig(configText, "sponsor.yaml", { homeDir: dir, hostName: "sponsor" });
+      world.node = await startNode({
+        config,
+        portOverride: 0,
+        clusterPortOverride: 0,
+        log: (line) => void log.push(line),
+        membership: { refreshMs: 150, timeoutMs: 400 },
+        rentedProbeIntervalMs: 200,
+        managed: {
+          // Wall time is the emulator's (billing, windows, idle); monotonic time is real (exit bound).
+          clock: { now: () => ({ wallMs: hf.nowMs(), monoMs: performance.now() }) },
+          tickMs: 0,
+          pollMs: 20,
+          timeZone: "UTC",
+        },
+      });
+      return world.node;
+    },
+    advance: async (ms, stepMs = 10_000) => {
+      for (let t = 0; t < ms; t += stepMs) {
+        hf.advance(Math.min(stepMs, ms - t));
+        await world.node.jobs.tick();
+      }
+    },
+    advanceUntil: async (pending, maxMs, stepMs = 10_000) => {
+      let settled = false;
+      void pending.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
+      for (let t = 0; t < maxMs && !settled; t += stepMs) {
+        await world.node.jobs.node(NODE)?.settled();
+        hf.advance(stepMs);
+        await world.node.jobs.tick();
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      return pending;
+    },
+    cleanup: async () => {
+      if (closed) return;
+      closed = true;
+      await world.node?.close(200).catch(() => undefined);
+      await hf.close();
+      await store.delete(credential).catch(() => false);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return world;
+}

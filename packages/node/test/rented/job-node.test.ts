@@ -1,0 +1,174 @@
+// A managed Hugging Face Jobs node (`provider: huggingface-job` with a `job:` section) over HTTPS
+// against the Jobs emulator, with the real keyring and virtual time: the first request runs one job
+// (concurrent cold requests make exactly one create) and is served through the token-protected port;
+// the window's end cancels it with `window-ended` (CANCELED is the evidence, the obligation closes,
+// the ledger holds what HF bills); idle and budget cancel; sponsor exit cancels; a restart adopts the
+// running job from its store.
+import { createTestCa, type TestCa } from "@pair/testkit";
+import { request } from "undici";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { requireSecretService } from "../credentials/secret-service.js";
+import { COLD_START_MS, jobWorld, MIN, NODE, NS, REPO, type JobWorld } from "./job-harness.js";
+
+let ca: TestCa;
+const worlds: JobWorld[] = [];
+beforeEach(async () => {
+  await requireSecretService();
+  ca ??= await createTestCa();
+});
+afterEach(async () => {
+  for (const w of worlds.splice(0)) await w.cleanup();
+});
+
+async function world(options: Parameters<typeof jobWorld>[1] = {}): Promise<JobWorld> {
+  const w = await jobWorld(ca, options);
+  worlds.push(w);
+  await w.start();
+  return w;
+}
+
+async function chat(w: JobWorld): Promise<{ status: number; text: string }> {
+  const res = await request(`${w.node.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: REPO, messages: [{ role: "user", content: "hi" }] }),
+  });
+  return { status: res.statusCode, text: await res.body.text() };
+}
+
+function jobs(w: JobWorld) {
+  return w.hf.jobs.list(NS);
+}
+
+function view(w: JobWorld) {
+  const v = w.node.jobs.node(NODE)?.view();
+  if (v === undefined) throw new Error("the job node is not managed");
+  return v;
+}
+
+/** The ledger's total for the node, in micro-USD. */
+function ledgerMicroUsd(w: JobWorld): number {
+  return Math.round((view(w).spend_usd?.total ?? 0) * 1e6);
+}
+
+describe("managed Hugging Face Jobs node", () => {
+  it("runs one job for concurrent first requests and serves them through the exposed port", async () => {
+    const w = await world();
+    expect(w.node.jobs.has(NODE)).toBe(true);
+    expect(jobs(w)).toEqual([]);
+    const first = chat(w);
+    const second = chat(w);
+    const [a, b] = await w.advanceUntil(Promise.all([first, second]), COLD_START_MS + 5 * MIN);
+    expect(a.status).toBe(200);
+    expect(b.status).toBe(200);
+    const list = jobs(w);
+    expect(list).toHaveLength(1);
+    const job = list[0];
+    expect(job?.stage).toBe("RUNNING");
+    expect(job?.timeoutSeconds).toBe(30 * 60);
+    expect(job?.flavor).toBe("l4x1");
+    // The HF token reached the job as a Job secret, never as plain environment.
+    expect(job?.secretNames).toEqual(["HF_TOKEN"]);
+    expect(JSON.stringify(job?.labels)).not.toContain(w.token);
+    expect(view(w).job_state).toBe("running");
+    // l4x1 at $0.80/h as listed per minute (0.013333 USD) + the exposed-port surcharge $0.01/h.
+    expect(view(w).usd_per_hour).toBeCloseTo(0.81, 4);
+    expect(JSON.stringify(view(w))).not.toContain(w.token);
+    expect(w.log.join("\n")).not.toContain(w.token);
+  });
+
+  it("cancels the job at its window's end (window-ended); the obligation closes; ledger holds the meter", async () => {
+    const w = await world({ windowMin: 10 });
+    const served = await w.advanceUntil(chat(w), COLD_START_MS + 5 * MIN);
+    expect(served.status).toBe(200);
+    const jobId = jobs(w)[0]?.id ?? "";
+    // Keep it busy so idleness never stops it first: requests every few minutes.
+    for (let i = 0; i < 3; i++) {
+      await w.advance(2 * MIN);
+      expect((await chat(w)).status).toBe(200);
+    }
+    await w.advance(10 * MIN, 5_000);
+    expect(w.hf.jobs.get(jobId)?.stage).toBe("CANCELED");
+    expect(w.log.join("\n")).toContain("window ended");
+    expect(view(w).open_obligations).toBe(0);
+    expect(view(w).job_state).toBe("cold");
+    // HF bills RUNNING started minutes; the ledger counts SCHEDULING too (cautious): never less,
+    // but for the listing's per-minute price being rounded (0.013333 USD/min for $0.80/h).
+    const meter = w.hf.jobs.meter.totalMicroUsd(NS, jobId);
+    expect(meter).toBeGreaterThan(0);
+    const ledger = ledgerMicroUsd(w);
+    expect(ledger).toBeGreaterThanOrEqual(meter - 10);
+    expect(ledger - meter).toBeLessThanOrEqual(Math.ceil((0.81 * 1e6 * 2) / 60));
+    // Billing ended: more time costs nothing more.
+    await w.advance(30 * MIN, 60_000);
+    expect(w.hf.jobs.meter.totalMicroUsd(NS, jobId)).toBe(meter);
+    expect(ledgerMicroUsd(w)).toBe(ledger);
+  });
+
+  it("cancels the job after idle_pause_min without a request (idle); the next request runs a new one", async () => {
+    const w = await world({
+      windowMin: 120,
+      lines: ["    lifecycle: { idle_pause_min: 10, exit_timeout_s: 5 }"],
+    });
+    expect((await w.advanceUntil(chat(w), COLD_START_MS + 5 * MIN)).status).toBe(200);
+    const jobId = jobs(w)[0]?.id ?? "";
+    await w.advance(9 * MIN);
+    expect(w.hf.jobs.get(jobId)?.stage).toBe("RUNNING");
+    await w.advance(2 * MIN);
+    expect(w.hf.jobs.get(jobId)?.stage).toBe("CANCELED");
+    expect(w.log.join("\n")).toContain("idle for 10 min");
+    expect(view(w).open_obligations).toBe(0);
+    // The next request runs a new job (a new window).
+    expect((await w.advanceUntil(chat(w), COLD_START_MS + 5 * MIN)).status).toBe(200);
+    expect(jobs(w).filter((j) => j.stage === "RUNNING")).toHaveLength(1);
+    expect(jobs(w)).toHaveLength(2);
+  });
+
+  it("cancels the job when the budget cap is reached and refuses with budget_exceeded", async () => {
+    // $0.81/h: a $0.05 daily cap lasts about 3.7 minutes.
+    const w = await world({
+      windowMin: 120,
+      lines: ["    lifecycle: { exit_timeout_s: 5 }", "    budget: { usd_per_day: 0.05 }"],
+    });
+    expect((await w.advanceUntil(chat(w), COLD_START_MS + 5 * MIN)).status).toBe(200);
+    const jobId = jobs(w)[0]?.id ?? "";
+    await w.advance(5 * MIN, 5_000);
+    expect(w.hf.jobs.get(jobId)?.stage).toBe("CANCELED");
+    expect(view(w).budget_exceeded).toBe(true);
+    expect(w.log.join("\n")).toContain("budget reached: cancelling its job");
+    const refused = await chat(w);
+    expect(refused.status).not.toBe(200);
+    expect(refused.text).toContain("budget_exceeded");
+    expect(jobs(w)).toHaveLength(1);
+    // The cap held: spend stops at about the cap (one pass of 5 s late at most, per started minute).
+    expect(ledgerMicroUsd(w)).toBeLessThanOrEqual(50_000 + Math.ceil(810_000 / 60));
+  });
+
+  it("cancels the job at sponsor exit and waits for the evidence (CANCELED)", async () => {
+    const w = await world({ windowMin: 60 });
+    expect((await w.advanceUntil(chat(w), COLD_START_MS + 5 * MIN)).status).toBe(200);
+    const jobId = jobs(w)[0]?.id ?? "";
+    expect(w.hf.jobs.get(jobId)?.stage).toBe("RUNNING");
+    await w.node.close(200);
+    expect(w.hf.jobs.get(jobId)?.stage).toBe("CANCELED");
+    expect(w.log.join("\n")).toContain("its job is cancelled at sponsor exit");
+  });
+
+  it("a restarted sponsor adopts its running job (same id) and serves from it", async () => {
+    const w = await world({
+      windowMin: 60,
+      lines: ["    lifecycle: { pause_on_sponsor_exit: false, exit_timeout_s: 5 }"],
+    });
+    expect((await w.advanceUntil(chat(w), COLD_START_MS + 5 * MIN)).status).toBe(200);
+    const jobId = jobs(w)[0]?.id ?? "";
+    await w.node.close(200);
+    expect(w.hf.jobs.get(jobId)?.stage).toBe("RUNNING");
+    await w.start();
+    expect((await w.advanceUntil(chat(w), 2 * MIN)).status).toBe(200);
+    expect(jobs(w)).toHaveLength(1);
+    expect(view(w).job_state).toBe("running");
+    // Its window still counts from the first create: it ends 60 min after, not after the restart.
+    await w.advance(60 * MIN, 60_000);
+    expect(w.hf.jobs.get(jobId)?.stage).toBe("CANCELED");
+  });
+});
