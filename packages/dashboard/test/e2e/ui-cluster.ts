@@ -188,7 +188,7 @@ async function startSponsor(
       "    lifecycle: { managed: true, idle_pause_min: 240, exit_timeout_s: 2 }",
       "    budget: { usd_per_day: 5, usd_per_month: 50 }",
       "providers:",
-      `  huggingface: { endpoints_api: ${hf.endpointsApiUrl}, hub_api: ${hf.hubApiUrl} }`,
+      `  huggingface: { endpoints_api: ${hf.endpointsApiUrl}, hub_api: ${hf.hubApiUrl}, catalog_api: ${hf.catalogApiUrl} }`,
       "tls:",
       `  extra_ca_file: ${caFile}`,
     ].join("\n");

@@ -202,7 +202,10 @@ export class ManagedEndpoints {
       clock: this.#clock,
       ids,
       controllerId: `pair-${this.#o.nodeId}`,
-      ownerTag: `pair-${this.#o.nodeId}`,
+      // One owner tag per rented node: each node's reconciliation takes an endpoint with its own
+      // tag and no record for an orphan to stop, so two managed nodes in one namespace must not
+      // share a tag (each would pause the other's endpoint).
+      ownerTag: `pair-${this.#o.nodeId}-${config.name}`,
       timeZone: this.#o.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone,
       inFlight: () => this.#o.inFlight(config.name),
       sleep: (ms, signal) => this.#sleep(ms, signal),

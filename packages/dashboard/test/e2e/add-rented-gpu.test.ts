@@ -1,6 +1,3 @@
-// PENDING (outside vitest's include): enable after the create API (api-create.md, helper/s3-create)
-// is merged, by moving this file to packages/dashboard/test/e2e/add-rented-gpu.test.ts.
-//
 // Add a rented GPU from the dashboard against the real create API and the Hugging Face emulator
 // (virtual time at real speed, pending 200 ms, initializing 400 ms): the view says the sponsor is
 // signed in as alice (its token in memory under os-credential-store:pair/hf), lists the catalog and
@@ -11,8 +8,8 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../../node/test/cli/cli-harness.js";
 import { admin } from "../../../node/test/cluster/node-pair-harness.js";
-import { launchChromium } from "../e2e/browser.js";
-import { startUiCluster, type UiCluster } from "../e2e/ui-cluster.js";
+import { launchChromium } from "./browser.js";
+import { startUiCluster, type UiCluster } from "./ui-cluster.js";
 
 let cluster: UiCluster;
 let browser: Browser;
