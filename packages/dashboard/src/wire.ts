@@ -39,6 +39,8 @@ export interface RentedRow {
   readonly reason: string | null;
   readonly off_lan: true;
   readonly warnings?: readonly string[];
+  /** What its sponsor published of its spend (managed nodes; null: unknown). Older nodes leave it out. */
+  readonly spend_usd?: { readonly session: number; readonly day: number; readonly month: number } | null;
 }
 
 export type NodeRow = SelfOrPeerRow | RentedRow;

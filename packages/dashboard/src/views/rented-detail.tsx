@@ -97,6 +97,16 @@ export function RentedDetail(props: RentedDetailProps) {
           </ul>
         </div>
       )}
+      {managed?.spend_usd != null || node.spend_usd == null ? null : (
+        <SpendChart
+          title="Cost, as its sponsor publishes it"
+          rows={[
+            { label: "This session", usd: node.spend_usd.session, capUsd: null },
+            { label: "Today", usd: node.spend_usd.day, capUsd: null },
+            { label: "This month", usd: node.spend_usd.month, capUsd: null },
+          ]}
+        />
+      )}
       {managed?.spend_usd == null ? null : (
         <SpendChart
           title={`Cost${managed.budget_exceeded ? " — budget reached" : ""}`}

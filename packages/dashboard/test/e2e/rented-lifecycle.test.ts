@@ -157,12 +157,13 @@ describe("a managed rented GPU on the dashboard", () => {
     expect(await page.locator("figure.daily-chart rect.bar").count()).toBe(14);
   });
 
-  it("shows a peer the node and its price, but no action", async () => {
+  it("shows a peer the node, its price and the cost its sponsor publishes, but no action", async () => {
     const peer = await signedIn(cluster.laptop);
     await peer.goto(`${cluster.laptop.node.url}/ui/#/nodes/${HF_NODE}`);
     await peer.getByRole("heading", { level: 2, name: HF_NODE }).waitFor();
     await poll(() => peer.locator("dl.facts").innerText()).toMatch(/\$0\.80\/hr/);
     await peer.getByText(/Its sponsor, sponsor, holds this node/).waitFor();
+    await peer.locator("figure.spend-chart").filter({ hasText: "as its sponsor publishes it" }).waitFor();
     expect(await peer.getByRole("button", { name: "Pause", exact: true }).count()).toBe(0);
     expect(await peer.getByRole("button", { name: "Delete…" }).count()).toBe(0);
   });
