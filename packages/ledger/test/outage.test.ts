@@ -5,15 +5,11 @@
 // inside an outage, and over-counts by at most the outages' length at the price (plus granule rounding).
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { granulesCostMicroUsd, granulesStartedBefore, type BilledTimeEntry } from "@pair/ledger";
+import { granulesCostMicroUsd, granulesStartedBefore } from "@pair/ledger";
 import { HF_CAPS, HOUR, Ledger, MIN, RUNPOD_CAPS, SEC, T0, at } from "./fixtures.js";
 
 const L4 = 800_000;
 const cost = (granules: number, g = MIN, rate = L4): number => granulesCostMicroUsd(granules, g, rate);
-
-function billed(ledger: Ledger): BilledTimeEntry[] {
-  return ledger.entries.filter((e): e is BilledTimeEntry => e.kind === "billed-time");
-}
 
 describe("a sponsor outage begun while the resource was last seen idle", () => {
   it("is billed as charging when the first observation after the restart finds it charging (the pinned gap)", () => {
