@@ -10,6 +10,7 @@ import { assertNever } from "@pair/provision";
 import { hourlyRate, startRun } from "./accrual.js";
 import { confirmStopped, hostingEventReported } from "./hosting.js";
 import type { LedgerInput } from "./inputs.js";
+import { outageAtRestart } from "./outage.js";
 import { finishRequest, releaseRequest, reserveRequest, settleRequest } from "./requests.js";
 import { authorize, changeBudget, changePrice, openReservation } from "./reservations.js";
 import type { LedgerState } from "./state.js";
@@ -45,8 +46,10 @@ export function decide(state: LedgerState, input: LedgerInput): Outcome {
 }
 
 /**
- * A (re)start of the sponsor. The time it was down is billed by the last observation; from now on
- * every open episode is taken as charging until observed. Requests in flight died with the process:
+ * A (re)start of the sponsor. The time it was down is billed by the cautious rule (outage.ts): an
+ * episode last seen charging is billed through it now; one last seen idle has its outage noted, to be
+ * billed as charging if the first observation after the restart finds it charging. From now on every
+ * open episode is taken as charging until observed. Requests in flight died with the process:
  * their estimates are entered (the provider may have served them). Budget stops required before the
  * restart are required again, since the command may have been lost with the process.
  */
@@ -57,7 +60,13 @@ function sessionStarted(state: LedgerState, atMs: number): Outcome {
       const reservation = draft.reservation(episode.reservationId);
       const run =
         episode.run ?? startRun(at, reservation === undefined ? 0 : hourlyRate(reservation.pricing));
-      draft.putEpisode({ ...episode, lastObservation: "unknown", run });
+      const outage = outageAtRestart(episode, state.clockMs, at);
+      draft.putEpisode({
+        ...episode,
+        lastObservation: "unknown",
+        run,
+        ...(outage === undefined ? {} : { outage }),
+      });
       assumedCharging += 1;
       if (state.episodes[episode.deploymentId]?.stopRequiredAtMs !== undefined)
         draft.commands.push({

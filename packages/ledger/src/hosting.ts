@@ -20,6 +20,7 @@ import { accrueEpisode, hourlyRate, startRun } from "./accrual.js";
 import type { Draft } from "./draft.js";
 import type { LedgerInput, LedgerRefusal, OrphanBinding } from "./inputs.js";
 import type { DeploymentBinding, LedgerState } from "./state.js";
+import { settleOutage } from "./outage.js";
 import { DONE, invalid, step, unchanged, type Outcome } from "./step.js";
 import { evidenceProblem, isWallMs, validateBillingCapabilities } from "./validate.js";
 
@@ -110,6 +111,7 @@ function resourceObserved(
         startKnown: true,
         state: "open",
         lastObservation: event.charging ? "charging" : "idle",
+        lastObservedAtMs: atMs,
         accruedUntilMs: atMs,
         accruedMicroUsd: 0,
       });
@@ -122,6 +124,8 @@ function resourceObserved(
         startKnown: true,
       });
     }
+    // The first observation after a restart decides an outage begun while last seen idle (outage.ts).
+    episode = settleOutage(draft, episode, event.charging, atMs);
     const { run, ...rest } = episode;
     if (event.charging) {
       // Charging after charging (or after an unknown spell) keeps the grid; after idle, a new grid starts.
@@ -129,11 +133,12 @@ function resourceObserved(
         ...rest,
         key: event.key,
         lastObservation: "charging",
+        lastObservedAtMs: atMs,
         run: run ?? startRun(atMs, hourlyRate(reservation.pricing)),
       });
     } else {
       // Accrued up to now by the step (the granule under way is billed whole); idle bills nothing.
-      draft.putEpisode({ ...rest, key: event.key, lastObservation: "idle" });
+      draft.putEpisode({ ...rest, key: event.key, lastObservation: "idle", lastObservedAtMs: atMs });
     }
     return DONE;
   });
@@ -170,6 +175,7 @@ function orphanRecorded(
       startKnown,
       state: "open",
       lastObservation: event.charging ? "unknown" : "idle",
+      lastObservedAtMs: atMs,
       ...(event.charging ? { run: startRun(startedAtMs, hourlyRate(reservation.pricing)) } : {}),
       accruedUntilMs: startedAtMs,
       accruedMicroUsd: 0,

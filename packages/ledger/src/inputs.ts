@@ -193,6 +193,20 @@ export type LedgerEvent =
       readonly atMs: number;
     }
   | {
+      /** The first observation after a restart decided an outage noted at SessionStarted (outage.ts). */
+      readonly type: "OutageSettled";
+      readonly deploymentId: DeploymentId;
+      readonly nodeId: NodeId;
+      /** The outage: from the last observation before the restart to the session start. */
+      readonly fromMs: number;
+      readonly untilMs: number;
+      readonly billedAs: "charging" | "idle";
+      /** Start of the first granule entered for it (the grid extended back over `fromMs`). */
+      readonly billedFromMs: number;
+      readonly amountMicroUsd: number;
+      readonly atMs: number;
+    }
+  | {
       readonly type: "SessionBegan";
       readonly atMs: number;
       /** Open episodes now taken as charging until observed. */

@@ -108,6 +108,15 @@ export interface ChargingRun {
   readonly billedAtRateMicroUsd: number;
 }
 
+/**
+ * A sponsor outage of an episode last seen idle: from that observation to the session start. Whether
+ * it is billed as charging waits for the first observation after the restart.
+ */
+export interface PendingOutage {
+  readonly fromMs: number;
+  readonly untilMs: number;
+}
+
 /** One deployment's billed time, from its first sighting until evidence says it stopped. */
 export interface BillingEpisode {
   readonly deploymentId: DeploymentId;
@@ -125,6 +134,10 @@ export interface BillingEpisode {
   readonly lastObservation: LastObservation;
   /** Present while the episode accrues at a rate (last word: charging, or unknown). */
   readonly run?: ChargingRun;
+  /** When the resource was last observed (absent in states written before it was kept). */
+  readonly lastObservedAtMs?: number;
+  /** An outage begun while the resource was last seen idle, decided at the next observation (outage.ts). */
+  readonly outage?: PendingOutage;
   readonly accruedUntilMs: number;
   readonly accruedMicroUsd: number;
   /** A budget stop was required (once; the hosting contract retries the stop itself). */

@@ -75,6 +75,8 @@ export class Simulation {
   readonly entries: LedgerEntry[] = [];
   /** µUSD entered above the estimate held, per `nodeId|windowKey`. */
   readonly excess = new Map<string, number>();
+  /** µUSD entered for outages settled as charging (granules before the run's anchor), per `nodeId|windowKey`. */
+  readonly outageBilled = new Map<string, number>();
   readonly maxPrice = new Map<string, number>();
   readonly closedAt = new Map<string, number>();
   readonly granularity = new Map<string, number>();
@@ -333,6 +335,9 @@ export class Simulation {
       const k = dayKey(tz, e.atMs);
       byDay[k] = (byDay[k] ?? 0) + e.amountMicroUsd;
       this.#byDay.set(e.reservationId, byDay);
+      if (e.kind === "billed-time" && e.firstGranule < 0)
+        for (const key of [`${e.nodeId}|${k}`, `${e.nodeId}|${monthOfDayKey(k)}`])
+          this.outageBilled.set(key, (this.outageBilled.get(key) ?? 0) + e.amountMicroUsd);
     }
     for (const e of d.events) if (e.type === "EpisodeClosed") this.closedAt.set(e.deploymentId, e.atMs);
     for (const c of d.commands)
@@ -369,7 +374,9 @@ export class Simulation {
 
   /**
    * Per node and capped window: spend ≤ cap + one billed granule per episode that billed in the window
-   * (at the highest price the node had) + what per-token usage entered above its held estimates.
+   * (at the highest price the node had) + what per-token usage entered above its held estimates + what
+   * an outage billed when the first observation after a restart found the resource charging (time the
+   * sponsor could not control).
    */
   overshoots(): string[] {
     const problems: string[] = [];
@@ -392,7 +399,8 @@ export class Simulation {
         }
       }
       for (const [key, g] of groups) {
-        let slack = this.excess.get(`${r.nodeId}|${key}`) ?? 0;
+        let slack =
+          (this.excess.get(`${r.nodeId}|${key}`) ?? 0) + (this.outageBilled.get(`${r.nodeId}|${key}`) ?? 0);
         for (const dep of g.episodes)
           slack += granulesCostMicroUsd(1, this.granularity.get(dep) ?? 1, this.maxPrice.get(r.nodeId) ?? 0);
         if (g.spent > g.cap + slack)

@@ -72,7 +72,7 @@ export class ManagedLedger {
     }
   }
 
-  /** A new sponsor session: time it was down is billed by the last observation (ledger rules). */
+  /** A new sponsor session: time it was down is billed by the ledger's outage rule (docs/ledger.md). */
   sessionStarted(): void {
     this.apply({ type: "SessionStarted", at: this.#clock.now() });
   }

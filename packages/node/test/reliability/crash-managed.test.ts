@@ -4,7 +4,7 @@
 // on the same data dir. After each: every billing resource has an open obligation, nothing was
 // adopted or resumed twice, no obligation was discharged without evidence, idle enforcement resumes
 // (it pauses the endpoint again), and the ledger saw the billing (its numbers against the meter are
-// printed; ledger-gap.test.ts holds the gap they show), and the HF token is in no file of the data
+// printed; ledger-gap.test.ts holds the gap they showed, now fixed), and the HF token is in no file of the data
 // dir and no line of output. A crash during *create* is not covered:
 // PAIR does not create endpoints yet.
 // Needs the OS credential store: run through `bash scripts/test.sh`.
@@ -79,8 +79,8 @@ function expectInvariants(w: SponsorChild): void {
 
 /**
  * The ledger saw the billing (it is not asserted equal to the meter here: with time x20 the child's
- * 10 s pass is 200 virtual s, so the ledger lags what the emulator bills by up to that; and a crash
- * while the last observation was "not charging" loses the outage — see ledger-gap.test.ts). Prints
+ * 10 s pass is 200 virtual s, so the ledger lags what the emulator bills by up to that; a crash while
+ * the last observation was "not charging" used to lose the outage — fixed, see ledger-gap.test.ts). Prints
  * both, for docs/reliability.md.
  */
 function reportLedgerAndMeter(w: SponsorChild, scenario: string): void {

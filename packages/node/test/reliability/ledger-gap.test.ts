@@ -1,9 +1,10 @@
-// A known gap, kept as a failing expectation (`it.fails`) until the ledger closes it: when the
-// sponsor goes away while its managed endpoint is still `pending` (observed not charging) and the
-// endpoint then starts billing (initializing → running) before the sponsor is back, the ledger bills
-// the time it was down by that last observation — idle — so those minutes never reach the ledger,
-// although the provider charged them. Found by the crash tests (crash-managed.test.ts); shown here in
-// process on the emulator's virtual clock, deterministic. When this starts passing, drop `.fails`.
+// Was a known gap, now closed: when the sponsor goes away while its managed endpoint is still
+// `pending` (observed not charging) and the endpoint then starts billing (initializing → running)
+// before the sponsor is back, the ledger used to bill the time it was down by that last observation —
+// idle — so those minutes never reached the ledger, although the provider charged them. Found by the
+// crash tests (crash-managed.test.ts); shown here in process on the emulator's virtual clock,
+// deterministic. The ledger now bills an outage by the cautious rule (packages/ledger/src/outage.ts):
+// charging at the first observation after the restart bills the whole outage as charging.
 // Needs the OS credential store: run through `bash scripts/test.sh`.
 import { granulesCostMicroUsd } from "@pair/ledger";
 import { createTestCa } from "@pair/testkit";
@@ -14,7 +15,7 @@ import { managedWorld, MIN, NODE, SPEC } from "../rented/managed-harness.js";
 const L4_MICRO_USD_PER_HOUR = 800_000;
 
 describe("ledger after a sponsor outage that began before the endpoint billed", () => {
-  it.fails("bills the minutes the endpoint charged while the sponsor was down (ledger = meter)", async () => {
+  it("bills the minutes the endpoint charged while the sponsor was down (ledger = meter)", async () => {
     await requireSecretService();
     const w = await managedWorld(await createTestCa(), [
       "    lifecycle: { pause_on_sponsor_exit: false, idle_pause_min: 3 }",
@@ -29,7 +30,7 @@ describe("ledger after a sponsor outage that began before the endpoint billed", 
       expect(w.hf.endpoints.get("alice", "qwen")?.state).toBe("paused");
       const minutes = w.hf.meter.billedMinutes("alice", "qwen");
       expect(minutes).toBe(13);
-      // Today the ledger has 3 minutes ($0.04): the 10 minutes of the outage are missing.
+      // Before the fix the ledger had 3 minutes ($0.04): the 10 minutes of the outage were missing.
       expect(w.node.managed.view(NODE)?.spend_usd?.total).toBe(
         granulesCostMicroUsd(minutes, MIN, L4_MICRO_USD_PER_HOUR) / 1e6,
       );
