@@ -120,7 +120,11 @@ describe("a Hugging Face endpoint attached by name", () => {
       eligible: true,
     });
     hf.advance(2_500);
-    await probe(sponsor);
+    // A probe under load may still see the state of a moment before: look until it moves on.
+    await until(async () => {
+      await probe(sponsor);
+      return (await row(sponsor))["state"] === "running";
+    });
     expect(await row(sponsor)).toMatchObject({
       state: "running",
       models: ["Qwen/Qwen3-0.6B"],
@@ -189,7 +193,10 @@ describe("a public Hugging Face endpoint", () => {
 
     const routed = await world(undefined, "public");
     routed.hf.advance(2_500);
-    await probe(routed.sponsor);
+    await until(async () => {
+      await probe(routed.sponsor);
+      return (await row(routed.sponsor))["state"] === "running";
+    });
     const shown = await row(routed.sponsor);
     expect(shown).toMatchObject({ state: "running", eligible: true });
     expect(shown["warnings"]).toEqual([expect.stringMatching(/without a credential/)]);
