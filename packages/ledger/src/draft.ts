@@ -36,6 +36,12 @@ export class Draft {
   #bindings: Record<string, DeploymentBinding>;
   #episodes: Record<string, BillingEpisode>;
   #inFlight: Record<string, InFlightRequest>;
+  /**
+   * The maps this draft may write in place: copied once on the first write since the base state or
+   * since the last `view` (which hands them out), so n writes cost O(n), not O(n × size), and no state
+   * handed out ever changes.
+   */
+  #owned = new Set<object>();
 
   constructor(readonly base: LedgerState) {
     this.version = base.version + 1;
@@ -50,6 +56,7 @@ export class Draft {
 
   /** The state as it stands in this draft (for the read-only rules in budget.ts and queries). */
   get view(): LedgerState {
+    this.#owned.clear();
     return {
       version: this.version,
       ledgerId: this.base.ledgerId,
@@ -73,7 +80,7 @@ export class Draft {
 
   putReservation(r: WithoutRev<Reservation>): Reservation {
     const next = { ...r, rev: this.version } as Reservation;
-    this.#reservations = { ...this.#reservations, [next.reservationId]: next };
+    this.#reservations = this.#put(this.#reservations, next.reservationId, next);
     return next;
   }
 
@@ -83,7 +90,7 @@ export class Draft {
 
   putBinding(b: WithoutRev<DeploymentBinding>): DeploymentBinding {
     const next = { ...b, rev: this.version } as DeploymentBinding;
-    this.#bindings = { ...this.#bindings, [next.deploymentId]: next };
+    this.#bindings = this.#put(this.#bindings, next.deploymentId, next);
     return next;
   }
 
@@ -99,7 +106,7 @@ export class Draft {
 
   putEpisode(e: WithoutRev<BillingEpisode>): BillingEpisode {
     const next = { ...e, rev: this.version } as BillingEpisode;
-    this.#episodes = { ...this.#episodes, [next.deploymentId]: next };
+    this.#episodes = this.#put(this.#episodes, next.deploymentId, next);
     return next;
   }
 
@@ -115,13 +122,33 @@ export class Draft {
 
   putRequest(r: WithoutRev<InFlightRequest>): InFlightRequest {
     const next = { ...r, rev: this.version } as InFlightRequest;
-    this.#inFlight = { ...this.#inFlight, [next.requestId]: next };
+    this.#inFlight = this.#put(this.#inFlight, next.requestId, next);
     return next;
   }
 
   deleteRequest(id: RequestId): void {
+    if (this.#owned.has(this.#inFlight)) {
+      delete this.#inFlight[id];
+      return;
+    }
     const { [id]: _gone, ...rest } = this.#inFlight;
+    this.#owned.add(rest);
     this.#inFlight = rest;
+  }
+
+  /**
+   * `{ ...map, [key]: value }`, written in place when this draft already owns the map (same keys, same
+   * order: an existing key keeps its place, a new one goes last).
+   */
+  #put<T>(map: Record<string, T>, key: string, value: T): Record<string, T> {
+    // An assignment to `__proto__` would set the prototype; the literal makes an own property.
+    if (this.#owned.has(map) && key !== "__proto__") {
+      map[key] = value;
+      return map;
+    }
+    const copy = { ...map, [key]: value };
+    this.#owned.add(copy);
+    return copy;
   }
 
   beginSession(atMs: number): void {

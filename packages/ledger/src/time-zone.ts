@@ -111,15 +111,25 @@ function pad(n: number, width: number): string {
   return String(n).padStart(width, "0");
 }
 
+// The last day window asked for in each zone. A window depends only on the zone and the local date,
+// so the memo returns what the search would find again; a Tick over many open episodes asks for the
+// same day once per episode, and the search costs about a dozen formatter calls.
+const lastDayWindow = new Map<string, TimeWindow>();
+
 /** The local day containing `atMs`. */
 export function dayWindow(timeZone: string, atMs: number): TimeWindow {
   const t = localDateTime(timeZone, atMs);
+  const key = `${pad(t.year, 4)}-${pad(t.month, 2)}-${pad(t.day, 2)}`;
+  const last = lastDayWindow.get(timeZone);
+  if (last?.key === key) return last;
   const dayNumber = Date.UTC(t.year, t.month - 1, t.day) / MS_PER_DAY;
-  return {
+  const window = {
     startMs: startOfLocalDay(timeZone, dayNumber),
     endMs: startOfLocalDay(timeZone, dayNumber + 1),
-    key: `${pad(t.year, 4)}-${pad(t.month, 2)}-${pad(t.day, 2)}`,
+    key,
   };
+  lastDayWindow.set(timeZone, window);
+  return window;
 }
 
 /** The local month containing `atMs`. */

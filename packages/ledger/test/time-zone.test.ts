@@ -63,6 +63,26 @@ describe("budget windows in the sponsor's time zone", () => {
     expect(monthOfDayKey("2026-02-28")).toBe("2026-02");
   });
 
+  it("asked again for the same day, in turn with other zones and days, gives the same window", () => {
+    const asks: [string, number][] = [
+      ["Europe/Berlin", Date.UTC(2026, 2, 29, 12)],
+      ["Europe/Berlin", Date.UTC(2026, 2, 29, 20)],
+      ["America/New_York", Date.UTC(2026, 2, 29, 12)],
+      ["Europe/Berlin", Date.UTC(2026, 2, 30, 1)],
+      ["Europe/Berlin", Date.UTC(2026, 2, 29, 2)],
+    ];
+    const seen = asks.map(([zone, ms]) => ({ ...dayWindow(zone, ms) }));
+    const again = asks.map(([zone, ms]) => ({ ...dayWindow(zone, ms) }));
+    expect(again).toEqual(seen);
+    expect(seen.map((w) => [w.key, (w.endMs - w.startMs) / HOUR])).toEqual([
+      ["2026-03-29", 23],
+      ["2026-03-29", 23],
+      ["2026-03-29", 24],
+      ["2026-03-30", 24],
+      ["2026-03-29", 23],
+    ]);
+  });
+
   it("knows IANA zones and refuses anything else", () => {
     expect(isTimeZone("Europe/Berlin")).toBe(true);
     expect(isTimeZone("UTC")).toBe(true);

@@ -10,7 +10,7 @@
 
 import type { ResourceReport } from "./deployment.js";
 import { reportEndsBilling } from "./decide.js";
-import { sameResource, sameSlot } from "./identity.js";
+import type { ResourceKey, ResourceSlot } from "./identity.js";
 import type { Listing, ProviderCapabilities } from "./provider-port.js";
 import { liveRecords, type DeploymentId, type DeploymentRecord, type HostingState } from "./state.js";
 
@@ -48,7 +48,7 @@ export function reconcile(
   const inScope = (d: DeploymentRecord) =>
     d.slot.provider === scope.provider && d.slot.account === scope.account;
   const live = liveRecords(state).filter(inScope);
-  const finished = Object.values(state.deployments).filter((d) => inScope(d) && !live.includes(d));
+  const index = indexRecords(state, live, inScope);
   const observe: { id: DeploymentId; report: ResourceReport }[] = [];
   const orphans: OrphanFinding[] = [];
   const matched = new Set<DeploymentId>();
@@ -56,7 +56,7 @@ export function reconcile(
 
   for (const report of listing.resources) {
     if (report.key.provider !== scope.provider || report.key.account !== scope.account) continue;
-    const byKey = live.find((d) => d.key !== undefined && sameResource(d.key, report.key));
+    const byKey = index.liveByKey.get(keyString(report.key));
     if (byKey !== undefined) {
       if (byKey.phase === "Declared") continue; // create in flight: its answer comes first
       observe.push({ id: byKey.id, report });
@@ -67,24 +67,20 @@ export function reconcile(
       foreign += 1;
       continue;
     }
-    const byRequest = live.find(
-      (d) =>
-        d.key === undefined &&
-        d.phase !== "Declared" &&
-        d.intent !== undefined &&
-        d.intent.requestId === report.requestId &&
-        sameSlot(d.slot, report.key),
-    );
+    const byRequest =
+      report.requestId === undefined
+        ? undefined
+        : index.unkeyedByRequest.get(requestSlotString(report.requestId, report.key));
     if (byRequest !== undefined && !matched.has(byRequest.id)) {
       observe.push({ id: byRequest.id, report });
       matched.add(byRequest.id);
       continue;
     }
     // Create in flight for this request: wait for its answer.
-    if (live.some((d) => d.phase === "Declared" && d.intent?.requestId === report.requestId)) continue;
+    if (index.declaredRequests.has(report.requestId)) continue;
     // Ours, unrecorded, and able to bill (idle counts: any request may wake it): record and stop it.
     if (reportEndsBilling(scope.capabilities, report)) continue;
-    const stoppedEarlier = finished.find((d) => d.key !== undefined && sameResource(d.key, report.key));
+    const stoppedEarlier = index.finishedByKey.get(keyString(report.key));
     if (stoppedEarlier === undefined) {
       orphans.push({ report, reason: "orphan" });
       continue;
@@ -107,4 +103,58 @@ export function reconcile(
     foreign,
     requeueAfterMs: busy ? scope.busyRequeueMs : scope.idleRequeueMs,
   };
+}
+
+/**
+ * The lookups one pass makes per listed resource, built once per pass so that the pass is linear in
+ * records + resources. Each map keeps the FIRST record in `state.deployments` order for its key, as the
+ * linear scans it replaces (`find`) did.
+ */
+interface RecordIndex {
+  /** Live records that have a key, by the whole key. */
+  readonly liveByKey: ReadonlyMap<string, DeploymentRecord>;
+  /** Live records without a key, past Declared, with an intent: by request id and slot. */
+  readonly unkeyedByRequest: ReadonlyMap<string, DeploymentRecord>;
+  /** Request ids of live Declared records (`undefined` when one has no intent). */
+  readonly declaredRequests: ReadonlySet<string | undefined>;
+  /** Finished (in scope, not live) records that have a key, by the whole key. */
+  readonly finishedByKey: ReadonlyMap<string, DeploymentRecord>;
+}
+
+function indexRecords(
+  state: HostingState,
+  live: readonly DeploymentRecord[],
+  inScope: (d: DeploymentRecord) => boolean,
+): RecordIndex {
+  const liveByKey = new Map<string, DeploymentRecord>();
+  const unkeyedByRequest = new Map<string, DeploymentRecord>();
+  const declaredRequests = new Set<string | undefined>();
+  const finishedByKey = new Map<string, DeploymentRecord>();
+  const liveSet = new Set(live);
+  for (const d of live) {
+    if (d.phase === "Declared") declaredRequests.add(d.intent?.requestId);
+    if (d.key !== undefined) {
+      firstWins(liveByKey, keyString(d.key), d);
+    } else if (d.phase !== "Declared" && d.intent !== undefined) {
+      firstWins(unkeyedByRequest, requestSlotString(d.intent.requestId, d.slot), d);
+    }
+  }
+  for (const d of Object.values(state.deployments)) {
+    if (d.key !== undefined && inScope(d) && !liveSet.has(d)) firstWins(finishedByKey, keyString(d.key), d);
+  }
+  return { liveByKey, unkeyedByRequest, declaredRequests, finishedByKey };
+}
+
+function firstWins(map: Map<string, DeploymentRecord>, key: string, d: DeploymentRecord): void {
+  if (!map.has(key)) map.set(key, d);
+}
+
+/** Equal strings exactly when `sameResource` holds (JSON keeps the parts apart whatever they contain). */
+function keyString(key: ResourceKey): string {
+  return JSON.stringify([key.provider, key.account, key.name, key.incarnation]);
+}
+
+/** Equal strings exactly when the request ids are equal and `sameSlot` holds. */
+function requestSlotString(requestId: string, slot: ResourceSlot): string {
+  return JSON.stringify([requestId, slot.provider, slot.account, slot.name]);
 }

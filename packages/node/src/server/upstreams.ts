@@ -187,10 +187,65 @@ function makeEngineUpstream(deps: ForwardDeps, spec: EngineSpec): Upstream {
   };
 }
 
-function peerUpstream(peers: PeerUpstreams, peer: PeerUpstream, fr: ForwardRequest): Upstream | undefined {
-  const link = peers.link(peer);
-  if (link === undefined) return undefined;
+/**
+ * A peer's upstream for a request, made once per peer, link and request shape (dialect, requester)
+ * rather than per request: a request on a node with many peers looks at each of them. Shared like the
+ * engine upstreams (an upstream is never changed after it is made); remade when the link changes.
+ */
+interface PeerUpstreamMemo {
+  readonly dispatcher: Dispatcher;
+  readonly linkBaseUrl: string;
+  readonly firstByteTimeoutMs: number;
+  readonly upstream: Upstream;
+}
+const peerUpstreamMemos = new WeakMap<PeerUpstreams, WeakMap<PeerUpstream, Map<string, PeerUpstreamMemo>>>();
+/** Request shapes remembered per peer (requesters are few: this node's clients and peers). */
+const MAX_SHAPES_PER_PEER = 32;
+
+/** Each peer's upstream for this request: what the request decides is looked up once, not per peer. */
+function peerUpstreamsFor(
+  peers: PeerUpstreams,
+  fr: ForwardRequest,
+): (peer: PeerUpstream) => Upstream | undefined {
   const api = dialectOf(fr.route);
+  const requester = fr.workload.requester;
+  const shape = `${api} ${requester}`;
+  let byPeer = peerUpstreamMemos.get(peers);
+  if (byPeer === undefined)
+    peerUpstreamMemos.set(peers, (byPeer = new WeakMap<PeerUpstream, Map<string, PeerUpstreamMemo>>()));
+  const memos = byPeer;
+  return (peer) => {
+    const link = peers.link(peer);
+    if (link === undefined) return undefined;
+    let byShape = memos.get(peer);
+    if (byShape === undefined) memos.set(peer, (byShape = new Map<string, PeerUpstreamMemo>()));
+    const memo = byShape.get(shape);
+    if (
+      memo !== undefined &&
+      memo.dispatcher === link.dispatcher &&
+      memo.linkBaseUrl === link.baseUrl &&
+      memo.firstByteTimeoutMs === peers.firstByteTimeoutMs
+    )
+      return memo.upstream;
+    if (byShape.size >= MAX_SHAPES_PER_PEER) byShape.clear();
+    const upstream = makePeerUpstream(peers, peer, link, api, requester);
+    byShape.set(shape, {
+      dispatcher: link.dispatcher,
+      linkBaseUrl: link.baseUrl,
+      firstByteTimeoutMs: peers.firstByteTimeoutMs,
+      upstream,
+    });
+    return upstream;
+  };
+}
+
+function makePeerUpstream(
+  peers: PeerUpstreams,
+  peer: PeerUpstream,
+  link: { readonly dispatcher: Dispatcher; readonly baseUrl: string },
+  api: EngineApi,
+  requester: string,
+): Upstream {
   return {
     id: `peer:${peer.nodeId}`,
     label: `node ${peer.name}`,
@@ -200,7 +255,7 @@ function peerUpstream(peers: PeerUpstreams, peer: PeerUpstream, fr: ForwardReque
     maxConcurrent: Math.max(1, peer.maxConcurrent),
     firstByteTimeoutMs: peers.firstByteTimeoutMs,
     dispatcher: link.dispatcher,
-    headers: { [PEER_REQUESTER_HEADER]: fr.workload.requester },
+    headers: { [PEER_REQUESTER_HEADER]: requester },
     served(workload, headers) {
       // The peer names who served it (itself, or a rented node it sponsors); the name is checked
       // for shape only, since a pinned peer is trusted to report its own work.
@@ -290,18 +345,23 @@ export function candidates(deps: ForwardDeps, fr: ForwardRequest, tried: Readonl
       deps.inventory.serving(name).map((e) => named(engineUpstream(deps, e.spec), model, name)),
     ),
   );
-  const peerAll =
-    peers === undefined
-      ? []
-      : unique(
-          names.flatMap((name) =>
-            peers.serving(name).flatMap((p) => {
-              const u = peerUpstream(peers, p, fr);
-              return u === undefined ? [] : [named(u, model, name)];
-            }),
-          ),
-        );
-  const lanAdvertises = localAll.length > 0 || peerAll.length > 0;
+  const localFresh = localAll.filter(fresh);
+  // Peers are looked at only when no local engine is left to try (a peer's upstream is not made
+  // otherwise); with one, the LAN advertises the model whatever the peers say.
+  const peerUpstream = peers === undefined ? undefined : peerUpstreamsFor(peers, fr);
+  let peerList: readonly Upstream[] | undefined;
+  const peerAll = (): readonly Upstream[] => {
+    if (peerList !== undefined) return peerList;
+    const list: Upstream[] = [];
+    if (peers !== undefined && peerUpstream !== undefined)
+      for (const name of names)
+        for (const p of peers.serving(name)) {
+          const u = peerUpstream(p);
+          if (u !== undefined) list.push(named(u, model, name));
+        }
+    return (peerList = unique(list));
+  };
+  const lanAdvertises = () => localAll.length > 0 || peerAll().length > 0;
 
   let refusal: PairError | undefined;
   const rentedAll: RentedCandidate[] = [];
@@ -326,7 +386,7 @@ export function candidates(deps: ForwardDeps, fr: ForwardRequest, tried: Readonl
   if (peers !== undefined) {
     const sponsored = names.flatMap((name) => peers.sponsoring(name).map((r) => ({ r, name })));
     for (const { r, name } of sponsored.filter((x) => x.r.shared && x.r.eligible)) {
-      const upstream = peerUpstream(peers, r.peer, fr);
+      const upstream = peerUpstream?.(r.peer);
       if (fresh(upstream) && !known(upstream.id))
         rentedAll.push({
           upstream: named(upstream, model, name),
@@ -360,16 +420,16 @@ export function candidates(deps: ForwardDeps, fr: ForwardRequest, tried: Readonl
 
   const preferred = withPolicy("prefer");
   if (preferred.length > 0) return { upstreams: preferred };
-  const lan = [...localAll.filter(fresh)];
-  if (lan.length === 0) lan.push(...peerAll.filter(fresh));
+  const lan = localFresh.length > 0 ? localFresh : peerAll().filter(fresh);
   if (lan.length > 0) {
     const overflow = withPolicy("overflow");
     const allBusy = lan.every((u) => deps.scheduler.inFlight(u.id) >= u.maxConcurrent);
     return { upstreams: allBusy && overflow.length > 0 ? overflow : lan };
   }
   // No local engine left to try: rented nodes, as their policies allow.
-  const upstreams = lanAdvertises ? withPolicy("overflow") : withPolicy("when-no-local-node", "overflow");
+  const advertised = lanAdvertises();
+  const upstreams = advertised ? withPolicy("overflow") : withPolicy("when-no-local-node", "overflow");
   if (upstreams.length > 0) return { upstreams };
-  if (lanAdvertises) return { upstreams: [] };
+  if (advertised) return { upstreams: [] };
   return refusal === undefined ? { upstreams: [] } : { upstreams: [], refusal };
 }
