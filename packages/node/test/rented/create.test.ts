@@ -104,12 +104,19 @@ const T4_BODY = (w: CreateWorld, name: string, extra: Record<string, unknown> = 
   ...extra,
 });
 
+/**
+ * The ledger against the emulator's meter at minute granularity. The ledger starts a billing period at
+ * the first pass that sees the endpoint charging, not when Hugging Face began billing (the gap in
+ * docs/reliability.md): under load that pass can fall one minute boundary late, so the ledger may be one
+ * billed minute under the meter — never more, and never over it.
+ */
 function meterMatchesLedger(w: CreateWorld, name: string): void {
   const minutes = w.hf.meter.billedMinutes("alice", name);
   expect(minutes).toBeGreaterThan(0);
-  expect(w.node.managed.view(name)?.spend_usd?.total).toBe(
-    granulesCostMicroUsd(minutes, MIN, T4_MICRO_USD_PER_HOUR) / 1e6,
-  );
+  const spent = w.node.managed.view(name)?.spend_usd?.total;
+  expect(
+    [minutes, minutes - 1].map((m) => granulesCostMicroUsd(m, MIN, T4_MICRO_USD_PER_HOUR) / 1e6),
+  ).toContain(spent);
 }
 
 describe("pair rented create", () => {
