@@ -55,7 +55,8 @@ import {
 import { Scheduler } from "./scheduler/scheduler.js";
 import { ensureAdminToken } from "./server/admin-token.js";
 import { ModelAliases } from "./server/model-aliases.js";
-import { clientHandler, mergedNodes, peerRouteHandler, type ClientApiDeps } from "./server/client-api.js";
+import { mergedNodes } from "./server/admin-routes.js";
+import { clientHandler, peerRouteHandler, type ClientApiDeps } from "./server/client-api.js";
 import { workloadJson } from "./history/workload-history.js";
 import {
   DEFAULT_UI_DIR,
