@@ -2,15 +2,14 @@
  * One PAIR node, assembled: engines inventory, scheduler, workload history, metrics, API keys and
  * the client port. `startNode` listens and probes; `close` stops accepting, lets streams in flight
  * finish within a bound, then ends what is left. A `listen` beyond loopback needs an active API key.
+ * The rented nodes are built in rented-wiring.ts; this file starts, routes through and closes them.
  * Must not know: command-line parsing, where the config came from.
  */
 
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { join } from "node:path";
-import { HttpsEndpointsTransport } from "@pair/huggingface";
 import { Agent, type Dispatcher } from "undici";
 import {
   ApiKeyVerifier,
@@ -39,23 +38,19 @@ import { OsCredentialStore } from "./credentials/index.js";
 import {
   createOutboundAgent,
   observedState,
-  RentedNodes,
   RentedStateHistory,
   type CredentialReader,
-  type EndpointLookupFn,
+  type JobNodes,
+  type ManagedEndpoints,
+  type RunpodPodNodes,
 } from "./rented/index.js";
-import { combineManagedHooks, JobNodes, RunpodPodNodes, SharedLedger, SYSTEM_CLOCK } from "./rented/index.js";
 import type { ProxyUrlOf } from "@pair/runpod";
-import {
-  attachedRentedConfigs,
-  ManagedEndpoints,
-  RentedCreator,
-  type ManagedEndpointsOptions,
-} from "./rented/index.js";
+import { wireRentedNodes, type RentedManagedOptions } from "./rented-wiring.js";
 import { Scheduler } from "./scheduler/scheduler.js";
 import { ensureAdminToken } from "./server/admin-token.js";
 import { ModelAliases } from "./server/model-aliases.js";
-import { clientHandler, mergedNodes, peerRouteHandler, type ClientApiDeps } from "./server/client-api.js";
+import { mergedNodes } from "./server/admin-routes.js";
+import { clientHandler, peerRouteHandler, type ClientApiDeps } from "./server/client-api.js";
 import { workloadJson } from "./history/workload-history.js";
 import {
   DEFAULT_UI_DIR,
@@ -107,7 +102,7 @@ export interface NodeOptions {
    */
   readonly headersTimeoutMs?: number;
   /** Managed endpoints' clock, timer seam, pass interval, poll interval and budget time zone. */
-  readonly managed?: Pick<ManagedEndpointsOptions, "clock" | "timers" | "tickMs" | "pollMs" | "timeZone">;
+  readonly managed?: RentedManagedOptions;
   /** Runpod pods' proxy base URL (default `https://{podId}-{port}.proxy.runpod.net`; an emulator's own). */
   readonly runpodProxyUrl?: ProxyUrlOf;
 }
@@ -343,63 +338,17 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
   }
   const outbound = createOutboundAgent({ extraCaFile: config.tls.extraCaFile });
   const credentials = options.credentials ?? new OsCredentialStore();
-  const ledger = new SharedLedger({
-    dataDir,
-    clock: options.managed?.clock ?? SYSTEM_CLOCK,
-    ledgerId: `ledger-${cluster.identity.nodeId}`,
-  });
-  const managed = new ManagedEndpoints({
-    nodeName: config.node.name,
+  const { ledger, managed, runpod, jobs, rented, creator } = wireRentedNodes({
+    config,
     nodeId: cluster.identity.nodeId,
-    dataDir,
-    configured: [
-      ...config.rentedNodes,
-      ...attachedRentedConfigs(dataDir, config.node.name, config.rentedNodes),
-    ],
     credentials,
-    transportFor: endpointsTransport(config),
-    inFlight: (name) => scheduler.inFlight(`rented:${name}`),
-    log,
-    ledger,
-    ...options.managed,
-  });
-  const runpod = runpodPodNodes(config, options, {
-    credentials,
-    ledger,
-    log,
+    outbound,
     scheduler,
-    nodeId: cluster.identity.nodeId,
-  });
-  const jobs = jobNodes(config, options, {
-    credentials,
-    ledger,
     log,
-    scheduler,
-    nodeId: cluster.identity.nodeId,
-  });
-  const rented = new RentedNodes({
-    nodeName: config.node.name,
-    dataDir,
-    configured: config.rentedNodes,
-    credentials,
-    dispatcher: outbound,
-    lookupEndpoint: endpointLookup(config),
-    managed: combineManagedHooks(managed, runpod.hooks(), jobs.hooks()),
-    log,
-    ...(options.rentedProbeIntervalMs === undefined
-      ? {}
-      : { probeIntervalMs: options.rentedProbeIntervalMs }),
-  });
-  const creator = new RentedCreator({
-    nodeName: config.node.name,
-    credentials,
-    transportFor: endpointsTransport(config),
-    rented,
-    managed,
-    ...(options.managed?.pollMs === undefined ? {} : { watchMs: options.managed.pollMs }),
-    ...(options.managed?.timers === undefined ? {} : { timers: options.managed.timers }),
-    onChange: () => local.notify?.("changed"),
-    log,
+    managed: options.managed,
+    runpodProxyUrl: options.runpodProxyUrl,
+    rentedProbeIntervalMs: options.rentedProbeIntervalMs,
+    onCreatorChange: () => local.notify?.("changed"),
   });
   local.inventory = () => ({ ...localInventory(inventory, scheduler), rented: rented.peerViews() });
   const membership = new PeerMembership({
@@ -570,105 +519,5 @@ function localInventory(inventory: EngineInventory, scheduler: Scheduler): Local
       .map(([model, engines]) => ({ model, engines: engines.length })),
     in_flight: inventory.engines.reduce((sum, e) => sum + scheduler.inFlight(e.spec.name), 0),
     capacity: healthy.reduce((sum, e) => sum + e.spec.maxConcurrent, 0),
-  };
-}
-
-/** The managed Runpod pods of this config (none when it declares no `pod:` node). */
-function runpodPodNodes(
-  config: PairConfig,
-  options: NodeOptions,
-  deps: {
-    credentials: CredentialReader;
-    ledger: SharedLedger;
-    log: (line: string) => void;
-    scheduler: Scheduler;
-    nodeId: string;
-  },
-): RunpodPodNodes {
-  const extraCaPem =
-    config.tls.extraCaFile === null ? undefined : readFileSync(config.tls.extraCaFile, "utf8");
-  return new RunpodPodNodes({
-    nodeId: deps.nodeId,
-    dataDir: config.node.dataDir,
-    configured: config.rentedNodes,
-    credentials: deps.credentials,
-    apiBaseUrl: config.providers.runpod.api,
-    ...(extraCaPem === undefined ? {} : { extraCaPem }),
-    ...(options.runpodProxyUrl === undefined ? {} : { proxyUrl: options.runpodProxyUrl }),
-    ledger: deps.ledger,
-    inFlight: (name) => deps.scheduler.inFlight(`rented:${name}`),
-    log: deps.log,
-    ...options.managed,
-  });
-}
-
-/** The managed Hugging Face Jobs of this config (none when it declares no `job:` node). */
-function jobNodes(
-  config: PairConfig,
-  options: NodeOptions,
-  deps: {
-    credentials: CredentialReader;
-    ledger: SharedLedger;
-    log: (line: string) => void;
-    scheduler: Scheduler;
-    nodeId: string;
-  },
-): JobNodes {
-  const extraCaPem =
-    config.tls.extraCaFile === null ? undefined : readFileSync(config.tls.extraCaFile, "utf8");
-  return new JobNodes({
-    nodeId: deps.nodeId,
-    dataDir: config.node.dataDir,
-    configured: config.rentedNodes,
-    credentials: deps.credentials,
-    hubApi: config.providers.huggingface.hubApi,
-    ...(extraCaPem === undefined ? {} : { extraCaPem }),
-    ledger: deps.ledger,
-    inFlight: (name) => deps.scheduler.inFlight(`rented:${name}`),
-    log: deps.log,
-    ...options.managed,
-  });
-}
-
-/** An Endpoints API client per token, for managed endpoints (verified HTTPS, extra CA, default retries). */
-function endpointsTransport(config: PairConfig): ManagedEndpointsOptions["transportFor"] {
-  const extraCaPem =
-    config.tls.extraCaFile === null ? undefined : readFileSync(config.tls.extraCaFile, "utf8");
-  return (token) =>
-    new HttpsEndpointsTransport({
-      token: { reveal: () => token.reveal() },
-      endpointsApi: config.providers.huggingface.endpointsApi,
-      hubApi: config.providers.huggingface.hubApi,
-      catalogApi: config.providers.huggingface.catalogApi,
-      ...(extraCaPem === undefined ? {} : { extraCaPem }),
-    });
-}
-
-/** Hugging Face endpoints looked up by name through the Endpoints API (verified HTTPS, extra CA). */
-function endpointLookup(config: PairConfig): EndpointLookupFn {
-  const extraCaPem =
-    config.tls.extraCaFile === null ? undefined : readFileSync(config.tls.extraCaFile, "utf8");
-  return async ({ namespace, name }, token) => {
-    const transport = new HttpsEndpointsTransport({
-      token: { reveal: () => token.reveal() },
-      endpointsApi: config.providers.huggingface.endpointsApi,
-      hubApi: config.providers.huggingface.hubApi,
-      ...(extraCaPem === undefined ? {} : { extraCaPem }),
-      retry: { maxAttempts: 1 },
-    });
-    try {
-      const e = await transport.getEndpoint(namespace, name);
-      return {
-        state: e.state === "unrecognized" ? e.rawState : e.state,
-        url: e.url,
-        // "public" here means reachable without a token: HF's own type word, read as the reference spells it.
-        accessType: e.accessType,
-        repository: e.repository,
-        message: e.message,
-        accelerator: e.accelerator,
-      };
-    } finally {
-      await transport.close();
-    }
   };
 }

@@ -6,16 +6,14 @@
  * peers is the peer view (peer-view.ts): never a URL, never a credential. For routing it says which
  * rented nodes serve a model for a caller (a peer's request only reaches shared nodes), why one may
  * not (`rented_node_not_shared`, `rented_node_ineligible`), and how to reach one (URL + token headers,
- * the sponsor's outbound request only).
+ * the sponsor's outbound request only). Probing one node is rented-probe.ts.
  * Must not know: the client API, dialects, how the forwarder relays, the credential store's platform.
  */
 
 import type { Dispatcher } from "undici";
-import type { Redacted } from "../cluster/index.js";
 import {
   formatCredentialRef,
   readRentedNodeValue,
-  type CredentialRef,
   type RentedNodeConfig,
   type RentedNodeProblem,
   type RoutingUse,
@@ -23,29 +21,19 @@ import {
 import type { PairError } from "../dialects/index.js";
 import type { CreatedInfo, ManagedView } from "./managed-endpoint.js";
 import { estimateCostMicroUsd, outputPricePerMillion } from "./cost-estimate.js";
-import { HF_STATES, type EndpointLookup, type EndpointLookupFn } from "./hf-endpoint-states.js";
-import { listModels, type TokenPrices } from "./models-probe.js";
+import type { EndpointLookupFn } from "./hf-endpoint-states.js";
 import { OFF_LAN_LABEL, type RentedPeerView } from "./peer-view.js";
 import { readRentedFile, writeRentedFile, type RentedFile, type RentedOverride } from "./rented-file.js";
+import {
+  fresh,
+  probeNode,
+  type CredentialReader,
+  type ManagedStatus,
+  type NodeState,
+  type RentedState,
+} from "./rented-probe.js";
 
-/** Reads a credential; throws an error with a `code` (`credential_unavailable`) when the store fails. */
-export interface CredentialReader {
-  get(ref: CredentialRef): Promise<Redacted<string> | undefined>;
-}
-
-export type RentedState =
-  | "unknown"
-  | "running"
-  | "warming"
-  | "starting"
-  | "scaled_to_zero"
-  | "paused"
-  | "failed"
-  | "public_endpoint_refused"
-  | "unreachable"
-  | "credential_rejected"
-  | "credential_unavailable"
-  | "unsupported";
+export type { CredentialReader, ManagedStatus, RentedState } from "./rented-probe.js";
 
 /** States in which a node takes requests (a cold start is waited for within `cold_start_s`). */
 const ELIGIBLE_STATES: readonly RentedState[] = ["running", "warming", "starting", "scaled_to_zero"];
@@ -74,13 +62,6 @@ export interface ManagedHooks {
   headers?(name: string): Readonly<Record<string, string>> | undefined;
   /** Set for nodes PAIR created (`pair rented create`). */
   created?(name: string): CreatedInfo | null;
-}
-
-export interface ManagedStatus {
-  readonly state: RentedState;
-  readonly models: readonly string[];
-  readonly gpu: string | undefined;
-  readonly lastError: string | undefined;
 }
 
 /** A rented node as the sponsor's admin API shows it: no URL, no credential value. */
@@ -141,26 +122,6 @@ export interface RentedNodesOptions {
   readonly log?: (line: string) => void;
 }
 
-interface NodeState {
-  config: RentedNodeConfig;
-  readonly source: "config" | "attached";
-  state: RentedState;
-  models: string[];
-  token: Redacted<string> | undefined;
-  lastError: string | undefined;
-  warnings: string[];
-  /** Whether the no-credential check was made (once per credential). */
-  openChecked: boolean;
-  /** Where requests go: the config's base_url, or the URL the provider's API reported. */
-  baseUrl: string | undefined;
-  gpu: string | undefined;
-  /** Per-token prices by model (USD per million tokens), as the provider's /models listed them. */
-  prices: Map<string, TokenPrices>;
-  /** What the provider's API last said (Hugging Face endpoints). */
-  providerState: string | undefined;
-  providerMessage: string | undefined;
-}
-
 /** A lifecycle action's answer: the node after it, or the PAIR error it failed with. */
 export type RentedAction =
   | { readonly ok: true; readonly node: RentedNodeView }
@@ -186,9 +147,6 @@ export type RentedChange =
       readonly message: string;
       readonly problems?: readonly RentedNodeProblem[];
     };
-
-const OPEN_WARNING =
-  "it answers /v1/models without a credential: anyone who can reach its URL can use it (and spend on it)";
 
 export class RentedNodes {
   readonly #o: RentedNodesOptions;
@@ -230,7 +188,7 @@ export class RentedNodes {
 
   /** Probe every node now (joins a round under way). */
   probe(): Promise<void> {
-    this.#round ??= Promise.all([...this.#nodes.values()].map((n) => this.#probe(n))).then(
+    this.#round ??= Promise.all([...this.#nodes.values()].map((n) => probeNode(n, this.#o))).then(
       () => {
         this.#round = undefined;
       },
@@ -245,7 +203,7 @@ export class RentedNodes {
   async probeNode(name: string): Promise<RentedNodeView | undefined> {
     const n = this.#nodes.get(name);
     if (n === undefined) return undefined;
-    await this.#probe(n);
+    await probeNode(n, this.#o);
     return this.#view(n);
   }
 
@@ -437,7 +395,7 @@ export class RentedNodes {
     const state = fresh(read.node, "attached");
     this.#nodes.set(name, state);
     this.#o.log?.(`rented node ${name}: attached (${read.node.provider})`);
-    if (options.probe !== false) await this.#probe(state);
+    if (options.probe !== false) await probeNode(state, this.#o);
     return { ok: true, node: this.#view(state) };
   }
 
@@ -464,7 +422,7 @@ export class RentedNodes {
       };
     const done = await managed.act(name, action);
     if (!done.ok) return done;
-    await this.#probe(n);
+    await probeNode(n, this.#o);
     return { ok: true, node: this.#view(n) };
   }
 
@@ -539,111 +497,6 @@ export class RentedNodes {
     }, this.#o.probeIntervalMs ?? 30_000);
     this.#timer.unref();
   }
-
-  async #probe(n: NodeState): Promise<void> {
-    const config = n.config;
-    const known = this.#o.managed?.status?.(config.name);
-    if (known !== undefined) return void Object.assign(n, known, { models: [...known.models] });
-    if (config.credential !== undefined && n.token === undefined) {
-      try {
-        n.token = await this.#o.credentials.get(config.credential);
-      } catch (cause) {
-        n.state = "credential_unavailable";
-        n.lastError = (cause as Error).message;
-        return;
-      }
-      if (n.token === undefined) {
-        n.state = "credential_unavailable";
-        n.lastError =
-          `no credential ${formatCredentialRef(config.credential)} in the OS credential store; ` +
-          `store it with: pair credential set ${config.credential.service}/${config.credential.account}`;
-        return;
-      }
-      n.openChecked = false;
-    }
-    if (config.provider === "huggingface-endpoint") {
-      if (!(await this.#lookUp(n, config.endpoint))) return;
-    } else if ("baseUrl" in config) n.baseUrl = config.baseUrl;
-    const baseUrl = n.baseUrl;
-    if (baseUrl === undefined) return;
-    const answer = await listModels(this.#o.dispatcher, baseUrl, n.token, this.#o.probeTimeoutMs ?? 10_000);
-    if (answer.kind === "models") {
-      const allow = config.models;
-      n.models = allow.length === 0 ? answer.models : answer.models.filter((m) => allow.includes(m));
-      n.prices = answer.prices;
-      n.state = "running";
-      n.lastError = undefined;
-      if (!n.openChecked) {
-        n.openChecked = true;
-        const open =
-          n.token === undefined
-            ? answer
-            : await listModels(this.#o.dispatcher, baseUrl, undefined, this.#o.probeTimeoutMs ?? 10_000);
-        n.warnings = open.kind === "models" ? [OPEN_WARNING] : [];
-        if (open.kind === "models") this.#o.log?.(`rented node ${config.name}: warning: ${OPEN_WARNING}`);
-      }
-    } else if (answer.kind === "warming") {
-      // Scaled to zero or starting: not a failure. Serve the allowlist (or what it served before).
-      n.state = "warming";
-      if (config.models.length > 0) n.models = [...config.models];
-      n.lastError = undefined;
-    } else if (answer.kind === "rejected") {
-      n.state = "credential_rejected";
-      n.lastError = `the provider answered ${answer.status} to its credential`;
-      n.token = undefined;
-    } else {
-      n.state = "unreachable";
-      n.lastError = answer.detail;
-    }
-  }
-
-  /**
-   * A Hugging Face endpoint's URL and state from the Endpoints API. True when its data plane should be
-   * probed now (it runs); otherwise the node's state says why not, and what it serves is its
-   * repository (a scaled-to-zero endpoint still serves it, after a cold start).
-   */
-  async #lookUp(n: NodeState, endpoint: { namespace: string; name: string }): Promise<boolean> {
-    const lookup = this.#o.lookupEndpoint;
-    if (lookup === undefined || n.token === undefined) {
-      n.state = "unsupported";
-      n.lastError = "no Endpoints API client is configured on this node";
-      return false;
-    }
-    let info: EndpointLookup;
-    try {
-      info = await lookup(endpoint, n.token);
-    } catch (cause) {
-      const kind = (cause as { kind?: string }).kind;
-      if (kind === "rejected_credential" || kind === "forbidden") {
-        n.state = "credential_rejected";
-        n.token = undefined;
-      } else n.state = "unreachable";
-      n.lastError = `Endpoints API: ${(cause as Error).message}`;
-      return false;
-    }
-    n.gpu = info.accelerator;
-    n.providerState = info.state;
-    n.providerMessage = info.message;
-    const allow = n.config.models;
-    const served = allow.length === 0 ? [info.repository] : allow.filter((m) => m === info.repository);
-    n.baseUrl = info.url === undefined ? undefined : `${info.url.replace(/\/$/, "")}/v1`;
-    if (info.accessType === "public" && n.config.lifecycle.managed) {
-      n.state = "public_endpoint_refused";
-      n.lastError =
-        `${endpoint.namespace}/${endpoint.name} is public: PAIR manages only private or authenticated ` +
-        "endpoints; make it private on Hugging Face, or attach it with lifecycle.managed: false";
-      n.models = served;
-      return false;
-    }
-    n.warnings = info.accessType === "public" ? [OPEN_WARNING] : [];
-    const state = HF_STATES[info.state];
-    n.lastError = state === "failed" ? (info.message ?? "the endpoint failed") : undefined;
-    if (state === "running") return true;
-    n.state = state ?? "unreachable";
-    if (state === undefined) n.lastError = `Hugging Face reports an unknown state "${info.state}"`;
-    n.models = served;
-    return false;
-  }
 }
 
 function usdOf(microUsd: number | undefined): number | null {
@@ -654,24 +507,6 @@ function usdOf(microUsd: number | undefined): number | null {
 function peerSpend(managed: ManagedView | null): RentedPeerView["spend_usd"] {
   const s = managed?.spend_usd;
   return s === undefined || s === null ? null : { session: s.session, day: s.today, month: s.month };
-}
-
-function fresh(config: RentedNodeConfig, source: "config" | "attached"): NodeState {
-  return {
-    config,
-    source,
-    state: "unknown",
-    models: [],
-    token: undefined,
-    lastError: undefined,
-    warnings: [],
-    openChecked: false,
-    baseUrl: undefined,
-    gpu: undefined,
-    prices: new Map(),
-    providerState: undefined,
-    providerMessage: undefined,
-  };
 }
 
 function describeProblems(problems: readonly RentedNodeProblem[]): string {

@@ -1,0 +1,206 @@
+/**
+ * The rented nodes of one PAIR node, wired together: the shared spend ledger, the managed Hugging Face
+ * endpoints, the Runpod pods and the Hugging Face Jobs (each made from the config), the registry of
+ * rented nodes that probes them and routes to them, and the creator behind `pair rented create`.
+ * Built in that order (each takes the ones before it) and returned as one object for node.ts to start,
+ * route through and close.
+ * Must not know: the client API, the cluster, command-line parsing, where the config came from.
+ */
+
+import { readFileSync } from "node:fs";
+import { HttpsEndpointsTransport } from "@pair/huggingface";
+import type { ProxyUrlOf } from "@pair/runpod";
+import type { Dispatcher } from "undici";
+import type { PairConfig } from "./config/index.js";
+import {
+  attachedRentedConfigs,
+  combineManagedHooks,
+  JobNodes,
+  ManagedEndpoints,
+  RentedCreator,
+  RentedNodes,
+  RunpodPodNodes,
+  SharedLedger,
+  SYSTEM_CLOCK,
+  type CredentialReader,
+  type EndpointLookupFn,
+  type ManagedEndpointsOptions,
+} from "./rented/index.js";
+import type { Scheduler } from "./scheduler/scheduler.js";
+
+/** Managed nodes' clock, timer seam, pass interval, poll interval and budget time zone (tests set them). */
+export type RentedManagedOptions = Pick<
+  ManagedEndpointsOptions,
+  "clock" | "timers" | "tickMs" | "pollMs" | "timeZone"
+>;
+
+export interface RentedWiringOptions {
+  readonly config: PairConfig;
+  /** This node's cluster identity (names the ledger, tags what it creates). */
+  readonly nodeId: string;
+  readonly credentials: CredentialReader;
+  /** Verified HTTPS to the rented nodes' data planes (their `/v1/models` probes). */
+  readonly outbound: Dispatcher;
+  /** Requests in flight per rented node (`rented:<name>`), for idle pauses. */
+  readonly scheduler: Scheduler;
+  readonly log: (line: string) => void;
+  readonly managed?: RentedManagedOptions | undefined;
+  /** Runpod pods' proxy base URL (default `https://{podId}-{port}.proxy.runpod.net`; an emulator's own). */
+  readonly runpodProxyUrl?: ProxyUrlOf | undefined;
+  /** How often rented nodes are probed (default 30 s). */
+  readonly rentedProbeIntervalMs?: number | undefined;
+  /** A node was created or changed by `pair rented create` (peers should hear of it). */
+  readonly onCreatorChange: () => void;
+}
+
+export interface RentedWiring {
+  readonly ledger: SharedLedger;
+  /** Managed Hugging Face endpoints (adoption, wake, idle and budget pauses, pause on exit). */
+  readonly managed: ManagedEndpoints;
+  /** Managed Runpod pods (made on demand; idle, budget and exit terminations). */
+  readonly runpod: RunpodPodNodes;
+  /** Managed Hugging Face Jobs (run on demand for a batch window; window, idle, budget and exit cancels). */
+  readonly jobs: JobNodes;
+  /** Every rented node this node sponsors: probes, views, routing. */
+  readonly rented: RentedNodes;
+  readonly creator: RentedCreator;
+}
+
+/** Builds the rented side of a node (nothing started: node.ts starts and closes each part). */
+export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
+  const { config, credentials, scheduler, log } = o;
+  const dataDir = config.node.dataDir;
+  const ledger = new SharedLedger({
+    dataDir,
+    clock: o.managed?.clock ?? SYSTEM_CLOCK,
+    ledgerId: `ledger-${o.nodeId}`,
+  });
+  const managed = new ManagedEndpoints({
+    nodeName: config.node.name,
+    nodeId: o.nodeId,
+    dataDir,
+    configured: [
+      ...config.rentedNodes,
+      ...attachedRentedConfigs(dataDir, config.node.name, config.rentedNodes),
+    ],
+    credentials,
+    transportFor: endpointsTransport(config),
+    inFlight: (name) => scheduler.inFlight(`rented:${name}`),
+    log,
+    ledger,
+    ...o.managed,
+  });
+  const runpod = runpodPodNodes(config, o, { ledger });
+  const jobs = jobNodes(config, o, { ledger });
+  const rented = new RentedNodes({
+    nodeName: config.node.name,
+    dataDir,
+    configured: config.rentedNodes,
+    credentials,
+    dispatcher: o.outbound,
+    lookupEndpoint: endpointLookup(config),
+    managed: combineManagedHooks(managed, runpod.hooks(), jobs.hooks()),
+    log,
+    ...(o.rentedProbeIntervalMs === undefined ? {} : { probeIntervalMs: o.rentedProbeIntervalMs }),
+  });
+  const creator = new RentedCreator({
+    nodeName: config.node.name,
+    credentials,
+    transportFor: endpointsTransport(config),
+    rented,
+    managed,
+    ...(o.managed?.pollMs === undefined ? {} : { watchMs: o.managed.pollMs }),
+    ...(o.managed?.timers === undefined ? {} : { timers: o.managed.timers }),
+    onChange: o.onCreatorChange,
+    log,
+  });
+  return { ledger, managed, runpod, jobs, rented, creator };
+}
+
+/** The managed Runpod pods of this config (none when it declares no `pod:` node). */
+function runpodPodNodes(
+  config: PairConfig,
+  options: RentedWiringOptions,
+  deps: { ledger: SharedLedger },
+): RunpodPodNodes {
+  const extraCaPem =
+    config.tls.extraCaFile === null ? undefined : readFileSync(config.tls.extraCaFile, "utf8");
+  return new RunpodPodNodes({
+    nodeId: options.nodeId,
+    dataDir: config.node.dataDir,
+    configured: config.rentedNodes,
+    credentials: options.credentials,
+    apiBaseUrl: config.providers.runpod.api,
+    ...(extraCaPem === undefined ? {} : { extraCaPem }),
+    ...(options.runpodProxyUrl === undefined ? {} : { proxyUrl: options.runpodProxyUrl }),
+    ledger: deps.ledger,
+    inFlight: (name) => options.scheduler.inFlight(`rented:${name}`),
+    log: options.log,
+    ...options.managed,
+  });
+}
+
+/** The managed Hugging Face Jobs of this config (none when it declares no `job:` node). */
+function jobNodes(
+  config: PairConfig,
+  options: RentedWiringOptions,
+  deps: { ledger: SharedLedger },
+): JobNodes {
+  const extraCaPem =
+    config.tls.extraCaFile === null ? undefined : readFileSync(config.tls.extraCaFile, "utf8");
+  return new JobNodes({
+    nodeId: options.nodeId,
+    dataDir: config.node.dataDir,
+    configured: config.rentedNodes,
+    credentials: options.credentials,
+    hubApi: config.providers.huggingface.hubApi,
+    ...(extraCaPem === undefined ? {} : { extraCaPem }),
+    ledger: deps.ledger,
+    inFlight: (name) => options.scheduler.inFlight(`rented:${name}`),
+    log: options.log,
+    ...options.managed,
+  });
+}
+
+/** An Endpoints API client per token, for managed endpoints (verified HTTPS, extra CA, default retries). */
+function endpointsTransport(config: PairConfig): ManagedEndpointsOptions["transportFor"] {
+  const extraCaPem =
+    config.tls.extraCaFile === null ? undefined : readFileSync(config.tls.extraCaFile, "utf8");
+  return (token) =>
+    new HttpsEndpointsTransport({
+      token: { reveal: () => token.reveal() },
+      endpointsApi: config.providers.huggingface.endpointsApi,
+      hubApi: config.providers.huggingface.hubApi,
+      catalogApi: config.providers.huggingface.catalogApi,
+      ...(extraCaPem === undefined ? {} : { extraCaPem }),
+    });
+}
+
+/** Hugging Face endpoints looked up by name through the Endpoints API (verified HTTPS, extra CA). */
+function endpointLookup(config: PairConfig): EndpointLookupFn {
+  const extraCaPem =
+    config.tls.extraCaFile === null ? undefined : readFileSync(config.tls.extraCaFile, "utf8");
+  return async ({ namespace, name }, token) => {
+    const transport = new HttpsEndpointsTransport({
+      token: { reveal: () => token.reveal() },
+      endpointsApi: config.providers.huggingface.endpointsApi,
+      hubApi: config.providers.huggingface.hubApi,
+      ...(extraCaPem === undefined ? {} : { extraCaPem }),
+      retry: { maxAttempts: 1 },
+    });
+    try {
+      const e = await transport.getEndpoint(namespace, name);
+      return {
+        state: e.state === "unrecognized" ? e.rawState : e.state,
+        url: e.url,
+        // "public" here means reachable without a token: HF's own type word, read as the reference spells it.
+        accessType: e.accessType,
+        repository: e.repository,
+        message: e.message,
+        accelerator: e.accelerator,
+      };
+    } finally {
+      await transport.close();
+    }
+  };
+}

@@ -1,0 +1,205 @@
+/**
+ * Probing one rented node, the sponsor's periodic look at it: read its credential from the OS credential
+ * store (once, kept redacted), look a Hugging Face endpoint up by name (its URL, state and GPU from the
+ * Endpoints API), then ask its `/v1/models` over verified HTTPS for its models and prices, and check once
+ * per credential whether it answers without one. The answer is written into the node's state.
+ * Must not know: the registry of nodes (rented-nodes.ts), views, routing, the client API.
+ */
+
+import type { Dispatcher } from "undici";
+import type { Redacted } from "../cluster/index.js";
+import { formatCredentialRef, type CredentialRef, type RentedNodeConfig } from "../config/index.js";
+import { HF_STATES, type EndpointLookup, type EndpointLookupFn } from "./hf-endpoint-states.js";
+import { listModels, type TokenPrices } from "./models-probe.js";
+
+/** Reads a credential; throws an error with a `code` (`credential_unavailable`) when the store fails. */
+export interface CredentialReader {
+  get(ref: CredentialRef): Promise<Redacted<string> | undefined>;
+}
+
+export type RentedState =
+  | "unknown"
+  | "running"
+  | "warming"
+  | "starting"
+  | "scaled_to_zero"
+  | "paused"
+  | "failed"
+  | "public_endpoint_refused"
+  | "unreachable"
+  | "credential_rejected"
+  | "credential_unavailable"
+  | "unsupported";
+
+export interface ManagedStatus {
+  readonly state: RentedState;
+  readonly models: readonly string[];
+  readonly gpu: string | undefined;
+  readonly lastError: string | undefined;
+}
+
+/** What a probe uses (`RentedNodesOptions` has it all). */
+export interface ProbeDeps {
+  readonly credentials: CredentialReader;
+  readonly dispatcher: Dispatcher;
+  /** Longest a probe may take (default 10 s). */
+  readonly probeTimeoutMs?: number;
+  /** Hugging Face endpoints by name (the Endpoints API); absent: such nodes are unsupported. */
+  readonly lookupEndpoint?: EndpointLookupFn;
+  /** Nodes the manager knows without a probe (a Runpod pod made on demand). */
+  readonly managed?: { status?(name: string): ManagedStatus | undefined };
+  readonly log?: (line: string) => void;
+}
+
+/** One rented node as the registry keeps it; the probe writes into it. */
+export interface NodeState {
+  config: RentedNodeConfig;
+  readonly source: "config" | "attached";
+  state: RentedState;
+  models: string[];
+  token: Redacted<string> | undefined;
+  lastError: string | undefined;
+  warnings: string[];
+  /** Whether the no-credential check was made (once per credential). */
+  openChecked: boolean;
+  /** Where requests go: the config's base_url, or the URL the provider's API reported. */
+  baseUrl: string | undefined;
+  gpu: string | undefined;
+  /** Per-token prices by model (USD per million tokens), as the provider's /models listed them. */
+  prices: Map<string, TokenPrices>;
+  /** What the provider's API last said (Hugging Face endpoints). */
+  providerState: string | undefined;
+  providerMessage: string | undefined;
+}
+
+/** The warning a node gets when it answers without a credential. */
+const OPEN_WARNING =
+  "it answers /v1/models without a credential: anyone who can reach its URL can use it (and spend on it)";
+
+/** Probe one node: its state, models, prices and warnings, written into `n`. */
+export async function probeNode(n: NodeState, o: ProbeDeps): Promise<void> {
+  const config = n.config;
+  const known = o.managed?.status?.(config.name);
+  if (known !== undefined) return void Object.assign(n, known, { models: [...known.models] });
+  if (config.credential !== undefined && n.token === undefined) {
+    try {
+      n.token = await o.credentials.get(config.credential);
+    } catch (cause) {
+      n.state = "credential_unavailable";
+      n.lastError = (cause as Error).message;
+      return;
+    }
+    if (n.token === undefined) {
+      n.state = "credential_unavailable";
+      n.lastError =
+        `no credential ${formatCredentialRef(config.credential)} in the OS credential store; ` +
+        `store it with: pair credential set ${config.credential.service}/${config.credential.account}`;
+      return;
+    }
+    n.openChecked = false;
+  }
+  if (config.provider === "huggingface-endpoint") {
+    if (!(await lookUp(n, config.endpoint, o.lookupEndpoint))) return;
+  } else if ("baseUrl" in config) n.baseUrl = config.baseUrl;
+  const baseUrl = n.baseUrl;
+  if (baseUrl === undefined) return;
+  const answer = await listModels(o.dispatcher, baseUrl, n.token, o.probeTimeoutMs ?? 10_000);
+  if (answer.kind === "models") {
+    const allow = config.models;
+    n.models = allow.length === 0 ? answer.models : answer.models.filter((m) => allow.includes(m));
+    n.prices = answer.prices;
+    n.state = "running";
+    n.lastError = undefined;
+    if (!n.openChecked) {
+      n.openChecked = true;
+      const open =
+        n.token === undefined
+          ? answer
+          : await listModels(o.dispatcher, baseUrl, undefined, o.probeTimeoutMs ?? 10_000);
+      n.warnings = open.kind === "models" ? [OPEN_WARNING] : [];
+      if (open.kind === "models") o.log?.(`rented node ${config.name}: warning: ${OPEN_WARNING}`);
+    }
+  } else if (answer.kind === "warming") {
+    // Scaled to zero or starting: not a failure. Serve the allowlist (or what it served before).
+    n.state = "warming";
+    if (config.models.length > 0) n.models = [...config.models];
+    n.lastError = undefined;
+  } else if (answer.kind === "rejected") {
+    n.state = "credential_rejected";
+    n.lastError = `the provider answered ${answer.status} to its credential`;
+    n.token = undefined;
+  } else {
+    n.state = "unreachable";
+    n.lastError = answer.detail;
+  }
+}
+
+/**
+ * A Hugging Face endpoint's URL and state from the Endpoints API. True when its data plane should be
+ * probed now (it runs); otherwise the node's state says why not, and what it serves is its
+ * repository (a scaled-to-zero endpoint still serves it, after a cold start).
+ */
+async function lookUp(
+  n: NodeState,
+  endpoint: { namespace: string; name: string },
+  lookup: EndpointLookupFn | undefined,
+): Promise<boolean> {
+  if (lookup === undefined || n.token === undefined) {
+    n.state = "unsupported";
+    n.lastError = "no Endpoints API client is configured on this node";
+    return false;
+  }
+  let info: EndpointLookup;
+  try {
+    info = await lookup(endpoint, n.token);
+  } catch (cause) {
+    const kind = (cause as { kind?: string }).kind;
+    if (kind === "rejected_credential" || kind === "forbidden") {
+      n.state = "credential_rejected";
+      n.token = undefined;
+    } else n.state = "unreachable";
+    n.lastError = `Endpoints API: ${(cause as Error).message}`;
+    return false;
+  }
+  n.gpu = info.accelerator;
+  n.providerState = info.state;
+  n.providerMessage = info.message;
+  const allow = n.config.models;
+  const served = allow.length === 0 ? [info.repository] : allow.filter((m) => m === info.repository);
+  n.baseUrl = info.url === undefined ? undefined : `${info.url.replace(/\/$/, "")}/v1`;
+  if (info.accessType === "public" && n.config.lifecycle.managed) {
+    n.state = "public_endpoint_refused";
+    n.lastError =
+      `${endpoint.namespace}/${endpoint.name} is public: PAIR manages only private or authenticated ` +
+      "endpoints; make it private on Hugging Face, or attach it with lifecycle.managed: false";
+    n.models = served;
+    return false;
+  }
+  n.warnings = info.accessType === "public" ? [OPEN_WARNING] : [];
+  const state = HF_STATES[info.state];
+  n.lastError = state === "failed" ? (info.message ?? "the endpoint failed") : undefined;
+  if (state === "running") return true;
+  n.state = state ?? "unreachable";
+  if (state === undefined) n.lastError = `Hugging Face reports an unknown state "${info.state}"`;
+  n.models = served;
+  return false;
+}
+
+/** A node not probed yet. */
+export function fresh(config: RentedNodeConfig, source: "config" | "attached"): NodeState {
+  return {
+    config,
+    source,
+    state: "unknown",
+    models: [],
+    token: undefined,
+    lastError: undefined,
+    warnings: [],
+    openChecked: false,
+    baseUrl: undefined,
+    gpu: undefined,
+    prices: new Map(),
+    providerState: undefined,
+    providerMessage: undefined,
+  };
+}
