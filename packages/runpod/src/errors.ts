@@ -27,7 +27,8 @@ export type RunpodErrorKind =
   | "tls" // certificate verification failed: never retried, never bypassed
   | "protocol"; // an answer that is not what the spec promises
 
-export type RunpodOperation = "createPod" | "listPods" | "getPod" | "podAction" | "deletePod";
+export type RunpodOperation =
+  "createPod" | "listPods" | "getPod" | "podAction" | "deletePod" | "listGpuCatalog";
 
 export interface ProblemFields {
   readonly title?: string;

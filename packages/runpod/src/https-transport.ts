@@ -2,7 +2,8 @@
  * RunpodTransport over HTTPS with undici: `${baseUrl}/v2/...`, `Authorization: Bearer <key>` from
  * a SecretString, certificates always verified (the system roots plus an optional extra CA PEM,
  * e.g. a test CA; there is no switch to turn verification off and http:// is refused), connect /
- * headers / body timeouts, bounded response size. Nothing is retried here. Failures become
+ * headers / body timeouts, bounded response size. Only the catalogue read is retried here
+ * (`readRetries`, bounded backoff honouring Retry-After); pod calls never are. Failures become
  * RunpodApiError; a create that may have reached Runpod without a readable answer (socket closed,
  * timeout or abort after sending, any 5xx but a capacity refusal) is "uncertain".
  * Must not know: PAIR's identity scheme, retry policy, where the key is stored.
@@ -17,6 +18,7 @@ import {
   type RunpodErrorKind,
   type RunpodOperation,
 } from "./errors.js";
+import { parseGpuCatalog, type GpuCatalogEntry } from "./catalog-wire.js";
 import { parseRateLimit, parseRetryAfterMs, type RateLimitState } from "./rate-limit.js";
 import type { SecretString } from "./secret.js";
 import type { CallOptions, RunpodTransport } from "./transport.js";
@@ -46,6 +48,15 @@ export interface HttpsRunpodTransportOptions {
   readonly userAgent?: string;
   /** Wall clock for Retry-After dates (default Date.now). */
   readonly now?: () => number;
+  /** Retries of the catalogue read after a retryable failure (default 2; 0: none). */
+  readonly readRetries?: number;
+  /** The wait between catalogue retries (default a real timer); the timer seam for tests. */
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+/** Backoff before catalogue retry `attempt` (1-based): Retry-After when given, capped at 5 s. */
+function retryDelayMs(attempt: number, error: RunpodApiError): number {
+  return Math.min(5_000, error.retryAfterMs ?? 250 * 2 ** (attempt - 1));
 }
 
 function checkedMs(name: string, value: number | undefined, fallback: number): number {
@@ -91,6 +102,8 @@ export class HttpsRunpodTransport implements RunpodTransport {
   readonly #maxResponseBytes: number;
   readonly #userAgent: string;
   readonly #now: () => number;
+  readonly #readRetries: number;
+  readonly #sleep: (ms: number) => Promise<void>;
   #lastRateLimit: RateLimitState | undefined;
 
   constructor(options: HttpsRunpodTransportOptions) {
@@ -129,6 +142,13 @@ export class HttpsRunpodTransport implements RunpodTransport {
     this.#maxResponseBytes = options.maxResponseBytes ?? 16 * 1024 * 1024;
     this.#userAgent = options.userAgent ?? "pair-runpod/0.1";
     this.#now = options.now ?? Date.now;
+    const retries = options.readRetries ?? 2;
+    if (!Number.isInteger(retries) || retries < 0 || retries > 10)
+      throw new RangeError(
+        `HttpsRunpodTransport option readRetries: expected an integer in [0, 10], got ${String(retries)}`,
+      );
+    this.#readRetries = retries;
+    this.#sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
   }
 
   lastRateLimit(): RateLimitState | undefined {
@@ -186,6 +206,29 @@ export class HttpsRunpodTransport implements RunpodTransport {
       [404],
     );
     return answer.status === 404 ? "not_found" : "deleted";
+  }
+
+  async listGpuCatalog(options: CallOptions = {}): Promise<GpuCatalogEntry[]> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const answer = await this.#call(
+          "listGpuCatalog",
+          "GET",
+          "/catalog/gpus?include=AVAILABILITY&product=POD",
+          undefined,
+          options,
+        );
+        return this.#parsed("listGpuCatalog", () => parseGpuCatalog(answer.json));
+      } catch (error) {
+        const retry =
+          error instanceof RunpodApiError &&
+          error.retryable &&
+          attempt <= this.#readRetries &&
+          options.signal?.aborted !== true;
+        if (!retry) throw error;
+        await this.#sleep(retryDelayMs(attempt, error));
+      }
+    }
   }
 
   #parsed<T>(operation: RunpodOperation, parse: () => T): T {

@@ -7,6 +7,7 @@
  */
 
 export type { CallOptions, RunpodTransport } from "./transport.js";
+export { parseGpuCatalog, type GpuCatalogEntry } from "./catalog-wire.js";
 export { HttpsRunpodTransport, type HttpsRunpodTransportOptions } from "./https-transport.js";
 export {
   RunpodApiError,

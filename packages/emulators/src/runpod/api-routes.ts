@@ -2,13 +2,14 @@
  * The REST v2 control-plane surface over HTTP: bearer auth (401 problem), per-key rate limits
  * (headers on every answer, 429 + Retry-After over quota), the call-level faults, and the pod
  * routes — `GET/POST /v2/pods`, `GET/DELETE /v2/pods/{id}`, `POST /v2/pods/{id}/action` — mapped
- * onto the in-process control plane. Errors are `application/problem+json`.
+ * onto the in-process control plane — and `GET /v2/catalog/gpus` (prices, maxCount). Errors are `application/problem+json`.
  * Must not know: the lifecycle rules (the control plane's), the pod proxy, TLS.
  */
 
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import { readJsonObject, sendJson, type Exchange } from "../engine/http-exchange.js";
+import type { GpuCatalog } from "./catalog.js";
 import type { RunpodClock } from "./clock.js";
 import type { Outcome, RunpodControlPlane } from "./control-plane.js";
 import type { CallFaults } from "./faults.js";
@@ -19,6 +20,7 @@ import type { RateLimiter } from "./rate-limit.js";
 export interface ApiContext {
   readonly apiKey: string;
   readonly plane: RunpodControlPlane;
+  readonly catalog: GpuCatalog;
   readonly clock: RunpodClock;
   readonly limiter: RateLimiter;
   readonly calls: CallFaults;
@@ -101,6 +103,17 @@ export async function handleApi(ctx: ApiContext, exchange: Exchange): Promise<vo
     return sendProblem(res, problem(injected, "injected fault: the emulated control plane failed this call"));
   }
   const method = req.method ?? "GET";
+  if (path === "/v2/catalog/gpus") {
+    req.resume();
+    if (method !== "GET") return methodNotAllowed(res, "GET");
+    if (ctx.calls.catalogFailure !== undefined)
+      return sendProblem(res, problem(ctx.calls.catalogFailure, "injected fault: the catalogue failed"));
+    return sendJson(
+      res,
+      200,
+      ctx.catalog.wire(new URL(req.url ?? "/", "http://x").searchParams.get("include") === "AVAILABILITY"),
+    );
+  }
   if (path === "/v2/pods") {
     if (method === "GET") return sendJson(res, 200, { pods: ctx.plane.list() });
     if (method !== "POST") return methodNotAllowed(res, "GET, POST");

@@ -123,4 +123,25 @@ export class GpuCatalog {
   release(id: string, gpus: number): void {
     this.#free.set(id, this.free(id) + gpus);
   }
+
+  /**
+   * `GET /v2/catalog/gpus` as the emulator answers it. The reference (§10) documents only
+   * `price.{secure,community}` (USD per GPU-hour) and `maxCount`; the `{"gpus":[…]}` wrapper (like
+   * `{"pods":[…]}`), `id`, `displayName`, `memoryInGb` absent, and `availability.{free}` with
+   * `include=AVAILABILITY` are the emulator's GUESSES, not the documented shape.
+   */
+  wire(includeAvailability: boolean): { gpus: Record<string, unknown>[] } {
+    return {
+      gpus: [...this.#types.values()].map((t) => ({
+        id: t.id,
+        displayName: t.displayName,
+        maxCount: t.maxCountPerPod,
+        price: {
+          secure: t.securePriceMicroUsdPerHr / 1_000_000,
+          community: t.communityPriceMicroUsdPerHr / 1_000_000,
+        },
+        ...(includeAvailability ? { availability: { free: this.free(t.id) } } : {}),
+      })),
+    };
+  }
 }

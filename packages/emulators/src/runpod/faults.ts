@@ -18,6 +18,8 @@ export interface RunpodFaults {
   loseCreateAnswers(count?: number): void;
   /** The next `count` control-plane calls answer `status` (default 500) problem+json, doing nothing. */
   failNextCalls(count: number, status?: number): void;
+  /** `GET /v2/catalog/gpus` answers `status` (default 503) while on (`on` defaults to true). */
+  failCatalog(on?: boolean, status?: number): void;
   /** The pod's container crashes shortly after each start and restarts (proxy: 502). `on` defaults to true. */
   crashLoop(podId: string, on?: boolean): void;
   /** Pods created from now on crash-loop. */
@@ -34,6 +36,8 @@ export class CallFaults {
   #failCount = 0;
   #failStatus = 500;
   #lostCreates = 0;
+  /** The status every catalogue read answers with, while set. */
+  catalogFailure: number | undefined;
 
   failNext(count: number, status: number): void {
     if (!Number.isInteger(count) || count < 0)
@@ -75,6 +79,11 @@ export function faultSwitches(
     setCapacity: (gpuTypeId, gpus) => catalog.setFree(gpuTypeId, gpus),
     loseCreateAnswers: (count = 1) => calls.loseCreates(count),
     failNextCalls: (count, status = 500) => calls.failNext(count, status),
+    failCatalog: (on = true, status = 503) => {
+      if (!Number.isInteger(status) || status < 400 || status > 599)
+        throw new RangeError("runpod emulator: failCatalog status must be a 4xx or 5xx status");
+      calls.catalogFailure = on ? status : undefined;
+    },
     crashLoop: (podId, on = true) => plane.setCrashLoop(podId, on),
     crashLoopNewPods: (on) => {
       plane.newPodFaults.crashLoop = on;
@@ -88,6 +97,7 @@ export function faultSwitches(
     clear: () => {
       calls.failNext(0, 500);
       calls.loseCreates(0);
+      calls.catalogFailure = undefined;
       plane.newPodFaults.crashLoop = false;
       plane.newPodFaults.extraStartMs = 0;
     },

@@ -102,6 +102,7 @@ export async function startRunpodEmulator(options: RunpodEmulatorOptions): Promi
   const ctx: ApiContext = {
     apiKey: resolved.apiKey,
     plane,
+    catalog,
     clock,
     limiter: new RateLimiter(resolved.rateLimit),
     calls,

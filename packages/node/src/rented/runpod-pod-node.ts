@@ -2,6 +2,9 @@
  * One managed Runpod rented node (`provider: runpod` with a `pod:` section): pods made on demand by a
  * RunpodPodSupervisor over a HostingController and its own SQLite store, every hosting event fed to
  * the sponsor's shared ledger (per-second accrual at the placed GPU type's price plus disk storage).
+ * - Before any pod is placed it is priced from the GPU catalogue (read at start, again on each pass
+ *   while unknown): the most expensive of its GPU types, so the ledger can refuse the first pod up
+ *   front; a pod's own `cost` replaces that once seen. No catalogue: price 0 until a pod, and a warning.
  * - `prepare()` acquires a serving pod (the first caller creates, concurrent callers wait on the same
  *   start, never a second create) and drives passes until it serves or the caller's budget ends.
  * - `tick()`: stream leases for requests in flight, readiness, crash recovery, idle reaping, orphan
@@ -43,10 +46,9 @@ import type { ManagedAction, ManagedView } from "./managed-endpoint.js";
 import type { PresetIds } from "./managed-endpoints.js";
 import { reservationIdOf, type ManagedLedger } from "./managed-ledger.js";
 import type { ManagedStatus } from "./rented-nodes.js";
+import { podPriceFromCatalog, storageMicroUsdPerHour } from "./runpod-catalog-price.js";
 import { PriceWatchingTransport, type PodPrice } from "./runpod-price-watch.js";
 
-/** Disk and volume while a pod runs: $0.10 per GB-month (runpod-api.md §4), a month being 720 h. */
-const STORAGE_MICRO_USD_PER_GB_HOUR = 100_000 / 720;
 const USD = 1_000_000;
 const DAY_MS = 86_400_000;
 
@@ -77,6 +79,8 @@ export interface RunpodPodNodeOptions {
 export interface RunpodPodView extends ManagedView {
   readonly pod_state: "cold" | "starting" | "running" | "stopping";
   readonly gpu: string | null;
+  /** Why `usd_per_hour` is unknown before the first pod (the GPU catalogue could not be read), or null. */
+  readonly price_warning: string | null;
 }
 
 /** The model's RunpodModel, from the config's `pod:` section. */
@@ -110,7 +114,14 @@ export class RunpodPodManagedNode {
   readonly #controller: HostingController;
   readonly #supervisor: RunpodPodSupervisor;
   readonly #leases: StreamLease[] = [];
+  /** What the placed pod reports (or the ledger remembered from one): it wins over the catalogue. */
   #priceMicroUsdPerHour: number | undefined;
+  /** The catalogue's cautious price (most expensive GPU type), before any pod. */
+  #catalogMicroUsdPerHour: number | undefined;
+  #catalogRead = false;
+  #priceWarning: string | undefined;
+  /** The ledger's last refusal of a new pod was for money. */
+  #budgetRefusedUntil: { window: "day" | "month"; untilMs: number } | undefined;
   #gpu: string | undefined;
   #pausedBy: StopReason | undefined;
   #lastError: string | undefined;
@@ -192,6 +203,7 @@ export class RunpodPodManagedNode {
 
   async #tick(): Promise<void> {
     try {
+      await this.#readCatalog();
       this.#reserve();
       this.#holdStreams();
       await this.#supervisor.tick();
@@ -248,6 +260,17 @@ export class RunpodPodManagedNode {
       await Promise.race([acquired, Promise.resolve(undefined)]);
     }
     if (result.kind === "failed") {
+      const refused = this.#budgetRefusedUntil;
+      if (refused !== undefined)
+        return {
+          ok: false,
+          error: this.#error(
+            "budget_exceeded",
+            `a pod at ${this.#usdPerHour() ?? "?"} $/h does not fit its ` +
+              `${refused.window === "day" ? "daily" : "monthly"} budget; no pod until ` +
+              `${new Date(refused.untilMs).toISOString()}: raise budget.usd_per_${refused.window} or wait`,
+          ),
+        };
       this.#lastError = result.reason;
       return { ok: false, error: this.#error("rented_node_ineligible", result.reason) };
     }
@@ -329,13 +352,14 @@ export class RunpodPodManagedNode {
               month: usd(spend.thisMonthMicroUsd),
               total: usd(spend.totalMicroUsd),
             },
-      usd_per_hour: this.#priceMicroUsdPerHour === undefined ? null : usd(this.#priceMicroUsdPerHour),
+      usd_per_hour: this.#usdPerHour() ?? null,
       open_obligations: openObligations(this.#controller.state).length,
       last_error: this.#lastError ?? null,
       last_active_at: new Date(this.#lastActiveMs).toISOString(),
       idle_pause_min: this.#o.config.pod.idleTimeoutMs / 60_000,
       pod_state: this.#podState(),
       gpu: this.#gpu ?? null,
+      price_warning: this.#priceWarning ?? null,
     };
   }
 
@@ -370,10 +394,49 @@ export class RunpodPodManagedNode {
     return s === "ready" ? "running" : s;
   }
 
-  /** Open the node's reservation (price 0 until a pod's price is known) and keep it in step. */
+  /** The price the ledger charges: the placed pod's, else the catalogue's cautious one. */
+  #price(): number | undefined {
+    return this.#priceMicroUsdPerHour ?? this.#catalogMicroUsdPerHour;
+  }
+
+  #usdPerHour(): number | undefined {
+    const micro = this.#price();
+    return micro === undefined ? undefined : Math.round(micro) / USD;
+  }
+
+  /**
+   * Price the node from the GPU catalogue: once at start, then on each pass while neither the
+   * catalogue nor a pod has given a price. A failure keeps today's behaviour (price 0 until a pod)
+   * and says so in the view and the log (once per distinct reason).
+   */
+  async #readCatalog(): Promise<void> {
+    if (
+      this.#catalogRead &&
+      (this.#catalogMicroUsdPerHour !== undefined || this.#priceMicroUsdPerHour !== undefined)
+    )
+      return;
+    this.#catalogRead = true;
+    let warning: string | undefined;
+    try {
+      const priced = podPriceFromCatalog(await this.#o.transport.listGpuCatalog(), this.#o.config.pod);
+      if (priced.ok) this.#catalogMicroUsdPerHour = priced.microUsdPerHour;
+      else warning = priced.reason;
+    } catch (cause) {
+      warning = `the GPU catalogue could not be read (${(cause as Error).message})`;
+    }
+    if (warning === undefined) {
+      this.#priceWarning = undefined;
+      return;
+    }
+    warning += ": the price is unknown until a pod runs, so the budget cannot refuse the first pod up front";
+    if (warning !== this.#priceWarning) this.#o.log(`rented node ${this.name}: ${warning}`);
+    this.#priceWarning = warning;
+  }
+
+  /** Open the node's reservation (the catalogue's price, else 0, until a pod's is known); keep it in step. */
   #reserve(): void {
     const budget = { ...this.#o.config.budget, timeZone: this.#o.timeZone, stopLeadMs: 0 };
-    const reserved = this.#o.ledger.ensureReservation(this.name, this.#priceMicroUsdPerHour ?? 0, budget);
+    const reserved = this.#o.ledger.ensureReservation(this.name, this.#price() ?? 0, budget);
     if (!reserved.ok) this.#lastError = `ledger: ${JSON.stringify(reserved.error)}`;
   }
 
@@ -383,9 +446,13 @@ export class RunpodPodManagedNode {
     this.#reserve();
     const authorization = this.#o.ledger.authorize(this.name, this.#o.ids.preset(), RUNPOD_CAPABILITIES);
     if (authorization.ok) {
+      this.#budgetRefusedUntil = undefined;
       if (this.#pausedBy === "budget-exceeded") this.#pausedBy = undefined;
       return authorization.value;
     }
+    const e = authorization.error;
+    this.#budgetRefusedUntil =
+      e.code === "budget-exceeded" ? { window: e.window, untilMs: e.untilMs } : undefined;
     this.#lastError = `the ledger refused a new pod: ${authorization.error.code}`;
     return undefined;
   }
@@ -395,9 +462,7 @@ export class RunpodPodManagedNode {
     const ours =
       created || Object.values(this.#controller.state.deployments).some((d) => d.key?.incarnation === podId);
     if (!ours) return;
-    const p = this.#o.config.pod;
-    const storage = (p.containerDiskGb + p.volumeGb) * STORAGE_MICRO_USD_PER_GB_HOUR;
-    const micro = Math.round(price.usdPerHour * USD + storage);
+    const micro = Math.round(price.usdPerHour * USD + storageMicroUsdPerHour(this.#o.config.pod));
     this.#gpu = price.gpuType ?? this.#gpu;
     if (micro === this.#priceMicroUsdPerHour) return;
     this.#priceMicroUsdPerHour = micro;

@@ -7,7 +7,14 @@
  * Must not know: the ledger, the controller, HTTP.
  */
 
-import type { CallOptions, CreatePodRequest, Pod, PodAction, RunpodTransport } from "@pair/runpod";
+import type {
+  CallOptions,
+  CreatePodRequest,
+  GpuCatalogEntry,
+  Pod,
+  PodAction,
+  RunpodTransport,
+} from "@pair/runpod";
 
 export interface PodPrice {
   readonly usdPerHour: number;
@@ -45,6 +52,10 @@ export class PriceWatchingTransport implements RunpodTransport {
 
   deletePod(podId: string, options?: CallOptions): Promise<"deleted" | "not_found"> {
     return this.#inner.deletePod(podId, options);
+  }
+
+  listGpuCatalog(options?: CallOptions): Promise<GpuCatalogEntry[]> {
+    return this.#inner.listGpuCatalog(options);
   }
 
   lastRateLimit() {

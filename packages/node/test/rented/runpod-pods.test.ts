@@ -140,6 +140,10 @@ describe("Runpod pods on demand", () => {
         "      api_key_secret: vllm_key",
       ],
     });
+    // Before any pod: the catalogue's most expensive type (L40S 0.79 > A40 0.35) plus its disk.
+    const before = managedOf(await rentedRow(w));
+    expect(before["usd_per_hour"]).toBeCloseTo(0.79 + (20 * 0.1) / 720, 5);
+    expect(before["price_warning"]).toBeNull();
     w.emu.faults.outOfCapacity("NVIDIA L40S");
     const done = await w.advanceUntil(chat(w, false), COLD_START_MS + 60_000);
     expect(done.status).toBe(200);
@@ -225,6 +229,39 @@ describe("Runpod pods on demand", () => {
     const meter = w.emu.meter.totalMicroUsd(podId) / 1_000_000;
     const perSecond = Number(m["usd_per_hour"]) / 3600;
     expect(Math.abs(spend.total - meter)).toBeLessThanOrEqual(perSecond + 1e-6);
+  });
+
+  it("knows usd_per_hour from the GPU catalogue before the first request", async () => {
+    const w = await world();
+    const m = managedOf(await rentedRow(w));
+    expect(w.emu.pods.list()).toHaveLength(0);
+    // L40S at 0.79 $/h + 50 GB disk + 20 GB volume at $0.10 per GB-month.
+    expect(m["usd_per_hour"]).toBeCloseTo(0.79 + (70 * 0.1) / 720, 6);
+    expect(m["price_warning"]).toBeNull();
+  });
+
+  it("a budget smaller than one second of its price refuses the FIRST pod with budget_exceeded, creating nothing", async () => {
+    const w = await world({ lines: ["    budget: { usd_per_day: 0.0001 }"] });
+    const refused = await w.advanceUntil(chat(w, false), 60_000);
+    expect(refused.text).toContain("budget_exceeded");
+    expect(refused.text).toContain("usd_per_day");
+    expect(w.emu.pods.list()).toHaveLength(0); // no create reached the emulator
+  });
+
+  it("a catalogue that cannot be read: today's behaviour (price unknown) with a warning, priced once it answers", async () => {
+    const w = await runpodWorld(ca);
+    worlds.push(w);
+    w.emu.faults.failCatalog(true, 503);
+    await w.start();
+    const m = managedOf(await rentedRow(w));
+    expect(m["usd_per_hour"]).toBeNull();
+    expect(String(m["price_warning"])).toMatch(/GPU catalogue could not be read.*budget cannot refuse/);
+    expect(w.log.some((l) => l.includes("GPU catalogue could not be read"))).toBe(true);
+    w.emu.faults.failCatalog(false);
+    await w.advance(1_000, 1_000); // the next pass reads it again
+    const priced = managedOf(await rentedRow(w));
+    expect(priced["usd_per_hour"]).toBeCloseTo(0.79 + (70 * 0.1) / 720, 6);
+    expect(priced["price_warning"]).toBeNull();
   });
 
   it("sponsor exit terminates the pod (TERMINATED in the emulator)", async () => {
