@@ -20,11 +20,10 @@ import {
 import { SqliteHostingStore } from "@pair/store";
 import type { Redacted } from "../cluster/index.js";
 import type { CredentialRef, RentedNodeConfig, RunpodPodNode } from "../config/index.js";
-import type { PairError } from "../dialects/index.js";
-import type { ManagedAction, ManagedView } from "./managed-endpoint.js";
 import { PresetIds, SYSTEM_CLOCK, SYSTEM_TIMERS, type TimerSeam } from "./managed-endpoints.js";
 import type { ManagedHooks, ManagedStatus } from "./rented-nodes.js";
 import { RunpodPodManagedNode } from "./runpod-pod-node.js";
+import { onDemandHooks, readNodeCredential } from "./on-demand-hooks.js";
 import type { SharedLedger } from "./shared-ledger.js";
 
 export interface RunpodPodNodesOptions {
@@ -127,27 +126,12 @@ export class RunpodPodNodes {
     });
   }
 
-  async #read(
+  #read(
     config: RunpodPodNode,
     ref: CredentialRef | undefined,
     what: string,
   ): Promise<Redacted<string> | undefined> {
-    if (ref === undefined) {
-      this.#problems.set(config.name, `${what} is not configured`);
-      return undefined;
-    }
-    try {
-      const value = await this.#o.credentials.get(ref);
-      if (value === undefined)
-        this.#problems.set(
-          config.name,
-          `${what} is not in the OS credential store: pair credential set ${ref.service}/${ref.account}`,
-        );
-      return value;
-    } catch (cause) {
-      this.#problems.set(config.name, `${what}: ${(cause as Error).message}`);
-      return undefined;
-    }
+    return readNodeCredential(this.#o.credentials, this.#problems, config.name, ref, what);
   }
 
   has(name: string): boolean {
@@ -177,28 +161,7 @@ export class RunpodPodNodes {
 
   /** The routing hooks of these nodes. */
   hooks(): ManagedHooks {
-    const node = (name: string) => this.#nodes.get(name);
-    const notManaged = (name: string): PairError => ({
-      code: "rented_node_ineligible",
-      message: `rented node ${name} is not managed: ${this.#problems.get(name) ?? "unknown node"}`,
-      node: name,
-    });
-    return {
-      has: (name) => this.#nodes.has(name),
-      // Cold is not paused: a request starts a pod. A user's pause holds until resume.
-      wakeable: () => false,
-      budgetRefusal: (name) => node(name)?.budgetRefusal(),
-      act: async (name, action): Promise<ManagedAction> => {
-        const n = node(name);
-        if (n === undefined) return { ok: false, error: notManaged(name) };
-        return action === "resume" ? n.resume() : n.pause("user-request");
-      },
-      prepare: (name, signal) =>
-        node(name)?.prepare(signal) ?? Promise.resolve({ ok: false, error: notManaged(name) }),
-      view: (name): ManagedView | undefined => node(name)?.view(),
-      status: (name): ManagedStatus | undefined => node(name)?.status() ?? this.#unmanaged(name),
-      headers: (name) => node(name)?.headers(),
-    };
+    return onDemandHooks(this.#nodes, this.#problems, (name) => this.#unmanaged(name));
   }
 
   /** A configured pod node that could not be opened (a key missing): shown with the reason. */
