@@ -1,7 +1,8 @@
 /**
  * Fault switches of the Hugging Face emulator's control plane (endpoints API, hub, catalog): lost
- * answers (the action is applied, then the connection is dropped), failures and 429s for the next N
- * matching requests, slow state changes, and a failed deploy with a message. Deterministic: a switch
+ * answers (the action is applied, then the connection is dropped), held requests (kept unanswered,
+ * before or after the action is applied, until the test releases them), failures and 429s for the
+ * next N matching requests, slow state changes, and a failed deploy with a message. Deterministic: a switch
  * acts on exactly the requests it names, in arrival order.
  * Must not know: sockets (the server acts on the decision), endpoint states.
  */
@@ -17,6 +18,7 @@ export interface FaultFilter {
 export type ControlDecision =
   | { readonly kind: "none" }
   | { readonly kind: "lose" }
+  | { readonly kind: "hold"; readonly applied: "before-answer" | "on-release" }
   | { readonly kind: "fail"; readonly status: number }
   | { readonly kind: "rate-limit"; readonly retryAfterS: number };
 
@@ -37,8 +39,14 @@ function checkCount(what: string, count: number): void {
     throw new RangeError(`faults.${what}: count must be an integer in [1, 1000000], got ${count}`);
 }
 
+/** What happens to held requests when released: carried out (and answered if the client still waits), or dropped. */
+export type HeldRelease = "apply" | "drop";
+
 export class ControlFaults {
   #armed: Armed[] = [];
+  #held: ((how: HeldRelease) => void)[] = [];
+  #arrived: { readonly method: string; readonly path: string }[] = [];
+  #holdWaiters: (() => void)[] = [];
   #slowMs = 0;
   #deployFailures: string[] = [];
 
@@ -46,6 +54,46 @@ export class ControlFaults {
   loseAnswers(count: number, filter: FaultFilter = {}): void {
     checkCount("loseAnswers", count);
     this.#armed.push({ remaining: count, filter, decision: { kind: "lose" } });
+  }
+
+  /**
+   * The next `count` matching requests are held unanswered until `releaseHeld`. `applied:
+   * "before-answer"` carries the action out at once and holds only the answer (a client killed while
+   * waiting never learns it happened); `"on-release"` holds the request itself: the action happens only
+   * if released with "apply" — even when the client has gone, as a server that already read the request would.
+   */
+  holdNext(
+    count: number,
+    filter: FaultFilter = {},
+    applied: "before-answer" | "on-release" = "on-release",
+  ): void {
+    checkCount("holdNext", count);
+    this.#armed.push({ remaining: count, filter, decision: { kind: "hold", applied } });
+  }
+
+  /** Requests currently held. */
+  get heldCount(): number {
+    return this.#held.length;
+  }
+
+  /** Resolves once at least one request is held (for a test that acts while a request hangs). */
+  async whenHeld(): Promise<void> {
+    if (this.#held.length > 0) return;
+    await new Promise<void>((resolve) => this.#holdWaiters.push(resolve));
+  }
+
+  /** Releases every held request: carried out and answered ("apply") or dropped unapplied ("drop"). */
+  releaseHeld(how: HeldRelease = "apply"): number {
+    const held = this.#held.splice(0);
+    for (const release of held) release(how);
+    return held.length;
+  }
+
+  /** The server parks a held request here; resolves with how it was released. */
+  park(): Promise<HeldRelease> {
+    const released = new Promise<HeldRelease>((resolve) => this.#held.push(resolve));
+    for (const wake of this.#holdWaiters.splice(0)) wake();
+    return released;
   }
 
   /** The next `count` matching requests fail with `status` (default 500) and change nothing. */
@@ -84,8 +132,9 @@ export class ControlFaults {
     this.#deployFailures.push(message);
   }
 
-  /** Disarms every switch. */
+  /** Disarms every switch and drops held requests unapplied. */
   clear(): void {
+    this.releaseHeld("drop");
     this.#armed = [];
     this.#slowMs = 0;
     this.#deployFailures = [];
@@ -100,8 +149,14 @@ export class ControlFaults {
     return this.#deployFailures.shift();
   }
 
+  /** How many control-plane requests matching `filter` arrived so far (whatever was decided for them). */
+  arrived(filter: FaultFilter = {}): number {
+    return this.#arrived.filter((r) => matches(filter, r.method, r.path)).length;
+  }
+
   /** Decides for one arriving request (first armed matching switch wins, in arming order). */
   decide(method: string, path: string): ControlDecision {
+    this.#arrived.push({ method, path });
     const armed = this.#armed.find((entry) => entry.remaining > 0 && matches(entry.filter, method, path));
     if (!armed) return { kind: "none" };
     armed.remaining -= 1;

@@ -221,6 +221,18 @@ export async function startHuggingFaceEmulator(
       );
     }
     const body = await readJsonBody(req);
+    if (decision.kind === "hold") {
+      const early =
+        decision.applied === "before-answer"
+          ? controlReply(ctx, { method, path, headers: req.headers, body })
+          : undefined;
+      const how = await faults.park();
+      world.settle();
+      if (how === "drop" && early === undefined) return void req.socket.destroy();
+      const reply = early ?? controlReply(ctx, { method, path, headers: req.headers, body });
+      if (req.socket.destroyed) return; // the client went away: carried out, never answered
+      return send(res, reply);
+    }
     const reply = controlReply(ctx, { method, path, headers: req.headers, body });
     if (decision.kind === "lose") {
       // The action was carried out; the answer never arrives.

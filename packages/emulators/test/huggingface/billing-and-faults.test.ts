@@ -76,6 +76,36 @@ describe("fault switches", () => {
     ).toBe(200);
   });
 
+  it("holds a request: applied before the answer, or only if released with apply, even after the client left", async () => {
+    const h = await harness();
+    const api = `${h.emu.endpointsApiUrl}/v2/endpoint/alice`;
+    // Applied at once, answer held: the endpoint exists while the client still waits.
+    h.emu.faults.holdNext(1, { method: "POST" }, "before-answer");
+    const first = h.call("POST", api, { token: ALICE, body: createBody("early") });
+    await h.emu.faults.whenHeld();
+    expect(h.emu.endpoints.get("alice", "early")?.state).toBe("pending");
+    expect(h.emu.faults.releaseHeld()).toBe(1);
+    expect((await first).status).toBe(200);
+    // Held before applying, then dropped: nothing exists and the client's connection is cut.
+    h.emu.faults.holdNext(1, { method: "POST" });
+    const dropped = h.call("POST", api, { token: ALICE, body: createBody("never") });
+    await h.emu.faults.whenHeld();
+    expect(h.emu.endpoints.get("alice", "never")).toBeUndefined();
+    expect(h.emu.faults.releaseHeld("drop")).toBe(1);
+    await expect(dropped).rejects.toThrow();
+    expect(h.emu.endpoints.get("alice", "never")).toBeUndefined();
+    // Held before applying, released with apply: carried out then answered.
+    h.emu.faults.holdNext(1, { method: "POST" });
+    const late = h.call("POST", api, { token: ALICE, body: createBody("late") });
+    await h.emu.faults.whenHeld();
+    expect(h.emu.endpoints.get("alice", "late")).toBeUndefined();
+    h.emu.faults.releaseHeld("apply");
+    expect((await late).status).toBe(200);
+    expect(h.emu.endpoints.get("alice", "late")?.state).toBe("pending");
+    expect(h.emu.faults.heldCount).toBe(0);
+    expect(h.emu.faults.arrived({ method: "POST", path: /^\/v2\/endpoint\/alice$/ })).toBe(3);
+  });
+
   it("fails the next N requests with 5xx without changing anything", async () => {
     const h = await harness();
     h.emu.faults.failNext(2, 503);

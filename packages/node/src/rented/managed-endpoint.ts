@@ -33,6 +33,7 @@ import {
 import type { HuggingFaceEndpointNode } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
 import { ADOPT_INCARNATION, ADOPTED_HARDWARE, AdoptingProvider } from "./adopting-provider.js";
+import { hardwareOf, offerFor } from "./endpoint-hardware.js";
 import { reservationIdOf, type ManagedLedger } from "./managed-ledger.js";
 
 /** Deployment ids chosen before the declaration: the ledger's authorization names the id. */
@@ -137,27 +138,20 @@ export class ManagedEndpoint {
     return this.#controller;
   }
 
-  /** Price and reservation; false (with `last_error`) when the provider could not be asked yet. */
+  /**
+   * Price and reservation; false (with `last_error`) when the provider could not be asked yet. The
+   * hardware is the endpoint's, or — when it does not exist (a create PAIR declared may never have
+   * happened) — the one PAIR asked for, from SQLite: reconciliation must still run to settle that create.
+   */
   async #ensureReady(): Promise<boolean> {
     if (this.#priceMicroUsdPerHour !== undefined) return true;
-    const { namespace, name } = this.#o.config.endpoint;
+    const { namespace } = this.#o.config.endpoint;
     try {
-      const endpoint = await this.#o.transport.getEndpoint(namespace, name);
-      const offers = await this.#o.transport.listProviderCompute(namespace);
-      const offer =
-        offers.find(
-          (o) =>
-            o.instanceType === endpoint.instanceType &&
-            o.instanceSize === endpoint.instanceSize &&
-            o.vendor === endpoint.vendor &&
-            o.region === endpoint.region,
-        ) ??
-        offers.find(
-          (o) => o.instanceType === endpoint.instanceType && o.instanceSize === endpoint.instanceSize,
-        );
+      const shape = await hardwareOf(this.#o.transport, this.#o.config.endpoint, this.#controller.state);
+      const offer = offerFor(await this.#o.transport.listProviderCompute(namespace), shape);
       if (offer === undefined) {
         this.#lastError =
-          `no price for ${endpoint.instanceType ?? "?"} ${endpoint.instanceSize ?? "?"} in ` +
+          `no price for ${shape.instanceType ?? "?"} ${shape.instanceSize ?? "?"} in ` +
           `${namespace}'s hardware list: PAIR cannot budget it, so it does not manage it`;
         return false;
       }

@@ -5,8 +5,7 @@
 // adopted or resumed twice, no obligation was discharged without evidence, idle enforcement resumes
 // (it pauses the endpoint again), and the ledger saw the billing (its numbers against the meter are
 // printed; ledger-gap.test.ts holds the gap they showed, now fixed), and the HF token is in no file of the data
-// dir and no line of output. A crash during *create* is not covered:
-// PAIR does not create endpoints yet.
+// dir and no line of output. A crash during *create*: crash-create.test.ts.
 // Needs the OS credential store: run through `bash scripts/test.sh`.
 import { granulesCostMicroUsd } from "@pair/ledger";
 import { createTestCa, type TestCa } from "@pair/testkit";

@@ -93,14 +93,16 @@ export interface SponsorChild {
   /** Resolves with the exit code once the child exited. */
   exited(): Promise<number | null>;
   adminToken(): string;
+  /** The credential reference (`os-credential-store:service/account`) holding the HF token. */
+  readonly credentialRef: string;
   /** Files of the data dir and lines of the children's output that hold the HF token (should be none). */
   tokenLeaks(): string[];
   /** GET an admin path with the admin token. */
   admin(path: string): Promise<unknown>;
-  /** The managed node's hosting store, read from SQLite (the child may be running or dead). */
-  hosting(): HostingState;
-  /** The managed node's ledger spend, read from SQLite at the emulator's now. */
-  spend(): NodeSpend | undefined;
+  /** A managed node's hosting store (default the configured one), read from SQLite (the child may be running or dead). */
+  hosting(node?: string): HostingState;
+  /** A managed node's ledger spend (default the configured one), read from SQLite at the emulator's now. */
+  spend(node?: string): NodeSpend | undefined;
   cleanup(): Promise<void>;
 }
 
@@ -207,6 +209,7 @@ export async function sponsorChild(
     },
     exited: () => exit,
     adminToken: () => readFileSync(join(dataDir, "admin.token"), "utf8").trim(),
+    credentialRef: `os-credential-store:${credential.service}/${credential.account}`,
     tokenLeaks() {
       const files = readdirSync(dir, { recursive: true, withFileTypes: true })
         .filter((e) => e.isFile())
@@ -222,19 +225,19 @@ export async function sponsorChild(
       if (res.status !== 200) throw new Error(`GET ${path}: ${res.status}`);
       return res.json();
     },
-    hosting() {
-      const hosting = new SqliteHostingStore({ path: join(dataDir, "managed", `${NODE}.db`) });
+    hosting(node = NODE) {
+      const hosting = new SqliteHostingStore({ path: join(dataDir, "managed", `${node}.db`) });
       try {
         return hosting.load();
       } finally {
         hosting.close();
       }
     },
-    spend() {
+    spend(node = NODE) {
       const ledger = new SqliteLedgerStore({ path: join(dataDir, "managed", "ledger.db") });
       try {
         const state = ledger.load();
-        return state === undefined ? undefined : spendOf(state, NODE, hf.nowMs());
+        return state === undefined ? undefined : spendOf(state, node, hf.nowMs());
       } finally {
         ledger.close();
       }
