@@ -1,6 +1,7 @@
 /**
  * The hosting contract's events, read as billing: `ResourceObserved` opens or continues an episode
- * (charging bills at the node's price, idle bills nothing); `OrphanRecorded` enters an episode from
+ * (charging bills at the node's price, idle bills nothing; charging after idle starts its run at the
+ * idle observation, charging-start.ts); `OrphanRecorded` enters an episode from
  * the orphan's reported creation, or from its first sighting; `ObligationDischarged` (ConfirmStopped)
  * is the only thing that closes one, and only with the contract's evidence kinds. Other events change
  * nothing here: a transferred obligation, a failed stop or a lapsed lease does not stop billing.
