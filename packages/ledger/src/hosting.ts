@@ -1,6 +1,7 @@
 /**
  * The hosting contract's events, read as billing: `ResourceObserved` opens or continues an episode
- * (charging bills at the node's price, idle bills nothing); `OrphanRecorded` enters an episode from
+ * (charging bills at the node's price, idle bills nothing; charging after idle starts its run at the
+ * idle observation, charging-start.ts); `OrphanRecorded` enters an episode from
  * the orphan's reported creation, or from its first sighting; `ObligationDischarged` (ConfirmStopped)
  * is the only thing that closes one, and only with the contract's evidence kinds. Other events change
  * nothing here: a transferred obligation, a failed stop or a lapsed lease does not stop billing.
@@ -20,6 +21,7 @@ import { accrueEpisode, hourlyRate, startRun } from "./accrual.js";
 import type { Draft } from "./draft.js";
 import type { LedgerInput, LedgerRefusal, OrphanBinding } from "./inputs.js";
 import type { DeploymentBinding, LedgerState } from "./state.js";
+import { startRunAfterIdle } from "./charging-start.js";
 import { settleOutage } from "./outage.js";
 import { DONE, invalid, step, unchanged, type Outcome } from "./step.js";
 import { evidenceProblem, isWallMs, validateBillingCapabilities } from "./validate.js";
@@ -128,14 +130,13 @@ function resourceObserved(
     episode = settleOutage(draft, episode, event.charging, atMs);
     const { run, ...rest } = episode;
     if (event.charging) {
-      // Charging after charging (or after an unknown spell) keeps the grid; after idle, a new grid starts.
-      draft.putEpisode({
-        ...rest,
-        key: event.key,
-        lastObservation: "charging",
-        lastObservedAtMs: atMs,
-        run: run ?? startRun(atMs, hourlyRate(reservation.pricing)),
-      });
+      // Charging after charging (or after an unknown spell) keeps the grid; after idle, a new grid
+      // starts at the idle observation: billing may have begun right after it (charging-start.ts).
+      const charging =
+        run === undefined
+          ? startRunAfterIdle(draft, { ...rest, key: event.key }, hourlyRate(reservation.pricing), atMs)
+          : { ...rest, key: event.key, run };
+      draft.putEpisode({ ...charging, lastObservation: "charging", lastObservedAtMs: atMs });
     } else {
       // Accrued up to now by the step (the granule under way is billed whole); idle bills nothing.
       draft.putEpisode({ ...rest, key: event.key, lastObservation: "idle", lastObservedAtMs: atMs });

@@ -193,6 +193,19 @@ export type LedgerEvent =
       readonly atMs: number;
     }
   | {
+      /**
+       * Observed charging after an idle observation: the run starts at that idle observation, since
+       * billing may have begun any time after it (charging-start.ts). `amountMicroUsd` is what was
+       * entered at once for the granules started between the two observations.
+       */
+      readonly type: "RunBackdated";
+      readonly deploymentId: DeploymentId;
+      readonly nodeId: NodeId;
+      readonly lastIdleAtMs: number;
+      readonly observedAtMs: number;
+      readonly amountMicroUsd: number;
+    }
+  | {
       /** The first observation after a restart decided an outage noted at SessionStarted (outage.ts). */
       readonly type: "OutageSettled";
       readonly deploymentId: DeploymentId;

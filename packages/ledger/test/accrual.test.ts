@@ -49,17 +49,19 @@ describe("billing episodes from the hosting contract's events", () => {
     expect(ledger.entries.every((e) => e.kind === "billed-time" && e.granularityMs === SEC)).toBe(true);
   });
 
-  it("bills nothing while the last observation was idle, and starts a new grid when charging again", () => {
+  it("bills nothing while the last observation was idle, and starts a new grid at the last idle observation when charging again", () => {
     const ledger = new Ledger().open().start("ep1", T0);
     ledger.observe("ep1", false, T0 + 90 * SEC); // scaled to zero during the 2nd minute: that minute is billed
     expect(ledger.entered()).toBe(MINUTE_AT_L4[1]);
     ledger.tick(T0 + 2 * HOUR);
     expect(ledger.entered()).toBe(MINUTE_AT_L4[1]);
-    ledger.observe("ep1", true, T0 + 2 * HOUR + 10 * SEC);
+    ledger.observe("ep1", false, T0 + 2 * HOUR); // a pass still sees it scaled to zero
+    expect(ledger.entered()).toBe(MINUTE_AT_L4[1]);
+    ledger.observe("ep1", true, T0 + 2 * HOUR + 10 * SEC); // it may have woken right after that pass
     ledger.tick(T0 + 2 * HOUR + 10 * SEC + 1);
     expect(ledger.entered()).toBe(MINUTE_AT_L4[1] + 13_334);
     const last = ledger.entries.at(-1) as BilledTimeEntry;
-    expect(last).toMatchObject({ atMs: T0 + 2 * HOUR + 10 * SEC, firstGranule: 0, granules: 1 });
+    expect(last).toMatchObject({ atMs: T0 + 2 * HOUR, firstGranule: 0, granules: 1 });
   });
 
   it("an open episode accrues until evidence ends it, never after", () => {

@@ -1,8 +1,9 @@
 // A sponsor outage is billed by the cautious rule: from the last observation before the restart to the
 // first one after it, charging at either end bills the whole outage as charging, idle at both ends bills
 // it idle. Worked examples (the pinned ledger-gap scenario among them), then a property against a meter
-// that bills what the resource really did: the ledger never under-counts charging that begins or ends
-// inside an outage, and over-counts by at most the outages' length at the price (plus granule rounding).
+// that bills what the resource really did, observed late (observation lag) and across outages: the
+// ledger never under-counts, and over-counts by at most, per change, the gap between the observation
+// before it and the one that saw it, and per outage its length, at the price, in whole granules.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { granulesCostMicroUsd, granulesStartedBefore } from "@pair/ledger";
@@ -139,14 +140,21 @@ describe("a sponsor outage begun while the resource was last seen idle", () => {
 });
 
 // ---------------------------------------------------------------------------------------------------
-// Property: the ledger against a meter. The resource's state changes either while the sponsor is up (an
-// observation reports it at once: no observation lag) or at most once inside an outage (between the last
-// observation before a restart and the first one after it). A charging stretch that begins and ends
-// inside one outage is invisible to any rule and is not generated.
+// Property: the ledger against a meter. The resource's state changes at any instant between two
+// observations (the observation that follows reports it: observation lag), at most once between two
+// observations while the sponsor is up, and at most once inside an outage (between the last observation
+// before a restart and the first one after it). A charging stretch that begins and ends between two
+// observations is invisible to any rule and is not generated.
+
+interface UpStep {
+  /** The next observation, this long after the previous one. */
+  readonly dtMs: number;
+  /** The state changed before it, at this fraction of the gap (never at the earlier observation). */
+  readonly flipAt: number | undefined;
+}
 
 interface Phase {
-  /** Observations while up: after `dtMs`, the state flips (or not) and is observed. */
-  readonly up: readonly { readonly dtMs: number; readonly flip: boolean }[];
+  readonly up: readonly UpStep[];
   /** Down this long after the last observation, then SessionStarted; first observation `firstObsMs` later. */
   readonly downMs: number;
   readonly firstObsMs: number;
@@ -159,12 +167,22 @@ interface World {
   readonly price: number;
   readonly startCharging: boolean;
   readonly phases: readonly Phase[];
-  readonly tail: readonly { readonly dtMs: number; readonly flip: boolean }[];
+  readonly tail: readonly UpStep[];
 }
 
-const ups = fc.array(fc.record({ dtMs: fc.integer({ min: 0, max: 20 * MIN }), flip: fc.boolean() }), {
-  maxLength: 4,
-});
+const fraction = fc.option(
+  fc.oneof(fc.constant(0), fc.constant(1), fc.double({ min: 0, max: 1, noNaN: true })),
+  {
+    nil: undefined,
+  },
+);
+const ups = fc.array(
+  fc.record({
+    dtMs: fc.oneof(fc.integer({ min: 0, max: 15 * SEC }), fc.integer({ min: 0, max: 20 * MIN })),
+    flipAt: fraction,
+  }),
+  { maxLength: 6 },
+);
 const world: fc.Arbitrary<World> = fc.record({
   perSecond: fc.boolean(),
   price: fc.integer({ min: 100_000, max: 6_000_000 }),
@@ -174,11 +192,9 @@ const world: fc.Arbitrary<World> = fc.record({
       up: ups,
       downMs: fc.oneof(fc.integer({ min: 1, max: 5 * MIN }), fc.integer({ min: 1, max: 30 * HOUR })),
       firstObsMs: fc.integer({ min: 0, max: 3 * MIN }),
-      flipAt: fc.option(fc.oneof(fc.constant(0), fc.double({ min: 0, max: 0.999, noNaN: true })), {
-        nil: undefined,
-      }),
+      flipAt: fraction,
     }),
-    { minLength: 1, maxLength: 5 },
+    { minLength: 0, maxLength: 5 },
   ),
   tail: ups,
 });
@@ -189,8 +205,16 @@ interface Run {
   /** Σ over outages of whole granules covering last observation → first observation after. */
   readonly outageGranules: number;
   readonly outages: number;
+  /** Σ over gaps between two observations while up in which the state changed, of whole granules covering the gap. */
+  readonly flipGapGranules: number;
+  readonly flips: number;
   readonly settledCharging: number;
+  readonly backdated: number;
 }
+
+/** An instant in `(fromMs, toMs]` at `fraction` of the gap (`toMs` itself when the gap is empty). */
+const inside = (fromMs: number, toMs: number, f: number): number =>
+  toMs <= fromMs ? toMs : fromMs + 1 + Math.floor(f * (toMs - fromMs - 1));
 
 function play(w: World): Run {
   const caps = w.perSecond ? RUNPOD_CAPS : HF_CAPS;
@@ -207,10 +231,17 @@ function play(w: World): Run {
   let now = T0;
   ledger.authorize("d1", "l4", now, caps);
   ledger.observe("d1", charging, now);
-  const observeUp = (steps: World["tail"]) => {
+  let flipGapGranules = 0;
+  let flips = 0;
+  const observeUp = (steps: readonly UpStep[]) => {
     for (const s of steps) {
+      const previous = now;
       now += s.dtMs;
-      if (s.flip) flipAt(now);
+      if (s.flipAt !== undefined) {
+        flipAt(inside(previous, now, s.flipAt));
+        flipGapGranules += granulesStartedBefore(previous, g, now);
+        flips += 1;
+      }
       ledger.observe("d1", charging, now);
     }
   };
@@ -242,27 +273,37 @@ function play(w: World): Run {
     meterMicroUsd: meter,
     outageGranules,
     outages: w.phases.length,
+    flipGapGranules,
+    flips,
     settledCharging: ledger.events.filter((e) => e.type === "OutageSettled" && e.billedAs === "charging")
       .length,
+    backdated: ledger.events.filter((e) => e.type === "RunBackdated").length,
   };
 }
 
-describe("the ledger against the meter across random outages (property)", () => {
-  it("never under-counts, and over-counts by at most the outages' length at the price", () => {
+describe("the ledger against the meter across observation lag and random outages (property)", () => {
+  it("never under-counts, and over-counts by at most the gaps around each change and the outages, at the price", () => {
     let settled = 0;
+    let backdated = 0;
     fc.assert(
       fc.property(world, (w) => {
         const r = play(w);
         settled += r.settledCharging;
+        backdated += r.backdated;
         expect(r.ledgerMicroUsd).toBeGreaterThanOrEqual(r.meterMicroUsd);
-        // Per outage: the granules covering it, plus one (the grid extended back past its start, or the
-        // granule under way at the first observation); 1 µUSD of rounding per part billed separately.
+        // Per change seen while up: the granules covering the gap between the observation before it and
+        // the one that saw it (a start backdated to the idle observation, or the granule under way at
+        // the idle observation that saw a stop). Per outage: the granules covering it, plus one (the grid
+        // extended back past its start, or the granule under way at the first observation). 1 µUSD of
+        // rounding per part billed separately.
         const g = w.perSecond ? SEC : MIN;
-        const bound = granulesCostMicroUsd(r.outageGranules + r.outages, g, w.price) + 2 * r.outages + 1;
+        const granules = r.outageGranules + r.outages + r.flipGapGranules;
+        const bound = granulesCostMicroUsd(granules, g, w.price) + 2 * (r.outages + r.flips) + 1;
         expect(r.ledgerMicroUsd - r.meterMicroUsd).toBeLessThanOrEqual(bound);
       }),
       { numRuns: Number(process.env.LEDGER_SIM_RUNS ?? 300) },
     );
-    expect(settled).toBeGreaterThan(0); // the rule was exercised, not only idle outages
+    expect(settled).toBeGreaterThan(0); // the outage rule was exercised, not only idle outages
+    expect(backdated).toBeGreaterThan(0); // and the cautious start after idle
   });
 });

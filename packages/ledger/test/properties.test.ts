@@ -1,7 +1,8 @@
 // The ledger under random interleavings of requests, price changes, window resets (time crossing
 // local midnights and month ends), observations, orphans, evidence and restarts. Invariants by name:
 // "spend = Σ entries", "never accrue after evidence", "a restart loses no entry", and "no cap is
-// overshot by more than one billing granule per episode plus what usage entered above its estimate".
+// overshot by more than one billing granule per episode plus what usage entered above its estimate",
+// plus, in the ledger's favour only, what outages and runs backdated to an idle observation entered.
 // Replay a failure with the seed and path fast-check prints; LEDGER_SIM_RUNS sets the number of runs.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -13,16 +14,19 @@ const RUNS = Number(process.env.LEDGER_SIM_RUNS ?? 150);
 
 describe("the ledger under random interleavings (property)", () => {
   it("keeps spend = Σ entries, never accrues after evidence, loses nothing across restarts, and holds every cap", () => {
+    let backdated = 0;
     fc.assert(
       fc.property(scenario, (s) => {
         const sim = new Simulation(s);
         sim.run();
         sim.checkNothingBilledAfterEvidence();
         expect(sim.overshoots()).toEqual([]);
+        backdated += sim.backdatedBilled.size;
       }),
       // Shrinking a long schedule can take minutes: report the failure as shrunk after 20 s.
       { numRuns: RUNS, interruptAfterTimeLimit: 20_000 },
     );
+    expect(backdated).toBeGreaterThan(0); // runs backdated to an idle observation were exercised
   });
 
   it("the cap bound is not vacuous: without the daemon's stops, spend runs past it", () => {

@@ -77,6 +77,11 @@ export class Simulation {
   readonly excess = new Map<string, number>();
   /** µUSD entered for outages settled as charging (granules before the run's anchor), per `nodeId|windowKey`. */
   readonly outageBilled = new Map<string, number>();
+  /**
+   * µUSD entered at once when a run was backdated to the idle observation before the charging one
+   * (granules started between them), per `nodeId|windowKey`: over-counted in the ledger's favour.
+   */
+  readonly backdatedBilled = new Map<string, number>();
   readonly maxPrice = new Map<string, number>();
   readonly closedAt = new Map<string, number>();
   readonly granularity = new Map<string, number>();
@@ -328,6 +333,8 @@ export class Simulation {
     }
     this.state = d.state;
     this.entries.push(...d.entries);
+    const backdated = new Map<string, number>();
+    for (const e of d.events) if (e.type === "RunBackdated") backdated.set(e.deploymentId, e.observedAtMs);
     for (const e of d.entries) {
       this.#sum += e.amountMicroUsd;
       const tz = d.state.reservations[e.reservationId]?.budget.timeZone ?? "UTC";
@@ -338,6 +345,10 @@ export class Simulation {
       if (e.kind === "billed-time" && e.firstGranule < 0)
         for (const key of [`${e.nodeId}|${k}`, `${e.nodeId}|${monthOfDayKey(k)}`])
           this.outageBilled.set(key, (this.outageBilled.get(key) ?? 0) + e.amountMicroUsd);
+      const seenAtMs = e.kind === "billed-time" ? backdated.get(e.deploymentId) : undefined;
+      if (e.kind === "billed-time" && e.firstGranule >= 0 && seenAtMs !== undefined && e.atMs < seenAtMs)
+        for (const key of [`${e.nodeId}|${k}`, `${e.nodeId}|${monthOfDayKey(k)}`])
+          this.backdatedBilled.set(key, (this.backdatedBilled.get(key) ?? 0) + e.amountMicroUsd);
     }
     for (const e of d.events) if (e.type === "EpisodeClosed") this.closedAt.set(e.deploymentId, e.atMs);
     for (const c of d.commands)
@@ -376,7 +387,8 @@ export class Simulation {
    * Per node and capped window: spend ≤ cap + one billed granule per episode that billed in the window
    * (at the highest price the node had) + what per-token usage entered above its held estimates + what
    * an outage billed when the first observation after a restart found the resource charging (time the
-   * sponsor could not control).
+   * sponsor could not control) + what a run backdated to the idle observation before its charging one
+   * entered at once (the ledger's cautious start: it over-counts, so it stops earlier, never later).
    */
   overshoots(): string[] {
     const problems: string[] = [];
@@ -400,7 +412,9 @@ export class Simulation {
       }
       for (const [key, g] of groups) {
         let slack =
-          (this.excess.get(`${r.nodeId}|${key}`) ?? 0) + (this.outageBilled.get(`${r.nodeId}|${key}`) ?? 0);
+          (this.excess.get(`${r.nodeId}|${key}`) ?? 0) +
+          (this.outageBilled.get(`${r.nodeId}|${key}`) ?? 0) +
+          (this.backdatedBilled.get(`${r.nodeId}|${key}`) ?? 0);
         for (const dep of g.episodes)
           slack += granulesCostMicroUsd(1, this.granularity.get(dep) ?? 1, this.maxPrice.get(r.nodeId) ?? 0);
         if (g.spent > g.cap + slack)

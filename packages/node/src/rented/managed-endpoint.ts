@@ -5,8 +5,9 @@
  * authorization, its stop obligation open until evidence (paused or gone). On each `tick()` it
  * reconciles with the listing, enforces the budget (the ledger's stops), adopts the endpoint when it
  * bills with no record, and pauses it after `idle_pause_min` with no PAIR workload (never while one is
- * in flight). `wake()` resumes it for a request; `close()` pauses it at sponsor exit, bounded by
- * `exit_timeout_s`; what stays unconfirmed stays open in SQLite for the next start.
+ * in flight). `prepare()` wakes it for a request and looks at it through the controller until it
+ * serves, so every status a wake reads reaches the ledger too; `close()` pauses it at sponsor exit,
+ * bounded by `exit_timeout_s`; what stays unconfirmed stays open in SQLite for the next start.
  * Must not know: HTTP routing, the CLI, where the token is stored, real timers (the sleep seam).
  */
 
@@ -109,6 +110,7 @@ export class ManagedEndpoint {
   #pausedBy: StopReason | undefined;
   #lastError: string | undefined;
   #wake: Promise<ManagedAction> | undefined;
+  #observing: Promise<unknown> | undefined;
   /** The detail of the last create answer that was not a creation (HF's message, or why it was lost). */
   #createDetail: string | undefined;
 
@@ -271,7 +273,7 @@ export class ManagedEndpoint {
   async tick(): Promise<void> {
     try {
       if (!(await this.#ensureReady())) return;
-      await this.#controller.reconcileOnce();
+      await this.#observe();
       const owns = (id: string) => this.#controller.state.deployments[id] !== undefined;
       for (const command of this.#o.ledger.tick(owns)) {
         this.#pausedBy = "budget-exceeded";
@@ -318,14 +320,16 @@ export class ManagedEndpoint {
       this.#wake = undefined;
     }));
     if (!woke.ok) return woke;
-    const { namespace, name } = this.#o.config.endpoint;
     for (;;) {
-      try {
-        const e = await this.#o.transport.getEndpoint(namespace, name);
-        if (e.url !== undefined && e.state !== "paused") return { ok: true, url: e.url };
-      } catch {
-        // asked again below, within the caller's budget
-      }
+      // Each look goes through the controller, so every status it reads (idle ones too) reaches the
+      // ledger as an observation: it sees billing begin within one poll, and starts the run at the
+      // idle look before it (the cautious start, docs/ledger.md).
+      await this.#observe().catch(() => undefined);
+      const observed = this.#live()?.observed;
+      if (observed?.address !== undefined && observed.status !== "paused")
+        return { ok: true, url: observed.address };
+      const budget = this.budgetRefusal();
+      if (budget !== undefined) return { ok: false, error: budget };
       if (!(await this.#o.sleep(this.#o.pollMs, signal)))
         return {
           ok: false,
@@ -435,7 +439,7 @@ export class ManagedEndpoint {
     const deadline = this.#o.clock.now().monoMs + this.#o.config.lifecycle.exitTimeoutMs;
     while (this.#openCount() > 0 && this.#o.clock.now().monoMs < deadline) {
       await this.#o.sleep(this.#o.pollMs);
-      await this.#controller.reconcileOnce().catch(() => undefined);
+      await this.#observe().catch(() => undefined);
     }
     const open = this.#openCount();
     if (open > 0)
@@ -553,6 +557,14 @@ export class ManagedEndpoint {
       `rented node ${this.name}: managing ${namespace}/${name} (created ${record.key.incarnation})`,
     );
     return { ok: true };
+  }
+
+  /** One reconciliation pass (joins one under way): lists the endpoint, feeding what it saw to the ledger. */
+  #observe(): Promise<unknown> {
+    this.#observing ??= this.#controller.reconcileOnce().finally(() => {
+      this.#observing = undefined;
+    });
+    return this.#observing;
   }
 
   #onEvent(event: HostingEvent): void {

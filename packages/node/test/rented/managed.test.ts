@@ -2,16 +2,17 @@
 // the real keyring: the sponsor adopts its configured endpoint by exact key through the hosting
 // contract and never touches another; pauses it at exit (an unconfirmed pause stays open in SQLite
 // and is reconciled at the next start); wakes it for a request; pauses it when idle; pauses it at
-// the budget cap. The emulator's meter is compared with the ledger at minute granularity.
+// the budget cap. The ledger is compared with the emulator's meter at minute granularity: never under
+// it, at most one billed minute per billing stretch over it.
 import { join } from "node:path";
-import { granulesCostMicroUsd } from "@pair/ledger";
 import { openObligations } from "@pair/provision";
-import { SqliteHostingStore } from "@pair/store";
+import { SqliteHostingStore, SqliteLedgerStore } from "@pair/store";
 import { createTestCa, type TestCa } from "@pair/testkit";
 import { request } from "undici";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { requireSecretService } from "../credentials/secret-service.js";
 import { managedWorld, MIN, MODEL, NODE, SPEC, type ManagedWorld } from "./managed-harness.js";
+import { expectLedgerCoversMeter, stretchMinutes } from "./meter-bound.js";
 
 const L4_MICRO_USD_PER_HOUR = 800_000;
 let ca: TestCa;
@@ -51,6 +52,16 @@ function storedObligations(w: ManagedWorld) {
   }
 }
 
+/** The ledger's entries for the node, read from SQLite beside the running sponsor. */
+function ledgerEntries(w: ManagedWorld) {
+  const store = new SqliteLedgerStore({ path: join(w.dataDir, "managed", "ledger.db") });
+  try {
+    return store.entries({ nodeId: NODE });
+  } finally {
+    store.close();
+  }
+}
+
 async function rentedRow(w: ManagedWorld): Promise<Record<string, unknown>> {
   const res = await request(`${w.node.url}/pair/v1/rented`, {
     headers: { authorization: `Bearer ${w.node.adminToken}` },
@@ -70,10 +81,13 @@ function chat(w: ManagedWorld) {
   }));
 }
 
+/**
+ * The ledger against the emulator's meter: never under it, and at most one billed minute per billing
+ * stretch over it (the stretch began between two looks 10 s apart; meter-bound.ts).
+ */
 function meterMatchesLedger(w: ManagedWorld): void {
-  const minutes = w.hf.meter.billedMinutes("alice", "qwen");
-  const view = w.node.managed.view(NODE);
-  expect(view?.spend_usd?.total).toBe(granulesCostMicroUsd(minutes, MIN, L4_MICRO_USD_PER_HOUR) / 1e6);
+  const minutes = stretchMinutes(w.hf, "alice", "qwen");
+  expectLedgerCoversMeter(w.node.managed.view(NODE)?.spend_usd?.total, minutes, L4_MICRO_USD_PER_HOUR);
 }
 
 describe("managed Hugging Face endpoints", () => {
@@ -159,6 +173,22 @@ describe("managed Hugging Face endpoints", () => {
     expect(warming).toBe(true); // the Jobs list showed it warming while it woke
     expect(w.hf.endpoints.get("alice", "qwen")?.state).toBe("running");
     expect(openObligations(w.node.managed.node(NODE)!.controller.state)).toHaveLength(1);
+    // The wake's own looks reached the ledger: its run starts at the last idle (pending) look before
+    // Hugging Face began billing, one poll before it, not at the resume (30 s of pending earlier).
+    await w.node.managed.tick();
+    const woken = w.hf.meter
+      .stretches()
+      .filter((s) => s.name === "qwen")
+      .at(-1);
+    const anchorMs = ledgerEntries(w)[0]?.atMs ?? Number.NaN;
+    expect(anchorMs).toBeLessThanOrEqual(woken?.startMs ?? Number.NaN);
+    expect((woken?.startMs ?? Number.NaN) - anchorMs).toBeLessThan(30_000);
+    const wokenMinutes = Math.ceil((w.hf.nowMs() - (woken?.startMs ?? Number.NaN)) / MIN);
+    expectLedgerCoversMeter(
+      w.node.managed.view(NODE)?.spend_usd?.total,
+      [wokenMinutes],
+      L4_MICRO_USD_PER_HOUR,
+    );
 
     const off = await world(["    lifecycle: { wake_on_request: false }"], "paused");
     await off.node.managed.tick();
@@ -169,7 +199,7 @@ describe("managed Hugging Face endpoints", () => {
     expect(off.hf.endpoints.get("alice", "qwen")?.state).toBe("paused");
   });
 
-  it("pauses after idle_pause_min with no PAIR workload; the meter equals the ledger", async () => {
+  it("pauses after idle_pause_min with no PAIR workload; the ledger covers the meter", async () => {
     const w = await world(["    lifecycle: { idle_pause_min: 5 }"]);
     await w.advance(4 * MIN);
     expect(w.hf.endpoints.get("alice", "qwen")?.state).toBe("running");
