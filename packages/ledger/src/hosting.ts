@@ -38,9 +38,10 @@ export function hostingEventReported(state: LedgerState, input: InputOf<"Hosting
       return orphanRecorded(state, event, input.bind);
     case "ObligationDischarged":
       return confirmStopped(state, event.id, event.evidence);
+    case "CreateIntentRecorded":
+      return createIntentRecorded(state, event, input.bind);
     case "DeploymentDeclared":
     case "LeaseGranted":
-    case "CreateIntentRecorded":
     case "ObligationOpened":
     case "PhaseChanged":
     case "CreateOutcomeUncertain":
@@ -84,6 +85,50 @@ function bindingFor(
 
 function ensureBound(draft: Draft, binding: BindingDraft, atMs: number): void {
   if (draft.binding(binding.deploymentId) === undefined) draft.putBinding({ ...binding, boundAtMs: atMs });
+}
+
+/**
+ * A create (or resume) is being sent: nothing of it can bill before now, and it may from any moment
+ * after. The episode opens as if observed idle now, so the first charging observation starts its run
+ * here (the cautious start), even when the first answer already reports charging. A retry's intent
+ * changes nothing (the episode knows more). Without a binding (an intent PAIR cannot budget) nothing happens.
+ */
+function createIntentRecorded(
+  state: LedgerState,
+  event: EventOf<"CreateIntentRecorded">,
+  bind: OrphanBinding | undefined,
+): Outcome {
+  if (state.episodes[event.id] !== undefined) return unchanged(state);
+  const bound = bindingFor(state, event.id, bind);
+  if (!bound.ok || !isWallMs(event.atMs)) return unchanged(state);
+  return step(state, event.atMs, (draft, atMs) => {
+    const binding = bound.value;
+    if (draft.reservation(binding.reservationId) === undefined) return DONE;
+    ensureBound(draft, binding, atMs);
+    draft.putEpisode({
+      deploymentId: event.id,
+      reservationId: binding.reservationId,
+      nodeId: binding.nodeId,
+      billingGranularityMs: binding.billingGranularityMs,
+      openedBy: "intent",
+      startedAtMs: atMs,
+      startKnown: true,
+      state: "open",
+      lastObservation: "idle",
+      lastObservedAtMs: atMs,
+      accruedUntilMs: atMs,
+      accruedMicroUsd: 0,
+    });
+    draft.events.push({
+      type: "EpisodeOpened",
+      deploymentId: event.id,
+      nodeId: binding.nodeId,
+      openedBy: "intent",
+      startedAtMs: atMs,
+      startKnown: true,
+    });
+    return DONE;
+  });
 }
 
 function resourceObserved(

@@ -133,7 +133,7 @@ export type LedgerEvent =
       readonly type: "EpisodeOpened";
       readonly deploymentId: DeploymentId;
       readonly nodeId: NodeId;
-      readonly openedBy: "observation" | "orphan";
+      readonly openedBy: "intent" | "observation" | "orphan";
       readonly startedAtMs: number;
       readonly startKnown: boolean;
     }

@@ -125,7 +125,7 @@ export interface BillingEpisode {
   readonly nodeId: NodeId;
   readonly key?: ResourceKey;
   readonly billingGranularityMs: number;
-  readonly openedBy: "observation" | "orphan";
+  readonly openedBy: "intent" | "observation" | "orphan";
   /** When billing began: the first observation, an orphan's reported creation, or its first sighting. */
   readonly startedAtMs: number;
   /** False for an orphan whose creation time the provider did not report ("unknown, since first seen"). */

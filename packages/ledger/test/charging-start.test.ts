@@ -47,6 +47,39 @@ describe("a run observed charging after an idle observation", () => {
     expect(pod.entered()).toBe(91_000); // 91 started seconds at $0.001/s, none of them seen charging
   });
 
+  it("starts at the create's intent when the first observation already finds it charging", () => {
+    // The create (or resume) is sent at T0; its first observation, 90.5 s later, reports charging: the
+    // provider may have billed from any moment after T0, so the run starts at T0.
+    const ledger = new Ledger().open();
+    ledger.authorize("ep1");
+    const intent = (atMs: number) =>
+      ledger.must({
+        type: "HostingEventReported",
+        event: { type: "CreateIntentRecorded", id: "ep1", requestId: "r1", atMs },
+        at: at(atMs),
+      });
+    expect(intent(T0).events).toContainEqual(
+      expect.objectContaining({ type: "EpisodeOpened", openedBy: "intent" }),
+    );
+    expect(intent(T0 + 30 * SEC).events).toEqual([]); // a retry's intent moves nothing
+    const seen = ledger.observe("ep1", true, T0 + 90 * SEC + 500);
+    expect(seen.events).toContainEqual(expect.objectContaining({ type: "RunBackdated", lastIdleAtMs: T0 }));
+    expect(ledger.entered()).toBe(cost(2));
+  });
+
+  it("closes an intent that never billed with nothing entered", () => {
+    const ledger = new Ledger().open();
+    ledger.authorize("ep1");
+    ledger.must({
+      type: "HostingEventReported",
+      event: { type: "CreateIntentRecorded", id: "ep1", requestId: "r1", atMs: T0 },
+      at: at(T0),
+    });
+    ledger.confirmStopped("ep1", T0 + 5 * MIN);
+    expect(ledger.state.episodes.ep1?.state).toBe("closed");
+    expect(ledger.entered()).toBe(0);
+  });
+
   it("does not backdate the first observation of an episode, nor charging after charging", () => {
     const ledger = new Ledger().open();
     ledger.authorize("ep1");
