@@ -41,6 +41,8 @@ interface Link {
 }
 
 export const DEFAULT_PEER_FIRST_BYTE_TIMEOUT_MS = 120_000;
+/** Connections to one peer at once: the peer agent's ceiling, a last guard behind the scheduler. */
+export const PEER_LINK_MAX_CONNECTIONS = 4_096;
 
 export class PeerLinks {
   readonly #o: PeerLinksOptions;
@@ -196,7 +198,11 @@ export class PeerLinks {
         connectTimeoutMs: 3_000,
         headersTimeoutMs: this.firstByteTimeoutMs,
         bodyTimeoutMs: 0,
-        maxConnections: 128,
+        // No cap below the scheduler's: it already bounds what goes to a peer (its advertised
+        // capacity, 64 per rented node it sponsors). A lower cap here (it was 128) queued requests
+        // inside undici — 256 concurrent streams ran 128 at a time — where the first-byte timer
+        // already runs and the scheduler's queue limits and wait bound do not see them.
+        maxConnections: PEER_LINK_MAX_CONNECTIONS,
       },
     });
     const link: Link = {
