@@ -506,7 +506,7 @@ class FirstByteTimeout extends Error {
 /** The peer was found down and had sent nothing for its silence window. */
 class PeerSilent extends Error {
   constructor(label: string, silentMs: number) {
-    super(`${label} went down (it missed a membership poll) and sent nothing for ${silentMs} ms`);
+    super(`${label} was found down and sent nothing for ${silentMs} ms`);
   }
 }
 
