@@ -2,8 +2,9 @@
  * Links to paired peers for forwarding: one pinned mTLS agent per peer, sized for streams (no body
  * timeout: a generation may pause), made when first needed and dropped when the peer is unpaired,
  * re-pinned or moves. It answers the forwarder's questions — which up peers serve a model, least
- * loaded first, and how to reach one — from the membership view, and carries this node's notices to
- * its peers (`changed` when its inventory changes, `leaving` when it shuts down).
+ * loaded first, and how to reach one — from the membership view, tells a forwarded request when its
+ * peer goes down (`watchDown`), and carries this node's notices to its peers (`changed` when its
+ * inventory changes, `leaving` when it shuts down).
  * Must not know: dialects, the scheduler, the client API, how a forwarded request is relayed.
  */
 
@@ -40,6 +41,8 @@ interface Link {
 }
 
 export const DEFAULT_PEER_FIRST_BYTE_TIMEOUT_MS = 120_000;
+/** Connections to one peer at once: the peer agent's ceiling, a last guard behind the scheduler. */
+export const PEER_LINK_MAX_CONNECTIONS = 4_096;
 
 export class PeerLinks {
   readonly #o: PeerLinksOptions;
@@ -51,10 +54,37 @@ export class PeerLinks {
     { readonly of: readonly MemberView[]; readonly byModel: Map<string, PeerLinkTarget[]> } | undefined;
   /** The trust store's active peers when the links were last checked against them. */
   #checkedAgainst: readonly PinnedPeer[] | undefined;
+  /** Requests under way to each peer that want to hear when it goes down. */
+  readonly #watchers = new Map<string, Set<() => void>>();
+  readonly #unsubscribe: () => void;
 
   constructor(options: PeerLinksOptions) {
     this.#o = options;
     this.firstByteTimeoutMs = options.firstByteTimeoutMs ?? DEFAULT_PEER_FIRST_BYTE_TIMEOUT_MS;
+    this.#unsubscribe = options.membership.onDown((nodeId) => {
+      const watchers = this.#watchers.get(nodeId);
+      if (watchers !== undefined) for (const watcher of [...watchers]) watcher();
+    });
+  }
+
+  /**
+   * How long a request to a peer may have heard nothing from it when the peer goes down before it
+   * is given up: the membership poll's timeout (the window in which the peer failed to answer).
+   */
+  get silentMs(): number {
+    return this.#o.membership.timeoutMs;
+  }
+
+  /** Call `onDown` each time the peer fails a poll or is marked down, until the returned stop is called. */
+  watchDown(target: Pick<PeerLinkTarget, "nodeId">, onDown: () => void): () => void {
+    let watchers = this.#watchers.get(target.nodeId);
+    if (watchers === undefined) this.#watchers.set(target.nodeId, (watchers = new Set()));
+    const set = watchers;
+    set.add(onDown);
+    return () => {
+      set.delete(onDown);
+      if (set.size === 0 && this.#watchers.get(target.nodeId) === set) this.#watchers.delete(target.nodeId);
+    };
   }
 
   /**
@@ -139,6 +169,7 @@ export class PeerLinks {
 
   async close(): Promise<void> {
     this.#closed = true;
+    this.#unsubscribe();
     const agents = [...this.#links.values()].map((l) => l.agent);
     this.#links.clear();
     await Promise.all(agents.map((a) => a.destroy().catch(() => undefined)));
@@ -167,7 +198,11 @@ export class PeerLinks {
         connectTimeoutMs: 3_000,
         headersTimeoutMs: this.firstByteTimeoutMs,
         bodyTimeoutMs: 0,
-        maxConnections: 128,
+        // No cap below the scheduler's: it already bounds what goes to a peer (its advertised
+        // capacity, 64 per rented node it sponsors). A lower cap here (it was 128) queued requests
+        // inside undici — 256 concurrent streams ran 128 at a time — where the first-byte timer
+        // already runs and the scheduler's queue limits and wait bound do not see them.
+        maxConnections: PEER_LINK_MAX_CONNECTIONS,
       },
     });
     const link: Link = {

@@ -5,7 +5,8 @@
  * within `timeoutMs` is marked down at once and its models dropped; its next good answer brings it
  * back. A peer revoked or unpaired leaves the view at once (the view is read against the trust store
  * every time) and its agent is closed at the next round. Peers without an address (paired before
- * addresses were recorded) are not polled and not shown.
+ * addresses were recorded) are not polled and not shown. Each time a peer fails a poll or is marked
+ * down, `onDown` listeners hear of it (forwarding cuts what it relays from a peer gone silent).
  * Must not know: the client API, the scheduler, engines, forwarding.
  */
 
@@ -79,6 +80,7 @@ export class PeerMembership {
   #timer: { cancel(): void } | undefined;
   #round: Promise<void> | undefined;
   #stopped = false;
+  readonly #downListeners = new Set<(nodeId: string) => void>();
   /** Bumped on every change of a member's state: `members()` is rebuilt only after one. */
   #version = 0;
   #views:
@@ -99,6 +101,20 @@ export class PeerMembership {
     this.#timeoutMs = timeoutMs;
     this.#nowMs = options.nowMs ?? (() => Date.now());
     this.#setTimer = options.setTimer ?? unrefTimer;
+  }
+
+  /** Longest a peer may take to answer a poll (ms). */
+  get timeoutMs(): number {
+    return this.#timeoutMs;
+  }
+
+  /**
+   * Call `listener` with the peer's node id each time a peer fails a poll (every failed poll, not
+   * only the first) or is marked down. Returns the unsubscribe.
+   */
+  onDown(listener: (nodeId: string) => void): () => void {
+    this.#downListeners.add(listener);
+    return () => void this.#downListeners.delete(listener);
   }
 
   /** The first round, then one every `refreshMs` until `stop()`. */
@@ -133,6 +149,11 @@ export class PeerMembership {
     state.inventory = undefined;
     state.lastError = why;
     this.#version += 1;
+    this.#tellDown(nodeId);
+  }
+
+  #tellDown(nodeId: string): void {
+    for (const listener of [...this.#downListeners]) listener(nodeId);
   }
 
   /**
@@ -266,6 +287,7 @@ export class PeerMembership {
       state.inventory = undefined;
       state.lastError = why;
       this.#version += 1;
+      this.#tellDown(peer.node_id);
     }
   }
 }

@@ -6,7 +6,9 @@
  * reply) arrives, so any failure before that — refused connection, 5xx, the model gone, no first byte
  * in time — fails over to the next upstream, and the workload records every attempt. After the first
  * byte, never: the stream is cut instead. A client that goes away aborts the upstream request (and
- * so, through a peer, the whole chain).
+ * so, through a peer, the whole chain). A peer found down (a failed membership poll) that has sent
+ * nothing for its silence window is given up: before the first byte that is a failover, after it a
+ * cut — a frozen peer keeps its sockets open, and no timeout would end a stream that may pause.
  * Must not know: which dialect the client speaks beyond the plan it is given, how peers are trusted.
  */
 
@@ -196,6 +198,13 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
   const onClientGone = () => upstream.abort(new Error("client went away"));
   fr.signal.addEventListener("abort", onClientGone, { once: true });
   const firstByteTimer = setTimeout(() => upstream.abort(new FirstByteTimeout()), timeoutMs);
+  // When the upstream last sent anything (or the attempt began): a peer found down is given up only
+  // if it has been silent for its window, so a busy peer missing one poll does not cut live streams.
+  let heardMs = started;
+  const silentMs = engine.silentMs ?? 0;
+  const stopWatching = engine.watchDown?.(() => {
+    if (deps.monoMs() - heardMs >= silentMs) upstream.abort(new PeerSilent(engine.label, silentMs));
+  });
   const unreachable = (detail: string): Attempt => ({
     kind: "next",
     error: {
@@ -242,6 +251,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
         if (fr.signal.aborted) return { kind: "done", outcome: { kind: "cancelled" } };
         if (upstream.reason instanceof FirstByteTimeout || isHeadersTimeout(cause))
           return timedOut(deps, engine, timeoutMs);
+        if (upstream.reason instanceof PeerSilent) return unreachable(upstream.reason.message);
         const detail = describe(cause);
         const next = unreachable(detail);
         return isConnectFailure(cause) && next.kind === "next" ? { ...next, markDown: detail } : next;
@@ -306,9 +316,11 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
     } catch (cause) {
       if (fr.signal.aborted) return { kind: "done", outcome: { kind: "cancelled" } };
       if (upstream.reason instanceof FirstByteTimeout) return timedOut(deps, engine, timeoutMs);
+      if (upstream.reason instanceof PeerSilent) return unreachable(upstream.reason.message);
       return unreachable(`the reply broke before its first byte: ${describe(cause)}`);
     }
     clearTimeout(firstByteTimer);
+    heardMs = deps.monoMs();
     fr.workload.firstByteMs = Math.round(deps.monoMs() - started);
     engine.served(fr.workload, response.headers);
     const headers: Record<string, string> = {
@@ -324,7 +336,11 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
       // A non-streamed reply is small: collect it whole, then answer (failover stays possible until then).
       const chunks: Buffer[] = first === undefined ? [] : [first];
       try {
-        if (first !== undefined && (await pump(body, fr.res, (c) => void chunks.push(c))) === "closed")
+        const collect = (c: Buffer) => {
+          heardMs = deps.monoMs();
+          chunks.push(c);
+        };
+        if (first !== undefined && (await pump(body, fr.res, collect)) === "closed")
           return { kind: "done", outcome: { kind: "cancelled" } };
       } catch (cause) {
         if (fr.signal.aborted) return { kind: "done", outcome: { kind: "cancelled" } };
@@ -350,6 +366,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
       fr.res.uncork();
     };
     const forwardChunk = (chunk: Buffer) => {
+      if (stopWatching !== undefined) heardMs = deps.monoMs();
       const out = relay.push(chunk);
       const data = p.passthrough ? chunk : out;
       if (data.length === 0) return true;
@@ -375,13 +392,15 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
       if (tail.length > 0 && !fr.res.destroyed) fr.res.write(tail);
       fr.res.destroy();
       applyCounts(fr.workload, counts);
-      return { kind: "done", outcome: { kind: "cut", detail: describe(cause) } };
+      const detail = upstream.reason instanceof PeerSilent ? upstream.reason.message : describe(cause);
+      return { kind: "done", outcome: { kind: "cut", detail } };
     }
     fr.res.end();
     applyCounts(fr.workload, counts);
     return { kind: "done", outcome: { kind: "completed" } };
   } finally {
     clearTimeout(firstByteTimer);
+    stopWatching?.();
     fr.signal.removeEventListener("abort", onClientGone);
   }
 }
@@ -481,6 +500,13 @@ function pump(
 class FirstByteTimeout extends Error {
   constructor() {
     super("no first byte in time");
+  }
+}
+
+/** The peer was found down and had sent nothing for its silence window. */
+class PeerSilent extends Error {
+  constructor(label: string, silentMs: number) {
+    super(`${label} was found down and sent nothing for ${silentMs} ms`);
   }
 }
 

@@ -34,6 +34,10 @@ export interface PeerUpstreams {
   sponsoring(model: string): readonly SponsoredRented[];
   /** Longest wait for a peer's first byte (it may itself be waiting for an engine). */
   readonly firstByteTimeoutMs: number;
+  /** Call `onDown` each time `peer` fails a membership poll or is marked down; returns the stop. */
+  watchDown?(peer: PeerUpstream, onDown: () => void): () => void;
+  /** How long a request may have heard nothing from a peer that went down before it is given up. */
+  readonly silentMs?: number;
 }
 
 /** Rented nodes this node sponsors (rented/ implements it). */
@@ -149,6 +153,13 @@ export interface Upstream {
   readonly prepare?: (signal: AbortSignal) => Promise<RentedPrepared>;
   /** The name this upstream advertises the model by, when it is another name of the requested model's alias group. */
   readonly model?: string;
+  /**
+   * Peers: call `onDown` each time the peer is found down (a failed membership poll); returns the
+   * stop. A request that heard nothing from it for `silentMs` is then given up (a frozen peer
+   * keeps its sockets open, so nothing else would end it).
+   */
+  readonly watchDown?: (onDown: () => void) => () => void;
+  readonly silentMs?: number;
 }
 
 /** `upstream` for a request that asked for `asked`, when it advertises the model as `advertised`. */
@@ -268,6 +279,9 @@ function makePeerUpstream(
       }
     },
     markDown: (why) => peers.markDown(peer, why),
+    ...(peers.watchDown === undefined
+      ? {}
+      : { watchDown: (onDown: () => void) => peers.watchDown!(peer, onDown), silentMs: peers.silentMs ?? 0 }),
   };
 }
 

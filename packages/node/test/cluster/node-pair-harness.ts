@@ -44,6 +44,8 @@ export interface TestNodeOptions {
   /** The engine's delay between tokens and tokens per answer (defaults 0 and 8). */
   readonly tokenDelayMs?: number;
   readonly maxTokens?: number;
+  /** The engine's `max_concurrent` (default 3). */
+  readonly maxConcurrent?: number;
   /** The built dashboard the node serves at /ui (default: packages/dashboard/dist). */
   readonly uiDir?: string;
 }
@@ -90,7 +92,7 @@ async function launch(
             `  - name: ${name}-ollama`,
             "    api: ollama",
             `    base_url: ${engine.url}`,
-            "    max_concurrent: 3",
+            `    max_concurrent: ${options.maxConcurrent ?? 3}`,
             "    probe_interval_s: 0.2",
           ]),
     ].join("\n");

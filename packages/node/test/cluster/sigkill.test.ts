@@ -2,113 +2,21 @@
 // requests fail over to the other node serving the model without the client noticing, and the
 // killed node rejoins when it starts again on the same data dir. The killed node is a real
 // `pair serve` process.
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { startEngineEmulator, type EngineEmulator } from "@pair/emulators";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WorkloadJson } from "../../src/history/workload-history.js";
+import { ServeChild, untilValue as until } from "../support/serve-child.js";
 import { admin, startTestNodeWith, type TestNode } from "./node-pair-harness.js";
 
-const PAIR_BIN = fileURLToPath(new URL("../../../../bin/pair.js", import.meta.url));
 const REFRESH_MS = 1_000;
 const TIMEOUT_MS = 400;
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-async function until<T>(check: () => Promise<T | undefined | false>, withinMs: number): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() - started > withinMs) throw new Error(`not within ${withinMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/** A `pair serve` child process with its own data dir, ports and config file. */
-class ChildNode {
-  process: ChildProcess | undefined;
-  output = "";
-  readonly url: string;
-  readonly clusterAddress: string;
-  readonly dataDir: string;
-
-  constructor(
-    readonly dir: string,
-    readonly port: number,
-    readonly clusterPort: number,
-    engineUrl: string,
-  ) {
-    this.url = `http://127.0.0.1:${port}`;
-    this.clusterAddress = `127.0.0.1:${clusterPort}`;
-    this.dataDir = join(dir, "data");
-    writeFileSync(
-      join(dir, "pair.yaml"),
-      [
-        "node:",
-        "  name: pc-killed",
-        `  data_dir: ${this.dataDir}`,
-        `  listen: 127.0.0.1:${port}`,
-        `  cluster_listen: 127.0.0.1:${clusterPort}`,
-        "  discovery: { mdns: false }",
-        "engines:",
-        "  - name: killed-ollama",
-        "    api: ollama",
-        `    base_url: ${engineUrl}`,
-        "    max_concurrent: 4",
-        "    probe_interval_s: 0.2",
-      ].join("\n"),
-    );
-  }
-
-  async start(): Promise<void> {
-    const child = spawn(process.execPath, [PAIR_BIN, "serve", "--config", join(this.dir, "pair.yaml")], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    this.process = child;
-    child.stdout?.on("data", (d: Buffer) => (this.output += d.toString()));
-    child.stderr?.on("data", (d: Buffer) => (this.output += d.toString()));
-    await until(async () => (await fetch(`${this.url}/`)).status === 200, 20_000).catch((e: unknown) => {
-      throw new Error(`pair serve did not start: ${String(e)}\n${this.output}`);
-    });
-  }
-
-  get adminToken(): string {
-    return readFileSync(join(this.dataDir, "admin.token"), "utf8").trim();
-  }
-
-  async pin(): Promise<string> {
-    const res = await fetch(`${this.url}/pair/v1/pin`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${this.adminToken}`, "content-type": "application/json" },
-      body: "{}",
-    });
-    expect(res.status).toBe(200);
-    return ((await res.json()) as { pin: string }).pin;
-  }
-
-  async kill(): Promise<void> {
-    const child = this.process;
-    if (child === undefined || child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once("exit", resolve));
-    child.kill("SIGKILL");
-    await exited;
-  }
-}
-
 let engine: EngineEmulator;
-let killed: ChildNode;
+let killed: ServeChild;
 let laptop: TestNode;
 let other: TestNode;
 let dir: string;
@@ -120,7 +28,7 @@ beforeAll(async () => {
     name: "killed-ollama",
     models: [{ name: "qwen:32b", maxTokens: 4 }],
   });
-  killed = new ChildNode(dir, await freePort(), await freePort(), engine.url);
+  killed = await ServeChild.create({ name: "pc-killed", dir, engineUrl: engine.url });
   [laptop, other] = await Promise.all([
     startTestNodeWith("laptop", { refreshMs: REFRESH_MS, timeoutMs: TIMEOUT_MS }),
     startTestNodeWith("pc-other", { models: ["qwen:32b"], refreshMs: REFRESH_MS, timeoutMs: TIMEOUT_MS }),

@@ -152,4 +152,41 @@ describe("PeerMembership", () => {
     await links.close();
     await w.m.stop();
   });
+
+  it("tells onDown listeners of every failed poll and every markDown, and PeerLinks hands them to the right peer's watchers", async () => {
+    const w = world();
+    w.answers.set("a", inventory("a", ["m"]));
+    w.answers.set("b", inventory("b", ["m"]));
+    const heard: string[] = [];
+    const stop = w.m.onDown((id) => heard.push(id));
+    await w.m.refresh();
+    expect(heard).toEqual([]); // answers are not news
+
+    const links = new PeerLinks({
+      identity: {} as NodeIdentity,
+      peers: { active: () => [peer("a"), peer("b")] },
+      membership: w.m,
+    });
+    expect(links.silentMs).toBe(2_000); // the poll's timeout: the window the peer failed to answer in
+    const toB: number[] = [];
+    const stopB = links.watchDown({ nodeId: "b" }, () => toB.push(1));
+
+    w.answers.set("b", new Error("no answer within 2000 ms"));
+    await w.tick(5_000);
+    await w.tick(5_000); // still down: heard again (a request that was busy the first time is checked again)
+    expect(heard).toEqual(["b", "b"]);
+    expect(toB).toHaveLength(2);
+    w.m.markDown("a", "refused");
+    expect(heard).toEqual(["b", "b", "a"]);
+    expect(toB).toHaveLength(2); // a's trouble is not b's
+
+    stopB();
+    await w.tick(5_000);
+    expect(toB).toHaveLength(2);
+    stop();
+    await w.tick(5_000);
+    expect(heard).toHaveLength(4);
+    await links.close();
+    await w.m.stop();
+  });
 });
