@@ -141,7 +141,13 @@ describe("a peer revoked while its stream is in progress", () => {
     // pc-3090); once its membership poll fails, the model is gone from its view (404).
     expect([502, 404], JSON.stringify(nextBody)).toContain(next.statusCode);
     expect(nextBody.error?.code, JSON.stringify(nextBody)).toMatch(/^(upstream_error|model_not_found)$/);
-    if (next.statusCode === 502) expect(nextBody.error?.message).toMatch(/pc-3090/);
+    if (next.statusCode === 502)
+      expect(nextBody.error?.message).toMatch(/pc-3090 failed: .*no longer trusts this node/);
+    // And the laptop's view of the cluster says why pc-3090 is down.
+    await until(async () => {
+      const rows = (await admin(laptop, "/pair/v1/nodes")).json as { name: string; last_error?: string }[];
+      return /no longer trusts this node/.test(rows.find((r) => r.name === "pc-3090")?.last_error ?? "");
+    }, CUT_BOUND_MS);
 
     // Nothing else on pc-3090 was touched: the other two streams finish, the tablet still reaches it.
     for (const other of [await fromTablet.rest, await local.rest]) {
@@ -152,5 +158,39 @@ describe("a peer revoked while its stream is in progress", () => {
     defer(() => tabletAgent.destroy());
     expect((await peerHello(desktop, tabletAgent)).status).toBe(200);
     expect(desktop.engine!.stats().completed).toBe(2);
+  });
+
+  it("a revoked node's next forwarded request gets a 502 saying the peer no longer trusts it, and the peer is marked down", async () => {
+    const desktop = await node("pc-3090", { models: [MODEL] });
+    // Membership polls rarely here, so the laptop still lists pc-3090 up when its next request goes.
+    const laptop = await node("laptop", { refreshMs: 60_000, timeoutMs: 2_000 });
+    await pair(laptop, desktop);
+    await sees(laptop, MODEL);
+    expect((await admin(desktop, "/pair/v1/unpair", { node: "laptop" })).status).toBe(200);
+
+    const ask = async () => {
+      const res = await request(`${laptop.node.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "hi" }] }),
+      });
+      return {
+        status: res.statusCode,
+        json: (await res.body.json()) as { error: { code: string; message: string } },
+      };
+    };
+    const first = await ask();
+    expect(first.status, JSON.stringify(first.json)).toBe(502);
+    expect(first.json.error.code).toBe("upstream_error");
+    expect(first.json.error.message).toMatch(/^node pc-3090 failed: .*no longer trusts this node.*pair join/);
+    // Marked down at once: the next request is not sent to it, and `pair nodes` says why.
+    const second = await ask();
+    expect({ status: second.status, code: second.json.error.code }).toEqual({
+      status: 404,
+      code: "model_not_found",
+    });
+    const rows = (await admin(laptop, "/pair/v1/nodes")).json as { name: string; last_error?: string }[];
+    expect(rows.find((r) => r.name === "pc-3090")?.last_error).toMatch(/no longer trusts this node/);
+    expect(desktop.engine!.stats().requests).toBe(0);
   });
 });
