@@ -10,9 +10,10 @@
 // Seeds are printed by fast-check on failure; rerun with { seed, path } to replay.
 import { randomBytes } from "node:crypto";
 import fc from "fast-check";
-import { request, type Agent } from "undici";
+import { Client, request, type Agent } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HANDSHAKE_PATH, PEER_CHANGED_PATH } from "../../src/cluster-node/index.js";
+import { calculateGenerator, sampleScalar, scalarMult } from "../../src/pairing/cpace-ristretto255.js";
 import { createInitiatorPairing, PAIRING_ERROR_CODES } from "../../src/pairing/index.js";
 import { makeIdentity, TempDirs } from "../cluster/cluster-fixtures.js";
 import {
@@ -240,6 +241,66 @@ describe("bad input on the pairing handshake (plain HTTP, unpaired clients)", ()
     );
     // The fuzz reached past the envelope reader: some hellos were read and refused for their message.
     expect(new Set(codes)).toContain("malformed_message");
+    expect(server.node.cluster.pairedPeers().map((p) => p.name)).toEqual(["laptop"]);
+    await stillServes();
+    expect(unhandled).toEqual([]);
+  });
+
+  it(`the second message after a good hello (where pair.confirm belongs): ${RUNS} runs, a documented refusal, never 5xx`, async () => {
+    // Shaped like a confirm (a valid group element as the share, a 64-byte tag), so replacing one
+    // field still reaches the key confirmation; the tag is random, so it never succeeds.
+    const confirm = {
+      message: {
+        version: 1,
+        type: "pair.confirm",
+        share: Buffer.from(
+          scalarMult(
+            sampleScalar((n) => randomBytes(n)),
+            calculateGenerator(randomBytes(8), randomBytes(8), randomBytes(8)),
+          ),
+        ).toString("base64url"),
+        mac: randomBytes(64).toString("base64url"),
+      },
+    };
+    const mutated = fc.oneof(
+      bodies(confirm),
+      replaced(confirm.message).map((message) => Buffer.from(JSON.stringify({ message }))),
+      fc.constant(Buffer.from(JSON.stringify(confirm))),
+    );
+    const codes = new Set<string>();
+    await fc.assert(
+      fc.asyncProperty(mutated, async (body) => {
+        if (server.node.cluster.pinStatus().state !== "active") await showPin(server);
+        const client = new Client(`http://127.0.0.1:${server.node.cluster.port}`, { pipelining: 1 });
+        try {
+          const post = async (payload: Buffer | string): Promise<Answer> => {
+            const res = await client.request({
+              path: HANDSHAKE_PATH,
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: payload,
+            });
+            return { status: res.statusCode, text: await res.body.text() };
+          };
+          const share = await post(JSON.stringify(hello));
+          expect(share.text).toContain('"type":"pair.share"');
+          const answer = await post(body);
+          const said = `${body.subarray(0, 120).toString("latin1")} → ${answer.status} ${answer.text.slice(0, 200)}`;
+          expect(answer.status, said).toBeLessThan(500);
+          const message = (JSON.parse(answer.text) as { message: { type: string; code: string } }).message;
+          expect(message.type, said).toBe("pair.refused");
+          expect(PAIRING_ERROR_CODES, said).toContain(message.code);
+          codes.add(message.code);
+        } finally {
+          await client.destroy();
+        }
+      }),
+      { numRuns: RUNS },
+    );
+    // Both the message reader and the key confirmation were reached.
+    expect([...codes].sort(), [...codes].join()).toEqual(
+      expect.arrayContaining(["malformed_message", "pairing_failed"]),
+    );
     expect(server.node.cluster.pairedPeers().map((p) => p.name)).toEqual(["laptop"]);
     await stillServes();
     expect(unhandled).toEqual([]);
