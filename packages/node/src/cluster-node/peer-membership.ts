@@ -340,5 +340,11 @@ function describe(cause: unknown, timeoutMs: number): string {
     return `no answer within ${timeoutMs} ms`;
   const code = (cause as { code?: unknown }).code;
   if (code === "ECONNREFUSED") return "connection refused";
+  // How a node that unpaired this one answers: it closes the TLS connection, no HTTP is read.
+  if (code === "UND_ERR_SOCKET" || code === "ECONNRESET")
+    return (
+      "it closed the connection before answering: it stopped, or it no longer trusts this node — " +
+      "if it unpaired this one, pair again with `pair join`"
+    );
   return cause instanceof Error ? cause.message : String(cause);
 }

@@ -252,9 +252,13 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
         if (upstream.reason instanceof FirstByteTimeout || isHeadersTimeout(cause))
           return timedOut(deps, engine, timeoutMs);
         if (upstream.reason instanceof PeerSilent) return unreachable(upstream.reason.message);
-        const detail = describe(cause);
+        const hint = peerClosedHint(engine, cause);
+        const detail = describe(cause) + hint;
         const next = unreachable(detail);
-        return isConnectFailure(cause) && next.kind === "next" ? { ...next, markDown: detail } : next;
+        // A peer that refuses this node's certificate is down for it until membership sees it again.
+        return (isConnectFailure(cause) || hint !== "") && next.kind === "next"
+          ? { ...next, markDown: detail }
+          : next;
       }
       // A rented node scaled to zero or starting answers 503: it is warming, not failing. Wait and ask
       // again within its cold-start budget (the first-byte timer bounds the whole wait).
@@ -541,6 +545,19 @@ function describe(cause: unknown): string {
     return `${typeof code === "string" ? `${code} ` : ""}${cause.message}${inner}`;
   }
   return String(cause);
+}
+
+/**
+ * A paired peer that closes the connection before any answer: how a node that unpaired this one
+ * refuses its certificate (TLS 1.3 checks it after the client is done, and no HTTP is ever read).
+ */
+function peerClosedHint(upstream: Upstream, cause: unknown): string {
+  const code = (cause as { code?: unknown } | null)?.code;
+  if (!upstream.id.startsWith("peer:") || (code !== "UND_ERR_SOCKET" && code !== "ECONNRESET")) return "";
+  return (
+    " (it closed the connection before answering: it stopped, or it no longer trusts this node — " +
+    "if it unpaired this one, pair again with `pair join`)"
+  );
 }
 
 function isHeadersTimeout(cause: unknown): boolean {
