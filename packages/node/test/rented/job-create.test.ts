@@ -188,6 +188,39 @@ describe("pair rented create --provider huggingface-job", () => {
     expect(w.node.jobs.node("batch")?.routingUse()).toEqual({ use: "prefer" });
   });
 
+  it("a job that ends in ERROR prints Hugging Face's message and exits 1 (--json: the final view)", async () => {
+    const w = await world();
+    w.hf.jobs.faults.failNextJob("CUDA out of memory while loading the model");
+    const run = startCli(
+      [
+        "rented",
+        "create",
+        "oom",
+        "--provider",
+        "huggingface-job",
+        "--repo",
+        MODEL,
+        "--flavor",
+        "l4x1",
+        "--window",
+        "45m",
+        "--credential",
+        w.credential,
+        "--json",
+        "--config",
+        w.configFile,
+      ],
+      { env: ENV },
+    );
+    const result = await whileAdvancing(w, run.done);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("rented node oom failed: CUDA out of memory while loading the model");
+    const final = JSON.parse(result.stdout) as Record<string, unknown>;
+    expect(final).toMatchObject({ name: "oom", provider_state: "failed" });
+    expect(w.hf.jobs.list("alice")).toHaveLength(1);
+    expect(w.hf.jobs.list("alice")[0]?.timeoutSeconds).toBe(45 * 60);
+  });
+
   it("refuses a create the ledger does not authorize: no job, no node", async () => {
     const w = await world();
     // One billed minute at $0.81/h is ~$0.0135: a $0.001 daily cap cannot authorize it.
