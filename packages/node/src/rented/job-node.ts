@@ -134,6 +134,8 @@ export class JobManagedNode {
       secrets: options.secrets,
       probe: options.probe,
       ownerTag: options.ownerTag,
+      // Its jobs are known by the ids in SQLite, whatever their labels say (read at each call).
+      recordedNames: () => this.#recordedNames(),
     });
     this.#controller = HostingController.open({
       controllerId: options.ownerTag,
@@ -228,6 +230,17 @@ export class JobManagedNode {
   #windowOf(record: DeploymentRecord): RentalWindow {
     const startMs = record.intent?.sentAtMs ?? record.observed?.createdAtMs ?? record.declaredAtMs;
     return jobRentalWindow(startMs, this.#settings);
+  }
+
+  /** Job id → name of every job this node has a record of (live or ended), from SQLite. */
+  #recordedNames(): Map<string, string> {
+    const names = new Map<string, string>();
+    // Not yet set while the controller opens (it asks the provider nothing then).
+    const controller = this.#controller as HostingController | undefined;
+    if (controller === undefined) return names;
+    for (const record of Object.values(controller.state.deployments))
+      if (record.key !== undefined) names.set(record.key.incarnation, record.key.name);
+    return names;
   }
 
   /** The newest job this node declared (live or ended), from SQLite. */
