@@ -80,7 +80,7 @@ export interface JobManagedNodeOptions {
   readonly createdByPair?: boolean;
 }
 
-/** Why a job node does not attract requests now (its routing use is `never`), or undefined. */
+/** The routing use a job node puts in force, with why when it is `never` (it attracts no request). */
 export type JobRoutingUse = { readonly use: RoutingUse; readonly why?: string };
 
 /** The node detail of a job node: ManagedView plus the job's state, flavor and window end. */

@@ -166,8 +166,12 @@ describe("pair rented create --provider huggingface-job", () => {
     expect(JSON.stringify(row)).not.toContain(TOKEN);
     expect((await chat(w)).status).toBe(200);
 
-    // The window's end: PAIR cancels the job; the node no longer attracts requests.
-    await advance(w, 121 * MIN);
+    // The window's end: PAIR cancels the job; the node no longer attracts requests. Passes every 5 s
+    // near the end, as HF's own timeout follows it by the scheduling time (20 s): PAIR's cancel is first.
+    const endsAt = Date.parse(w.node.jobs.node("batch")?.view().window_ends_at ?? "");
+    expect(endsAt - w.hf.nowMs()).toBeGreaterThan(100 * MIN);
+    await advance(w, endsAt - w.hf.nowMs() - 2 * MIN);
+    await advance(w, 4 * MIN, 5_000);
     expect(w.hf.jobs.get(job?.id ?? "")?.stage).toBe("CANCELED");
     expect(w.log.join("\n")).toContain("its window ended");
     const after = await rentedRow(w, "batch");
