@@ -8,9 +8,10 @@
  */
 
 import { readFileSync } from "node:fs";
-import { HttpsEndpointsTransport } from "@pair/huggingface";
+import { HttpsEndpointsTransport, HttpsJobsTransport, type JobsTransport } from "@pair/huggingface";
 import type { ProxyUrlOf } from "@pair/runpod";
 import type { Dispatcher } from "undici";
+import type { Redacted } from "./cluster/index.js";
 import type { PairConfig } from "./config/index.js";
 import {
   attachedRentedConfigs,
@@ -109,6 +110,8 @@ export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
     transportFor: endpointsTransport(config),
     rented,
     managed,
+    jobs,
+    jobsTransportFor: jobsTransport(config),
     ...(o.managed?.pollMs === undefined ? {} : { watchMs: o.managed.pollMs }),
     ...(o.managed?.timers === undefined ? {} : { timers: o.managed.timers }),
     onChange: o.onCreatorChange,
@@ -152,6 +155,7 @@ function jobNodes(
     nodeId: options.nodeId,
     dataDir: config.node.dataDir,
     configured: config.rentedNodes,
+    created: attachedRentedConfigs(config.node.dataDir, config.node.name, config.rentedNodes),
     credentials: options.credentials,
     hubApi: config.providers.huggingface.hubApi,
     ...(extraCaPem === undefined ? {} : { extraCaPem }),
@@ -160,6 +164,18 @@ function jobNodes(
     log: options.log,
     ...options.managed,
   });
+}
+
+/** A Jobs API client per token, for `pair rented create --provider huggingface-job` (verified HTTPS). */
+function jobsTransport(config: PairConfig): (token: Redacted<string>) => JobsTransport {
+  const extraCaPem =
+    config.tls.extraCaFile === null ? undefined : readFileSync(config.tls.extraCaFile, "utf8");
+  return (token) =>
+    new HttpsJobsTransport({
+      token: { reveal: () => token.reveal() },
+      hubApi: config.providers.huggingface.hubApi,
+      ...(extraCaPem === undefined ? {} : { extraCaPem }),
+    });
 }
 
 /** An Endpoints API client per token, for managed endpoints (verified HTTPS, extra CA, default retries). */

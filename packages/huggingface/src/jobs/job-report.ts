@@ -1,6 +1,7 @@
 /**
- * A job as the hosting contract sees it: the key `(huggingface-job, namespace, name label, job id)`
- * — the job id is the incarnation, so a re-run under the same name is another resource — and a
+ * A job as the hosting contract sees it: the key `(huggingface-job, namespace, name, job id)` — the
+ * name is the one PAIR recorded for that job id when it has a record, else the `name` label; the job
+ * id is the incarnation, so a re-run under the same name is another resource — and a
  * report holding only what HF said (stage verbatim, PAIR's marks read back, the exposed URL). The
  * node treatment: SCHEDULING, and RUNNING before the port answers, are `starting`; RUNNING with the
  * port answering is `eligible`; every terminal stage is `ended` (billing-ended evidence).
@@ -12,11 +13,12 @@ import { HF_JOB_PROVIDER } from "./capabilities.js";
 import { LABEL, readJobMarks } from "./job-marks.js";
 import type { HfJob } from "./jobs-model.js";
 
-export function jobKey(job: HfJob): ResourceKey {
+/** `recordedName`: the name PAIR's record holds for this job id (labels may be lost or changed). */
+export function jobKey(job: HfJob, recordedName?: string): ResourceKey {
   return {
     provider: HF_JOB_PROVIDER,
     account: job.namespace,
-    name: job.labels[LABEL.name] ?? job.id,
+    name: recordedName ?? job.labels[LABEL.name] ?? job.id,
     incarnation: job.id,
   };
 }
@@ -38,7 +40,7 @@ export function jobTreatment(stage: string, portAnswered: boolean): JobNodeTreat
 }
 
 /** `portAnswered` undefined: not probed, so readiness is not reported (only SCHEDULING is known not ready). */
-export function toJobReport(job: HfJob, portAnswered?: boolean): ResourceReport {
+export function toJobReport(job: HfJob, portAnswered?: boolean, recordedName?: string): ResourceReport {
   const marks = readJobMarks(job.labels, job.environment);
   const ready =
     job.stage === "RUNNING"
@@ -49,7 +51,7 @@ export function toJobReport(job: HfJob, portAnswered?: boolean): ResourceReport 
           ? undefined
           : false;
   return {
-    key: jobKey(job),
+    key: jobKey(job, recordedName),
     status: job.rawStage,
     ...marks,
     ...(ready === undefined ? {} : { ready }),

@@ -2,7 +2,9 @@
  * `HuggingFaceJobsProvider`: Hugging Face Jobs behind the hosting contract's provider port, for
  * batch windows. Create runs `vllm serve` as a Job with a token-protected exposed port, the window as
  * `timeoutSeconds`, secrets as Job secrets and PAIR's marks as labels (+ env copy); a lost or 5xx
- * answer is `lost`, never sent again (`findByRequest` lists by the owner label to resolve it). The
+ * answer is `lost`, never sent again (`findByRequest` lists by the owner label to resolve it). A job
+ * id the caller holds a record of (`recordedNames`, from its store) keeps the recorded name in its key
+ * whatever its labels say: a restart finds its jobs by id; labels only find the unrecorded. The
  * listing follows every `Link: rel="next"` page (complete only if all were read). Stop is a cancel of
  * the exact job id (jobs cannot pause: a pause is refused). Describe may probe the exposed port so a
  * report says `ready` only when vLLM answers.
@@ -44,6 +46,8 @@ export interface HuggingFaceJobsProviderOptions {
   readonly ownerTag?: string;
   /** Listing pages followed at most (default 100); a longer listing is reported incomplete. */
   readonly maxPages?: number;
+  /** Job id → the name it was created under, for every job the caller holds a record of. */
+  readonly recordedNames?: () => ReadonlyMap<string, string>;
 }
 
 function causeOf(error: unknown): string {
@@ -112,7 +116,12 @@ export class HuggingFaceJobsProvider implements ProviderPort {
   async list(): Promise<Listing> {
     const startedAtMs = this.#o.clock.now().wallMs;
     const { jobs, complete } = await this.#all({});
-    return { complete, startedAtMs, resources: jobs.map((job) => toJobReport(job)) };
+    const recorded = this.#o.recordedNames?.();
+    return {
+      complete,
+      startedAtMs,
+      resources: jobs.map((job) => toJobReport(job, undefined, recorded?.get(job.id))),
+    };
   }
 
   /**
@@ -136,13 +145,14 @@ export class HuggingFaceJobsProvider implements ProviderPort {
       if (error instanceof HuggingFaceApiError && error.kind === "not_found") return { kind: "not-found" };
       return { kind: "unknown", cause: causeOf(error) };
     }
-    if ((job.labels[LABEL.name] ?? job.id) !== key.name) return { kind: "not-found" };
+    const recordedName = this.#o.recordedNames?.().get(job.id);
+    if ((recordedName ?? job.labels[LABEL.name] ?? job.id) !== key.name) return { kind: "not-found" };
     const url = job.exposeUrls[0];
     const answered =
       this.#o.probe !== undefined && job.stage === "RUNNING" && url !== undefined
         ? await this.#o.probe(url)
         : undefined;
-    return { kind: "found", report: toJobReport(job, answered) };
+    return { kind: "found", report: toJobReport(job, answered, recordedName) };
   }
 
   /** Cancel the exact job (terminate). Jobs cannot pause: a pause is refused. */

@@ -5,6 +5,7 @@
 // readiness from the exposed port, cancel of the exact job with the owner guard, stage treatment.
 import { afterEach, describe, expect, it } from "vitest";
 import type { ResourceReport } from "@pair/provision";
+import type { HfJob, JobsTransport } from "../../src/index.js";
 import {
   HfToken,
   HuggingFaceApiError,
@@ -105,6 +106,38 @@ describe("create", () => {
     h.emu.jobs.faults.failNext(1, 503, { method: "POST" });
     expect((await h.provider.create(jobRequest("five-oh-three"))).kind).toBe("lost");
     expect(h.sleeps).toEqual([]);
+  });
+});
+
+describe("records before labels", () => {
+  it("a job id with a record keeps its recorded name whatever its labels say; without one, labels name it", async () => {
+    const h = await harness();
+    const report = created(await h.provider.create(jobRequest("batch")));
+    const id = report.key.incarnation;
+    // HF answering without the job's labels (lost or changed): only the env copy of the marks is left.
+    const strip = (job: HfJob): HfJob => ({ ...job, labels: {} });
+    const labelless = new Proxy(h.transport, {
+      get(target, prop) {
+        if (prop === "getJob")
+          return async (ns: string, jobId: string) => strip(await target.getJob(ns, jobId));
+        if (prop === "listJobsPage")
+          return async (...args: Parameters<JobsTransport["listJobsPage"]>) => {
+            const page = await target.listJobsPage(...args);
+            return { ...page, jobs: page.jobs.map(strip) };
+          };
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    }) as JobsTransport;
+    const byLabels = h.adapter({ transport: labelless });
+    expect((await byLabels.describe(report.key)).kind).toBe("not-found");
+    expect((await byLabels.list()).resources.map((r) => r.key.name)).toEqual([id]);
+    const byRecord = h.adapter({ transport: labelless, recordedNames: () => new Map([[id, "batch"]]) });
+    const described = await byRecord.describe(report.key);
+    expect(described.kind).toBe("found");
+    expect((await byRecord.list()).resources.map((r) => r.key)).toEqual([report.key]);
+    // The owner tag still reads from the env copy: the job stays ours.
+    expect((await byRecord.list()).resources[0]?.ownerTag).toBe(OWNER);
   });
 });
 

@@ -62,6 +62,11 @@ Peers see their name, state, models and price — never their URL or credential.
   create   create a managed Hugging Face endpoint (private; HF scale-to-zero on as the backstop),
            on the hardware offer matching --gpu (and --region/--vendor/--instance-size); shows
            progress until it runs (--no-wait: return at once). Needs a budget authorization.
+           --provider huggingface-job runs the model as a Hugging Face Job for a batch window
+           instead: --flavor (a Jobs flavor, e.g. l4x1), --window (30m, 2h, 1h30m; at most 24h,
+           the job's hard timeout too), --image (any image with vllm), --secret NAME=REF (Job
+           secrets, repeatable). Its port is token-protected; at the window's end PAIR cancels
+           the job and the node takes no more requests (pair rented resume opens a new window).
   catalog  models in Hugging Face's endpoint catalog (for --catalog)
   hardware GPUs you may create on: count, VRAM, $/hr, quota left, vendor/region, instance
 

@@ -5,20 +5,24 @@
  * the create and the cost so far — until it runs and its model is in the cluster inventory (exit 0) or
  * fails (Hugging Face's message, exit 1). `--json` prints only the final node view. Everything goes
  * through the running node's admin API; the token stays in the OS credential store.
+ * `--provider huggingface-job` is rented-create-job-command.ts.
  * Must not know: Hugging Face's API, the ledger, how the node creates the endpoint.
  */
 
-import { CliFailure, EXIT_FAILURE, EXIT_OK, UsageError } from "./cli-errors.js";
-import { nextStopSignal, type CliIo } from "./cli-io.js";
+import { CliFailure, EXIT_OK, UsageError } from "./cli-errors.js";
+import type { CliIo } from "./cli-io.js";
 import { CONFIG_OPTION, HELP_OPTION, intFlag, JSON_OPTION, parseCommandWords } from "./command-args.js";
 import { rentedCall } from "./rented-call.js";
+import { CREATE_JOB_USAGE, runCreateJob } from "./rented-create-job-command.js";
+import { followCreate, numberFlag, progressLine, type CreatedNodeView } from "./rented-create-follow.js";
 import { renderTable } from "./text-table.js";
 
 export const CREATE_USAGE = `       pair rented create NAME (--repo ID | --catalog ID) --gpu GPU [--region R] [--vendor V]
                           [--instance-size S] [--access private|authenticated]
                           [--scale-to-zero-min N] [--usd-per-day N] [--usd-per-month N]
                           [--idle-pause-min N] [--credential REF] [--share] [--no-wait]
-                          [--config FILE] [--json]
+                          [--provider huggingface-endpoint] [--config FILE] [--json]
+${CREATE_JOB_USAGE}
        pair rented catalog [--credential REF] [--config FILE] [--json]
        pair rented hardware [--credential REF] [--namespace NS] [--config FILE] [--json]`;
 
@@ -26,6 +30,7 @@ const OPTIONS = { ...CONFIG_OPTION, ...JSON_OPTION, ...HELP_OPTION, credential: 
 const HARDWARE_OPTIONS = { ...OPTIONS, namespace: { type: "string" } } as const;
 const CREATE_OPTIONS = {
   ...OPTIONS,
+  provider: { type: "string" },
   repo: { type: "string" },
   catalog: { type: "string" },
   gpu: { type: "string" },
@@ -42,8 +47,6 @@ const CREATE_OPTIONS = {
 } as const;
 /** The create call answers once Hugging Face took the create (or its answer was lost). */
 const CREATE_TIMEOUT_MS = 120_000;
-/** How often the node is asked for progress (PAIR_RENTED_POLL_MS overrides it, for tests). */
-const POLL_MS = 1_000;
 
 interface HardwareRow {
   readonly vendor: string;
@@ -56,17 +59,6 @@ interface HardwareRow {
   readonly vram_gb: number | null;
   readonly usd_per_hour: number;
   readonly quota_available: number | null;
-}
-
-interface NodeView {
-  readonly name: string;
-  readonly state: string;
-  readonly models: readonly string[];
-  readonly provider_state: string | null;
-  readonly provider_message: string | null;
-  readonly last_error: string | null;
-  readonly created: { readonly elapsed_s: number } | null;
-  readonly managed: { readonly spend_usd: { readonly total: number } | null } | null;
 }
 
 function query(values: { credential?: string; namespace?: string }): string {
@@ -108,25 +100,24 @@ export function pickOffer(
   );
 }
 
-function numberFlag(flag: string, text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const value = Number(text);
-  if (!(value > 0) || !Number.isFinite(value))
-    throw new UsageError(`${flag}: expected a number > 0, got "${text}"`);
-  return value;
-}
-
-function elapsed(view: NodeView): string {
-  const s = view.created?.elapsed_s ?? 0;
-  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
-}
-
-function progressLine(view: NodeView): string {
-  const word = view.provider_state ?? view.state;
-  return `${word} (${elapsed(view)}, $${(view.managed?.spend_usd?.total ?? 0).toFixed(2)})`;
+/** The `--provider` value among the words (before any `--`), if given. */
+function providerOf(args: readonly string[]): string | undefined {
+  for (let i = 0; i < args.length; i += 1) {
+    const arg = args[i] ?? "";
+    if (arg === "--") return undefined;
+    if (arg === "--provider") return args[i + 1];
+    if (arg.startsWith("--provider=")) return arg.slice("--provider=".length);
+  }
+  return undefined;
 }
 
 export async function runCreate(args: readonly string[], io: CliIo): Promise<number> {
+  const provider = providerOf(args);
+  if (provider === "huggingface-job") return runCreateJob(args, io);
+  if (provider !== undefined && provider !== "huggingface-endpoint")
+    throw new UsageError(
+      `--provider: huggingface-endpoint (the default) or huggingface-job, got "${provider}"`,
+    );
   const { values, words } = parseCommandWords(args, CREATE_OPTIONS, ["NAME"]);
   const name = words[0] ?? "";
   if ((values.repo === undefined) === (values.catalog === undefined))
@@ -182,7 +173,7 @@ export async function runCreate(args: readonly string[], io: CliIo): Promise<num
   let view = (await rentedCall(io, values.config, "/pair/v1/rented/create", {
     body,
     timeoutMs: CREATE_TIMEOUT_MS,
-  })) as NodeView;
+  })) as CreatedNodeView;
   if (values["no-wait"] === true) {
     io.stdout(
       json
@@ -191,59 +182,11 @@ export async function runCreate(args: readonly string[], io: CliIo): Promise<num
     );
     return EXIT_OK;
   }
-  return follow(io, values.config, view, json).then((final) => {
+  return followCreate(io, values.config, view, json).then((final) => {
     view = final.view;
     if (json) io.stdout(`${JSON.stringify(view, null, 2)}\n`);
     return final.code;
   });
-}
-
-/** Poll the node until it runs with its model listed, fails, or a stop signal arrives. */
-async function follow(
-  io: CliIo,
-  configFile: string | undefined,
-  first: NodeView,
-  json: boolean,
-): Promise<{ code: number; view: NodeView }> {
-  const pollMs = Number(io.env["PAIR_RENTED_POLL_MS"] ?? POLL_MS) || POLL_MS;
-  const stop = nextStopSignal(io.signals);
-  let stopped = false;
-  void stop.signal.then(() => {
-    stopped = true;
-  });
-  let view = first;
-  let shown = "";
-  try {
-    for (;;) {
-      const word = view.provider_state ?? view.state;
-      if (word !== shown && !json) {
-        shown = word;
-        if (word !== "running") io.stdout(`${progressLine(view)}\n`);
-      }
-      if (view.provider_state === "failed" || view.state === "failed") {
-        io.stderr(
-          `rented node ${view.name} failed: ${view.provider_message ?? view.last_error ?? "Hugging Face gave no reason"}\n`,
-        );
-        return { code: EXIT_FAILURE, view };
-      }
-      if (view.state === "running" && view.models.length > 0) {
-        if (!json)
-          io.stdout(`${progressLine(view)} — model ${view.models.join(", ")} is in the cluster inventory\n`);
-        return { code: EXIT_OK, view };
-      }
-      if (stopped) {
-        io.stderr(`stopped following; ${view.name} goes on being created (pair rented list shows it)\n`);
-        return { code: EXIT_OK, view };
-      }
-      await new Promise((resolve) => setTimeout(resolve, pollMs));
-      const rows = (await rentedCall(io, configFile, "/pair/v1/rented", undefined)) as NodeView[];
-      const next = rows.find((r) => r.name === view.name);
-      if (next === undefined) throw new CliFailure(`rented node ${view.name} is gone from the node's list`);
-      view = next;
-    }
-  } finally {
-    stop.cancel();
-  }
 }
 
 export async function runCatalog(args: readonly string[], io: CliIo): Promise<number> {

@@ -103,7 +103,8 @@ interface RentedNodeCommon {
   readonly shareWithCluster: boolean;
   /** Allowlist; empty means no restriction. */
   readonly models: readonly string[];
-  readonly routing: { readonly use: RoutingUse };
+  /** `explicit`: a job node's `routing.use` was written down (it then holds outside the window too). */
+  readonly routing: { readonly use: RoutingUse; readonly explicit?: true };
   readonly timeouts: {
     /** First-byte timeout and, for Hugging Face, `X-Scale-Up-Timeout`. */
     readonly coldStartMs: number;

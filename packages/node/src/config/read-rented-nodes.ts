@@ -206,6 +206,8 @@ function readRentedNode(entry: Section): { name: string | undefined; node: Rente
     refuseKey(entry, "job", provider, "only a provider: huggingface-job node takes it");
   const target = provider === undefined ? undefined : readTarget(entry, provider);
   const credential = readCredential(entry, provider);
+  const routing = entry.section("routing", ["use"]);
+  const isJob = target !== undefined && "job" in target;
   const common = {
     name: name ?? "",
     ...(credential === undefined ? {} : { credential }),
@@ -213,13 +215,9 @@ function readRentedNode(entry: Section): { name: string | undefined; node: Rente
     models: entry.stringList("models", LIMITS.maxModels),
     routing: {
       // A job node is rented for its batch: `prefer` its models during its window unless told otherwise.
-      use: entry
-        .section("routing", ["use"])
-        .oneOf(
-          "use",
-          ROUTING_USES,
-          target !== undefined && "job" in target ? "prefer" : RENTED_DEFAULTS.routing_use,
-        ),
+      use: routing.oneOf("use", ROUTING_USES, isJob ? "prefer" : RENTED_DEFAULTS.routing_use),
+      // A job node's own use (prefer in its window, never outside it) yields to one written down.
+      ...(isJob && routing.has("use") ? { explicit: true as const } : {}),
     },
     timeouts: {
       coldStartMs: entry

@@ -7,7 +7,8 @@
  * the create is sent; the intent opens the stop obligation. The endpoint is private (or
  * authenticated, never public) with HF's scale-to-zero on. A lost answer is Uncertain and left to
  * reconciliation — never sent again. Progress (pending → initializing → running) is the node view's
- * `provider_state`, polled by the caller.
+ * `provider_state`, polled by the caller. `provider: huggingface-job` creates a Jobs node instead
+ * (create-job.ts), followed the same way.
  * Must not know: HTTP routing, the CLI, the credential store's platform.
  */
 
@@ -16,6 +17,7 @@ import {
   type EndpointsTransport,
   type HfAccount,
   type HfComputeOffer,
+  type JobsTransport,
 } from "@pair/huggingface";
 import type { Redacted } from "../cluster/index.js";
 import {
@@ -24,7 +26,9 @@ import {
   readRentedNodeValue,
   type HuggingFaceEndpointNode,
 } from "../config/index.js";
+import { createJobNode } from "./create-job.js";
 import { createdEntry, readCreateRequest, type CreateRequestBody } from "./create-request.js";
+import type { JobNodes } from "./job-nodes.js";
 import { SYSTEM_TIMERS, type ManagedEndpoints, type TimerSeam } from "./managed-endpoints.js";
 import type { CredentialReader, RentedNodes, RentedNodeView } from "./rented-nodes.js";
 
@@ -69,6 +73,9 @@ export interface RentedCreatorOptions {
   readonly transportFor: (token: Redacted<string>) => EndpointsTransport;
   readonly rented: RentedNodes;
   readonly managed: ManagedEndpoints;
+  /** Managed Hugging Face Jobs and a Jobs API client per token (absent: no job creates). */
+  readonly jobs?: JobNodes;
+  readonly jobsTransportFor?: (token: Redacted<string>) => JobsTransport;
   /** How often a node being created is looked at (probe and managed pass) until it runs or fails (default 1 s). */
   readonly watchMs?: number;
   /** Longest a node being created is watched (default 60 min; the periodic probe goes on after). */
@@ -116,7 +123,7 @@ export class RentedCreator {
   /** Who the stored token belongs to; `signed_in: false` (with what to do) when absent or rejected. */
   async account(credential?: string): Promise<HfAnswer<AccountView>> {
     const ref = credential ?? DEFAULT_HF_CREDENTIAL;
-    const answer = await this.#withHf(ref, (hf) => hf.whoami());
+    const answer = await this.#withHf(ref, this.#o.transportFor, (hf) => hf.whoami());
     if (answer.ok) return { ok: true, value: accountView(ref, answer.value) };
     if (answer.code === "credential_unavailable" || answer.code === "credential_rejected")
       return {
@@ -134,21 +141,28 @@ export class RentedCreator {
 
   /** Repository ids in Hugging Face's endpoint catalog. */
   async catalog(credential?: string): Promise<HfAnswer<{ repo_id: string }[]>> {
-    const answer = await this.#withHf(credential ?? DEFAULT_HF_CREDENTIAL, (hf) => hf.catalog());
+    const answer = await this.#withHf(credential ?? DEFAULT_HF_CREDENTIAL, this.#o.transportFor, (hf) =>
+      hf.catalog(),
+    );
     return answer.ok ? { ok: true, value: answer.value.map((repo_id) => ({ repo_id })) } : answer;
   }
 
   /** The hardware the namespace may deploy on (the token's own namespace by default), priced, with quota. */
   async hardware(credential?: string, namespace?: string): Promise<HfAnswer<HardwareRow[]>> {
-    const answer = await this.#withHf(credential ?? DEFAULT_HF_CREDENTIAL, async (hf) => {
-      const ns = namespace ?? (await hf.whoami()).name;
-      return hf.listProviderCompute(ns);
-    });
+    const answer = await this.#withHf(
+      credential ?? DEFAULT_HF_CREDENTIAL,
+      this.#o.transportFor,
+      async (hf) => {
+        const ns = namespace ?? (await hf.whoami()).name;
+        return hf.listProviderCompute(ns);
+      },
+    );
     return answer.ok ? { ok: true, value: answer.value.map(hardwareRow) } : answer;
   }
 
   /** Create a managed endpoint (see the header); the node view with state `starting`, or why not. */
   async create(body: Record<string, unknown>): Promise<HfAnswer<RentedNodeView>> {
+    if (body["provider"] === "huggingface-job") return this.#createJob(body);
     const read = readCreateRequest(body);
     if (!read.ok) return fail(400, read.code, read.message, read.param);
     const request = read.request;
@@ -159,7 +173,7 @@ export class RentedCreator {
         `a rented node named ${request.name} exists already (pair nodes lists them)`,
       );
     const credential = request.credential ?? DEFAULT_HF_CREDENTIAL;
-    const looked = await this.#withHf(credential, async (hf) => {
+    const looked = await this.#withHf(credential, this.#o.transportFor, async (hf) => {
       const namespace = request.namespace ?? (await hf.whoami()).name;
       const repository =
         "repo" in request.source ? request.source.repo : await inCatalog(hf, request.source.catalog);
@@ -250,6 +264,25 @@ export class RentedCreator {
     return { ok: true, value: view };
   }
 
+  async #createJob(body: Record<string, unknown>): Promise<HfAnswer<RentedNodeView>> {
+    const { jobs, jobsTransportFor } = this.#o;
+    if (jobs === undefined || jobsTransportFor === undefined)
+      return fail(400, "invalid_value", "provider: this node cannot create Hugging Face Jobs", "provider");
+    const created = await createJobNode(
+      {
+        nodeName: this.#o.nodeName,
+        rented: this.#o.rented,
+        jobs,
+        defaultCredential: DEFAULT_HF_CREDENTIAL,
+        withJobs: (ref, fn) => this.#withHf(ref, jobsTransportFor, fn),
+        ...(this.#o.log === undefined ? {} : { log: this.#o.log }),
+      },
+      body,
+    );
+    if (created.ok) this.#watch(created.value.name, created.value.state);
+    return created;
+  }
+
   /**
    * Look at a node being created every `watchMs` (a managed pass, then a probe) so its view shows
    * progress, until it runs with its models listed, fails, or the watch limit passes.
@@ -261,15 +294,16 @@ export class RentedCreator {
     let last = lastState;
     const look = async (): Promise<void> => {
       if (this.#closed) return;
-      await this.#o.managed.node(name)?.tick();
+      await (this.#o.managed.node(name) ?? this.#o.jobs?.node(name))?.tick();
       const view = await this.#o.rented.probeNode(name);
       if (view === undefined) return;
       if (view.state !== last) {
         last = view.state;
         this.#o.onChange?.();
       }
-      const done =
-        (view.provider_state === "running" && view.models.length > 0) || view.provider_state === "failed";
+      // A job's stage is RUNNING before its port answers: it is done once the node itself runs.
+      const running = view.provider === "huggingface-job" ? view.state : view.provider_state;
+      const done = (running === "running" && view.models.length > 0) || view.provider_state === "failed";
       left -= 1;
       if (!done && left > 0 && !this.#closed)
         timers.setTimeout(() => void look().catch(() => undefined), watchMs);
@@ -282,8 +316,12 @@ export class RentedCreator {
     this.#closed = true;
   }
 
-  /** Run `fn` with an Endpoints API client on the referenced token; errors as PAIR codes. */
-  async #withHf<T>(ref: string, fn: (hf: EndpointsTransport) => Promise<T>): Promise<HfAnswer<T>> {
+  /** Run `fn` with an API client (Endpoints by default) on the referenced token; errors as PAIR codes. */
+  async #withHf<T, C extends { close(): Promise<void> } = EndpointsTransport>(
+    ref: string,
+    clientFor: (token: Redacted<string>) => C,
+    fn: (hf: C) => Promise<T>,
+  ): Promise<HfAnswer<T>> {
     const parsed = parseCredentialRef(ref);
     if (!parsed.ok) return fail(400, parsed.code, `credential: ${parsed.message}`, "credential");
     let token: Redacted<string> | undefined;
@@ -303,7 +341,7 @@ export class RentedCreator {
         `no Hugging Face token in ${formatCredentialRef(parsed.ref)}: store one with ` +
           `pair credential set ${parsed.ref.service === "pair" ? parsed.ref.account : `${parsed.ref.service}/${parsed.ref.account}`}`,
       );
-    const hf = this.#o.transportFor(token);
+    const hf = clientFor(token);
     try {
       return { ok: true, value: await fn(hf) };
     } catch (cause) {

@@ -78,8 +78,9 @@ export function readCreateRequest(body: Record<string, unknown>): CreateRequestR
       "name",
       "2 to 32 lowercase letters, digits or '-', starting and ending with a letter or digit (it is also the endpoint's name on Hugging Face)",
     );
-  if (body["provider"] !== "huggingface-endpoint")
-    return bad("provider", 'PAIR creates "huggingface-endpoint" nodes');
+  const provider = body["provider"] ?? "huggingface-endpoint";
+  if (provider !== "huggingface-endpoint")
+    return bad("provider", '"huggingface-endpoint" (the default) or "huggingface-job"');
   if (body["access"] === "public")
     return {
       ok: false,

@@ -5,7 +5,7 @@
  * window), the RentalWindow whose end obliges a `window-ended` stop, the routing use in force (`prefer`
  * for its models during the window unless configured otherwise, `never` once it ended), and the cost
  * basis (flavor price + the exposed-port surcharge per hour).
- * Wired by job-node.ts (the manager of one job node); `pair rented create` does not make job nodes yet.
+ * Wired by job-node.ts (the manager of one job node, configured or made by `pair rented create`).
  * Must not know: HTTP, the credential store, timers.
  */
 

@@ -11,6 +11,11 @@
  *   `idle_pause_min` without a request), the ledger's budget stops (`budget-exceeded`). A stop is a
  *   cancel; COMPLETED/ERROR/CANCELED/DELETED are the evidence that closes the obligation.
  * - `close()` cancels at sponsor exit and waits, bounded by `exit_timeout_s`, for the evidence.
+ * - `routingUse()`: `prefer` (or `job.routing`) while a window is open or a job can still be started,
+ *   `never` once the last job's window ended (until `resume`) or its flavor is not listed; a
+ *   `routing.use` written in the config wins.
+ * - A restart finds its job by the record in SQLite (the job id is the key's incarnation): describe
+ *   asks for that id; the owner label only finds orphans and lost creates.
  * Must not know: HTTP routing, the CLI, where the token is stored (it is handed it), real timers.
  */
 
@@ -37,10 +42,10 @@ import {
   type RentalWindow,
   type StopReason,
 } from "@pair/provision";
-import type { HuggingFaceJobNode } from "../config/index.js";
+import type { HuggingFaceJobNode, RoutingUse } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
-import { jobDeploymentSpec, jobRentalWindow, type JobNodeSettings } from "./job-node-plan.js";
-import type { ManagedAction, ManagedView } from "./managed-endpoint.js";
+import { jobDeploymentSpec, jobRentalWindow, jobRoutingUse, type JobNodeSettings } from "./job-node-plan.js";
+import type { CreatedInfo, ManagedAction, ManagedView } from "./managed-endpoint.js";
 import type { PresetIds } from "./managed-endpoints.js";
 import { reservationIdOf, type ManagedLedger } from "./managed-ledger.js";
 import type { ManagedStatus } from "./rented-nodes.js";
@@ -71,7 +76,12 @@ export interface JobManagedNodeOptions {
   readonly sleep: (ms: number, signal?: AbortSignal) => Promise<boolean>;
   readonly pollMs: number;
   readonly log: (line: string) => void;
+  /** Set for a node `pair rented create` made (its view shows `created`). */
+  readonly createdByPair?: boolean;
 }
+
+/** The routing use a job node puts in force, with why when it is `never` (it attracts no request). */
+export type JobRoutingUse = { readonly use: RoutingUse; readonly why?: string };
 
 /** The node detail of a job node: ManagedView plus the job's state, flavor and window end. */
 export interface JobNodeView extends ManagedView {
@@ -106,6 +116,10 @@ export class JobManagedNode {
   #pass: Promise<void> | undefined;
   /** Wall time of the last PAIR workload on this node (its start, or a pass that saw one open). */
   #lastActiveMs: number;
+  /** `resume` re-arms a node whose window ended: jobs declared before this do not end its use. */
+  #rearmedAtMs = 0;
+  /** HF does not list the configured flavor: no job can start. */
+  #flavorRefused = false;
 
   constructor(options: JobManagedNodeOptions) {
     this.#o = options;
@@ -120,6 +134,8 @@ export class JobManagedNode {
       secrets: options.secrets,
       probe: options.probe,
       ownerTag: options.ownerTag,
+      // Its jobs are known by the ids in SQLite, whatever their labels say (read at each call).
+      recordedNames: () => this.#recordedNames(),
     });
     this.#controller = HostingController.open({
       controllerId: options.ownerTag,
@@ -207,11 +223,48 @@ export class JobManagedNode {
   /** Each live job's window, from when its create intent was sent (durable: a restart keeps it). */
   #windows(): Map<DeploymentId, RentalWindow> {
     const windows = new Map<DeploymentId, RentalWindow>();
-    for (const record of liveRecords(this.#controller.state)) {
-      const startMs = record.intent?.sentAtMs ?? record.observed?.createdAtMs ?? record.declaredAtMs;
-      windows.set(record.id, jobRentalWindow(startMs, this.#settings));
-    }
+    for (const record of liveRecords(this.#controller.state)) windows.set(record.id, this.#windowOf(record));
     return windows;
+  }
+
+  #windowOf(record: DeploymentRecord): RentalWindow {
+    const startMs = record.intent?.sentAtMs ?? record.observed?.createdAtMs ?? record.declaredAtMs;
+    return jobRentalWindow(startMs, this.#settings);
+  }
+
+  /** Job id → name of every job this node has a record of (live or ended), from SQLite. */
+  #recordedNames(): Map<string, string> {
+    const names = new Map<string, string>();
+    // Not yet set while the controller opens (it asks the provider nothing then).
+    const controller = this.#controller as HostingController | undefined;
+    if (controller === undefined) return names;
+    for (const record of Object.values(controller.state.deployments))
+      if (record.key !== undefined) names.set(record.key.incarnation, record.key.name);
+    return names;
+  }
+
+  /** The newest job this node declared (live or ended), from SQLite. */
+  #latest(): DeploymentRecord | undefined {
+    let latest: DeploymentRecord | undefined;
+    for (const record of Object.values(this.#controller.state.deployments))
+      if (latest === undefined || record.declaredAtMs > latest.declaredAtMs) latest = record;
+    return latest;
+  }
+
+  /**
+   * The routing use in force for its model (undefined: the configured one holds): the window's
+   * (`jobRoutingUse`) once a job was declared, `never` when no job can start.
+   */
+  routingUse(): JobRoutingUse | undefined {
+    if (this.config.routing.explicit === true) return undefined;
+    const during = this.#settings.routingDuringWindow ?? "prefer";
+    if (this.#flavorRefused) return { use: "never", why: this.#lastError ?? "its flavor is not listed" };
+    const latest = this.#latest();
+    if (latest === undefined || latest.declaredAtMs < this.#rearmedAtMs) return { use: during };
+    const use = jobRoutingUse(this.#windowOf(latest), this.#o.clock.now().wallMs, this.#settings);
+    return use === "never"
+      ? { use, why: `its batch window ended: pair rented resume ${this.name} opens a new one` }
+      : { use };
   }
 
   /** A running job whose exposed port answers our token becomes the node's address. */
@@ -265,26 +318,70 @@ export class JobManagedNode {
 
   /** Declare (with the ledger's authorization) and run the job: intent committed before the call. */
   async #start(): Promise<void> {
+    const declared = await this.declareRun();
+    if (!declared.ok) {
+      this.#lastError = declared.error.message;
+      return;
+    }
+    await this.run(declared.id);
+  }
+
+  /**
+   * The ledger's ComputeAuthorization and the job's declaration, durable in SQLite; nothing is sent
+   * to Hugging Face yet (`run` sends it). Refused: `budget_exceeded`, or why no job can start.
+   */
+  async declareRun(): Promise<{ ok: true; id: DeploymentId } | { ok: false; error: PairError }> {
     await this.#price();
-    if (this.#flavor === undefined) return;
+    if (this.#flavor === undefined)
+      return {
+        ok: false,
+        error: this.#error("rented_node_ineligible", this.#lastError ?? "its flavor is not priced"),
+      };
+    if (liveRecords(this.#controller.state).length > 0)
+      return { ok: false, error: this.#error("rented_node_ineligible", "it already runs a job") };
     this.#reserve();
     const authorization = this.#o.ledger.authorize(this.name, this.#o.ids.preset(), HF_JOB_CAPABILITIES);
-    if (!authorization.ok) {
-      this.#lastError = `the ledger refused a new job: ${authorization.error.code}`;
-      return;
-    }
+    if (!authorization.ok)
+      return {
+        ok: false,
+        error:
+          authorization.error.code === "budget-exceeded"
+            ? this.#error(
+                "budget_exceeded",
+                "the ledger gave no compute authorization: one billed minute does not fit in its " +
+                  "budget; raise --usd-per-day / --usd-per-month (budget.usd_per_day / usd_per_month)",
+              )
+            : this.#error(
+                "rented_node_ineligible",
+                `the ledger refused a new job: ${authorization.error.code}`,
+              ),
+      };
     const spec = jobDeploymentSpec(this.name, this.#o.namespace, this.#settings);
     const declared = this.#controller.declare(spec, authorization.value);
-    if (!declared.ok) {
-      this.#lastError = `the contract refused a new job: ${declared.error.code}`;
-      return;
-    }
-    const started = await this.#controller.start(declared.value);
-    if (!started.ok) this.#lastError = `the job could not be run: ${started.error.code}`;
-    else this.#lastError = undefined;
+    if (!declared.ok)
+      return {
+        ok: false,
+        error: this.#error(
+          "rented_node_ineligible",
+          `the contract refused a new job: ${declared.error.code}`,
+        ),
+      };
+    return { ok: true, id: declared.value };
+  }
+
+  /** Send the declared job's create (a lost answer is Uncertain and reconciled, never sent again). */
+  async run(id: DeploymentId): Promise<ManagedAction> {
+    this.#lastActiveMs = this.#o.clock.now().wallMs;
+    const started = await this.#controller.start(id);
     this.#o.log(
       `rented node ${this.name}: running a ${this.#settings.flavor} job for ${this.#settings.repo}`,
     );
+    if (!started.ok) {
+      this.#lastError = `the job could not be run: ${started.error.code}`;
+      return { ok: false, error: this.#error("upstream_error", this.#lastError) };
+    }
+    this.#lastError = undefined;
+    return { ok: true };
   }
 
   /** Refused for money: the node reached a cap (`budget_exceeded`), until the window resets. */
@@ -314,12 +411,23 @@ export class JobManagedNode {
     return { ok: true };
   }
 
-  /** `pair rented resume`: jobs run on demand again (refused while over budget). */
+  /** `pair rented resume`: jobs run on demand again, in a new window (refused while over budget). */
   resume(): ManagedAction {
     const refused = this.budgetRefusal();
     if (refused !== undefined) return { ok: false, error: refused };
     this.#pausedBy = undefined;
+    this.#rearmedAtMs = this.#o.clock.now().wallMs + 1;
     return { ok: true };
+  }
+
+  /** When `pair rented create` made it: its newest job's declaration (null for a configured node). */
+  created(): CreatedInfo | null {
+    const latest = this.#o.createdByPair === true ? this.#latest() : undefined;
+    if (latest === undefined) return null;
+    return {
+      started_at: new Date(latest.declaredAtMs).toISOString(),
+      elapsed_s: Math.floor(Math.max(0, this.#o.clock.now().wallMs - latest.declaredAtMs) / 1000),
+    };
   }
 
   /** For routing and views: the job's state as PAIR shows it. */
@@ -337,6 +445,17 @@ export class JobManagedNode {
       models: [this.#settings.repo],
       gpu: this.#settings.flavor,
       lastError: this.#lastError,
+      ...this.#providerState(),
+    };
+  }
+
+  /** The newest job's stage as Hugging Face last reported it (ERROR reads `failed`), and its message. */
+  #providerState(): { providerState: string | undefined; providerMessage: string | undefined } {
+    const observed = this.#latest()?.observed;
+    const stage = observed?.status?.toLowerCase();
+    return {
+      providerState: stage === "error" ? "failed" : stage,
+      providerMessage: observed?.message,
     };
   }
 
@@ -411,6 +530,7 @@ export class JobManagedNode {
     if (this.#flavor !== undefined) return;
     const flavors = await this.#o.transport.hardware();
     this.#flavor = flavors.find((f) => f.name === this.#settings.flavor);
+    this.#flavorRefused = this.#flavor === undefined;
     if (this.#flavor === undefined)
       this.#lastError =
         `flavor ${this.#settings.flavor} is not listed by Hugging Face Jobs ` +

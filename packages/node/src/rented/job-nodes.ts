@@ -4,7 +4,9 @@
  * client (the HF token read from the OS credential store, verified HTTPS to `providers.huggingface
  * .hub_api`), the namespace (the token's user, from whoami), the Job secrets (read from the store),
  * the exposed-port probe, and the periodic pass on the timer seam. Routing, the admin API and
- * `close()` reach a node by name; `combineManagedHooks` puts these beside the other managers.
+ * `close()` reach a node by name; `combineManagedHooks` puts these beside the other managers. A node
+ * `pair rented create` made is added at run time (`add`) and, after a restart, comes back from
+ * `<data_dir>/rented-nodes.json` (`created`), its job found again by the record in its store.
  * Must not know: HTTP routing, dialects, the CLI, the credential store's platform.
  */
 
@@ -26,6 +28,8 @@ export interface JobNodesOptions {
   readonly nodeId: string;
   readonly dataDir: string;
   readonly configured: readonly RentedNodeConfig[];
+  /** Nodes `pair rented create` made earlier (from rented-nodes.json): managed like the configured. */
+  readonly created?: readonly RentedNodeConfig[];
   readonly credentials: { get(ref: CredentialRef): Promise<Redacted<string> | undefined> };
   /** `providers.huggingface.hub_api` (Jobs live under /api/jobs there). */
   readonly hubApi: string;
@@ -58,6 +62,8 @@ export class JobNodes {
   readonly #nodes = new Map<string, JobManagedNode>();
   readonly #problems = new Map<string, string>();
   readonly #closers: (() => Promise<void> | void)[] = [];
+  readonly #createdNames: Set<string>;
+  readonly #ids = new PresetIds();
   #timer: { cancel(): void } | undefined;
   #pass: Promise<void> | undefined;
   #stopped = false;
@@ -66,25 +72,59 @@ export class JobNodes {
     this.#o = options;
     this.#clock = options.clock ?? SYSTEM_CLOCK;
     this.#timers = options.timers ?? SYSTEM_TIMERS;
-    this.#configs = jobNodeConfigs(options.configured);
+    const created = jobNodeConfigs(options.created ?? []);
+    this.#createdNames = new Set(created.map((c) => c.name));
+    const configured = jobNodeConfigs(options.configured);
+    const taken = new Set(configured.map((c) => c.name));
+    this.#configs = [...configured, ...created.filter((c) => !taken.has(c.name))];
   }
 
   /** Open the stores and clients, then the first pass (adoption of our jobs, reconciliation). */
   async start(): Promise<void> {
     if (this.#configs.length === 0) return;
-    const dir = join(this.#o.dataDir, "managed");
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const ids = new PresetIds();
-    for (const config of this.#configs) {
-      const node = await this.#open(config, dir, ids).catch((cause: unknown) => {
-        this.#problems.set(config.name, (cause as Error).message);
-        return undefined;
-      });
-      if (node !== undefined) this.#nodes.set(config.name, node);
-      else this.#log(`rented node ${config.name}: not managed: ${this.#problems.get(config.name) ?? "?"}`);
-    }
+    for (const config of this.#configs) await this.#openNode(config);
     await this.tick();
     this.#schedule();
+  }
+
+  /**
+   * Manage a node `pair rented create` adds at run time: open its store (records restored if any),
+   * its Jobs API client and probe. Undefined (the reason in `problem(name)`) when its token is missing.
+   */
+  async add(config: HuggingFaceJobNode): Promise<JobManagedNode | undefined> {
+    if (this.#stopped || this.#nodes.has(config.name)) return this.#nodes.get(config.name);
+    this.#createdNames.add(config.name);
+    const node = await this.#openNode(config);
+    if (node === undefined) return undefined;
+    this.#configs.push(config);
+    if (this.#timer === undefined) this.#schedule();
+    return node;
+  }
+
+  /** Forget a node added at run time whose create was refused before anything was sent. */
+  forget(name: string): void {
+    this.#nodes.delete(name);
+    this.#createdNames.delete(name);
+    const at = this.#configs.findIndex((c) => c.name === name);
+    if (at >= 0) this.#configs.splice(at, 1);
+  }
+
+  /** Why a node is not managed (its token or a secret is missing, …). */
+  problem(name: string): string | undefined {
+    return this.#problems.get(name);
+  }
+
+  async #openNode(config: HuggingFaceJobNode): Promise<JobManagedNode | undefined> {
+    const dir = join(this.#o.dataDir, "managed");
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    this.#problems.delete(config.name);
+    const node = await this.#open(config, dir, this.#ids).catch((cause: unknown) => {
+      this.#problems.set(config.name, (cause as Error).message);
+      return undefined;
+    });
+    if (node !== undefined) this.#nodes.set(config.name, node);
+    else this.#log(`rented node ${config.name}: not managed: ${this.#problems.get(config.name) ?? "?"}`);
+    return node;
   }
 
   async #open(config: HuggingFaceJobNode, dir: string, ids: PresetIds): Promise<JobManagedNode | undefined> {
@@ -122,6 +162,7 @@ export class JobNodes {
       sleep: (ms, signal) => this.#sleep(ms, signal),
       pollMs: this.#o.pollMs ?? 1_000,
       log: (line) => this.#log(line),
+      createdByPair: this.#createdNames.has(config.name),
     });
   }
 

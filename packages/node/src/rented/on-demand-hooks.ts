@@ -6,9 +6,9 @@
  */
 
 import type { Redacted } from "../cluster/index.js";
-import type { CredentialRef } from "../config/index.js";
+import type { CredentialRef, RoutingUse } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
-import type { ManagedAction, ManagedView } from "./managed-endpoint.js";
+import type { CreatedInfo, ManagedAction, ManagedView } from "./managed-endpoint.js";
 import type { CredentialReader, ManagedHooks, ManagedStatus } from "./rented-nodes.js";
 
 /** A node as its manager's hooks drive it. */
@@ -20,6 +20,10 @@ export interface OnDemandNode {
   view(): ManagedView;
   status(): ManagedStatus;
   headers(): Readonly<Record<string, string>> | undefined;
+  /** Set for nodes `pair rented create` made. */
+  created?(): CreatedInfo | null;
+  /** The routing use the node puts in force (undefined: the configured one). */
+  routingUse?(): { readonly use: RoutingUse; readonly why?: string } | undefined;
 }
 
 /**
@@ -77,5 +81,7 @@ export function onDemandHooks(
     view: (name): ManagedView | undefined => node(name)?.view(),
     status: (name): ManagedStatus | undefined => node(name)?.status() ?? unmanaged(name),
     headers: (name) => node(name)?.headers(),
+    created: (name) => node(name)?.created?.() ?? null,
+    routingUse: (name) => node(name)?.routingUse?.(),
   };
 }

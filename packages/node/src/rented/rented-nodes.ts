@@ -62,6 +62,11 @@ export interface ManagedHooks {
   headers?(name: string): Readonly<Record<string, string>> | undefined;
   /** Set for nodes PAIR created (`pair rented create`). */
   created?(name: string): CreatedInfo | null;
+  /**
+   * The routing use the manager puts in force (a job node: `never` outside its window), with why;
+   * undefined: the configured use holds. A `pair rented policy` override still wins.
+   */
+  routingUse?(name: string): { readonly use: RoutingUse; readonly why?: string } | undefined;
 }
 
 /** A rented node as the sponsor's admin API shows it: no URL, no credential value. */
@@ -446,14 +451,15 @@ export class RentedNodes {
   #view(n: NodeState): RentedNodeView {
     const o = this.#file.overrides[n.config.name] ?? {};
     const shared = o.share_with_cluster ?? n.config.shareWithCluster;
-    const policy = o.routing_use ?? n.config.routing.use;
     const managed = this.#o.managed;
+    const own = o.routing_use === undefined ? managed?.routingUse?.(n.config.name) : undefined;
+    const policy = o.routing_use ?? own?.use ?? n.config.routing.use;
     const overBudget = managed?.budgetRefusal(n.config.name);
     const live = managed?.status?.(n.config.name);
     if (live !== undefined) Object.assign(n, live, { models: [...live.models] });
     const reason =
       policy === "never"
-        ? "routing policy is never"
+        ? (own?.why ?? "routing policy is never")
         : overBudget !== undefined
           ? `budget exceeded: ${overBudget.message}`
           : ELIGIBLE_STATES.includes(n.state) ||

@@ -36,6 +36,9 @@ export interface ManagedStatus {
   readonly models: readonly string[];
   readonly gpu: string | undefined;
   readonly lastError: string | undefined;
+  /** The provider's own state word and message, when the manager knows them (a job's stage). */
+  readonly providerState?: string | undefined;
+  readonly providerMessage?: string | undefined;
 }
 
 /** What a probe uses (`RentedNodesOptions` has it all). */

@@ -217,5 +217,6 @@ export function combineManagedHooks(first: ManagedHooks, ...rest: readonly Manag
     status: (name) => pick(name).status?.(name),
     headers: (name) => pick(name).headers?.(name),
     created: (name) => pick(name).created?.(name) ?? null,
+    routingUse: (name) => pick(name).routingUse?.(name),
   };
 }

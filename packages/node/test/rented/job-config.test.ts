@@ -30,13 +30,16 @@ describe("a Hugging Face Jobs node with a job: section", () => {
       secrets: { HF_TOKEN: { service: "pair", account: "hf-read" } },
     });
     expect(node.lifecycle.managed).toBe(true);
-    expect(node.routing.use).toBe("prefer");
+    expect(node.routing).toEqual({ use: "prefer" });
     expect("baseUrl" in node).toBe(false);
   });
 
   test("routing.use given explicitly wins over prefer", () => {
     const text = jobNode(REQUIRED).replace("    job:\n", "    routing: { use: overflow }\n    job:\n");
-    expect(parse(text).rentedNodes[0]?.routing.use).toBe("overflow");
+    expect(parse(text).rentedNodes[0]?.routing).toEqual({ use: "overflow", explicit: true });
+    // Written down even when it is the default: it then holds outside the window too.
+    const prefer = jobNode(REQUIRED).replace("    job:\n", "    routing: { use: prefer }\n    job:\n");
+    expect(parse(prefer).rentedNodes[0]?.routing).toEqual({ use: "prefer", explicit: true });
   });
 
   test("without job: it stays a base_url node, routed to and not managed", () => {

@@ -3,7 +3,8 @@
 // (concurrent cold requests make exactly one create) and is served through the token-protected port;
 // the window's end cancels it with `window-ended` (CANCELED is the evidence, the obligation closes,
 // the ledger holds what HF bills); idle and budget cancel; sponsor exit cancels; a restart adopts the
-// running job from its store.
+// running job from its store (by its job id, with the listing refused); the node is `prefer` during its
+// window and `never` after it, unless `routing.use` is written in the config.
 import { createTestCa, type TestCa } from "@pair/testkit";
 import { request } from "undici";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -38,6 +39,14 @@ async function chat(w: JobWorld): Promise<{ status: number; text: string }> {
 
 function jobs(w: JobWorld) {
   return w.hf.jobs.list(NS);
+}
+
+async function rentedRow(w: JobWorld): Promise<Record<string, unknown>> {
+  const res = await request(`${w.node.url}/pair/v1/rented`, {
+    headers: { authorization: `Bearer ${w.node.adminToken}` },
+  });
+  const rows = (await res.body.json()) as Record<string, unknown>[];
+  return rows.find((r) => r["name"] === NODE) ?? {};
 }
 
 function view(w: JobWorld) {
@@ -87,9 +96,18 @@ describe("managed Hugging Face Jobs node", () => {
       await w.advance(2 * MIN);
       expect((await chat(w)).status).toBe(200);
     }
+    expect(await rentedRow(w)).toMatchObject({ policy: "prefer", eligible: true });
     await w.advance(10 * MIN, 5_000);
     expect(w.hf.jobs.get(jobId)?.stage).toBe("CANCELED");
     expect(w.log.join("\n")).toContain("window ended");
+    // Outside its window the node attracts no request: no new job is run for one.
+    const row = await rentedRow(w);
+    expect(row).toMatchObject({ policy: "never", eligible: false });
+    expect(String(row["reason"])).toContain("window ended");
+    const refused = await chat(w);
+    expect(refused.status).not.toBe(200);
+    expect(refused.text).toContain("rented_node_ineligible");
+    expect(jobs(w)).toHaveLength(1);
     expect(view(w).open_obligations).toBe(0);
     expect(view(w).job_state).toBe("cold");
     // HF bills RUNNING started minutes; the ledger counts SCHEDULING too (cautious): never less,
@@ -152,6 +170,47 @@ describe("managed Hugging Face Jobs node", () => {
     await w.node.close(200);
     expect(w.hf.jobs.get(jobId)?.stage).toBe("CANCELED");
     expect(w.log.join("\n")).toContain("its job is cancelled at sponsor exit");
+  });
+
+  it("a routing.use written in the config holds outside the window too", async () => {
+    const w = await world({
+      windowMin: 10,
+      lines: ["    lifecycle: { exit_timeout_s: 5 }", "    routing: { use: overflow }"],
+    });
+    expect(await rentedRow(w)).toMatchObject({ policy: "overflow" });
+    expect((await w.advanceUntil(chat(w), COLD_START_MS + 5 * MIN)).status).toBe(200);
+    await w.advance(12 * MIN, 60_000);
+    expect(jobs(w)[0]?.stage).toBe("CANCELED");
+    expect(await rentedRow(w)).toMatchObject({ policy: "overflow" });
+  });
+
+  it("a crashed sponsor's job is found again by its SQLite record (job id), not the listing: one job, one obligation, the window still ends it", async () => {
+    const w = await world({
+      windowMin: 60,
+      lines: ["    lifecycle: { pause_on_sponsor_exit: false, exit_timeout_s: 5 }"],
+    });
+    expect((await w.advanceUntil(chat(w), COLD_START_MS + 5 * MIN)).status).toBe(200);
+    const jobId = jobs(w)[0]?.id ?? "";
+    // The crash: the sponsor goes without cancelling its job.
+    await w.node.close(200);
+    expect(w.hf.jobs.get(jobId)?.stage).toBe("RUNNING");
+    // The restarted sponsor cannot list jobs (so no label can lead it to the job): only its record can.
+    w.hf.jobs.faults.failNext(100_000, 400, { method: "GET", path: /^\/api\/jobs\/alice$/ });
+    await w.start();
+    await w.node.jobs.tick();
+    expect(view(w).open_obligations).toBe(1);
+    expect((await w.advanceUntil(chat(w), 2 * MIN)).status).toBe(200);
+    expect(jobs(w)).toHaveLength(1);
+    expect(view(w).job_state).toBe("running");
+    expect(view(w).open_obligations).toBe(1);
+    // Its window counts from the first create and still ends it, listing or not.
+    await w.advance(60 * MIN, 60_000);
+    expect(w.hf.jobs.get(jobId)?.stage).toBe("CANCELED");
+    expect(jobs(w)).toHaveLength(1);
+    // The evidence closes the obligation once the listing answers again.
+    w.hf.jobs.faults.clear();
+    await w.advance(20_000);
+    expect(view(w).open_obligations).toBe(0);
   });
 
   it("a restarted sponsor adopts its running job (same id) and serves from it", async () => {

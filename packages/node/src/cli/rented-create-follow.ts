@@ -1,0 +1,92 @@
+/**
+ * Following a rented node being created (`pair rented create`, endpoints and jobs alike): poll the
+ * node's admin API and print one line per provider state (pending → initializing → running for an
+ * endpoint, scheduling → running for a job) with the time since the create and the cost so far,
+ * until it runs with its model in the cluster inventory (exit 0), fails (exit 1) or a stop signal
+ * arrives (it goes on being created). Also the shared number flag of the create commands.
+ * Must not know: the provider's API, how the node creates anything.
+ */
+
+import { CliFailure, EXIT_FAILURE, EXIT_OK, UsageError } from "./cli-errors.js";
+import { nextStopSignal, type CliIo } from "./cli-io.js";
+import { rentedCall } from "./rented-call.js";
+
+/** How often the node is asked for progress (PAIR_RENTED_POLL_MS overrides it, for tests). */
+const POLL_MS = 1_000;
+
+export interface CreatedNodeView {
+  readonly name: string;
+  readonly state: string;
+  readonly models: readonly string[];
+  readonly provider_state: string | null;
+  readonly provider_message: string | null;
+  readonly last_error: string | null;
+  readonly created: { readonly elapsed_s: number } | null;
+  readonly managed: { readonly spend_usd: { readonly total: number } | null } | null;
+}
+
+export function numberFlag(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!(value > 0) || !Number.isFinite(value))
+    throw new UsageError(`${flag}: expected a number > 0, got "${text}"`);
+  return value;
+}
+
+function elapsed(view: CreatedNodeView): string {
+  const s = view.created?.elapsed_s ?? 0;
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+export function progressLine(view: CreatedNodeView): string {
+  const word = view.provider_state ?? view.state;
+  return `${word} (${elapsed(view)}, $${(view.managed?.spend_usd?.total ?? 0).toFixed(2)})`;
+}
+
+/** Poll the node until it runs with its model listed, fails, or a stop signal arrives. */
+export async function followCreate(
+  io: CliIo,
+  configFile: string | undefined,
+  first: CreatedNodeView,
+  json: boolean,
+): Promise<{ code: number; view: CreatedNodeView }> {
+  const pollMs = Number(io.env["PAIR_RENTED_POLL_MS"] ?? POLL_MS) || POLL_MS;
+  const stop = nextStopSignal(io.signals);
+  let stopped = false;
+  void stop.signal.then(() => {
+    stopped = true;
+  });
+  let view = first;
+  let shown = "";
+  try {
+    for (;;) {
+      const word = view.provider_state ?? view.state;
+      if (word !== shown && !json) {
+        shown = word;
+        if (word !== "running") io.stdout(`${progressLine(view)}\n`);
+      }
+      if (view.provider_state === "failed" || view.state === "failed") {
+        io.stderr(
+          `rented node ${view.name} failed: ${view.provider_message ?? view.last_error ?? "Hugging Face gave no reason"}\n`,
+        );
+        return { code: EXIT_FAILURE, view };
+      }
+      if (view.state === "running" && view.models.length > 0) {
+        if (!json)
+          io.stdout(`${progressLine(view)} — model ${view.models.join(", ")} is in the cluster inventory\n`);
+        return { code: EXIT_OK, view };
+      }
+      if (stopped) {
+        io.stderr(`stopped following; ${view.name} goes on being created (pair rented list shows it)\n`);
+        return { code: EXIT_OK, view };
+      }
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
+      const rows = (await rentedCall(io, configFile, "/pair/v1/rented", undefined)) as CreatedNodeView[];
+      const next = rows.find((r) => r.name === view.name);
+      if (next === undefined) throw new CliFailure(`rented node ${view.name} is gone from the node's list`);
+      view = next;
+    }
+  } finally {
+    stop.cancel();
+  }
+}
