@@ -8,7 +8,7 @@
  */
 
 import { readFileSync } from "node:fs";
-import { HttpsEndpointsTransport } from "@pair/huggingface";
+import { HttpsEndpointsTransport, RetryAfterGate } from "@pair/huggingface";
 import type { ProxyUrlOf } from "@pair/runpod";
 import type { Dispatcher } from "undici";
 import type { PairConfig } from "./config/index.js";
@@ -70,6 +70,8 @@ export interface RentedWiring {
 export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
   const { config, credentials, scheduler, log } = o;
   const dataDir = config.node.dataDir;
+  // One retry-after window for every Endpoints API client of this sponsor: a 429 to one holds all.
+  const hfGate = new RetryAfterGate();
   const ledger = new SharedLedger({
     dataDir,
     clock: o.managed?.clock ?? SYSTEM_CLOCK,
@@ -84,7 +86,7 @@ export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
       ...attachedRentedConfigs(dataDir, config.node.name, config.rentedNodes),
     ],
     credentials,
-    transportFor: endpointsTransport(config),
+    transportFor: endpointsTransport(config, hfGate),
     inFlight: (name) => scheduler.inFlight(`rented:${name}`),
     log,
     ledger,
@@ -98,7 +100,7 @@ export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
     configured: config.rentedNodes,
     credentials,
     dispatcher: o.outbound,
-    lookupEndpoint: endpointLookup(config),
+    lookupEndpoint: endpointLookup(config, hfGate),
     managed: combineManagedHooks(managed, runpod.hooks(), jobs.hooks()),
     log,
     ...(o.rentedProbeIntervalMs === undefined ? {} : { probeIntervalMs: o.rentedProbeIntervalMs }),
@@ -106,7 +108,7 @@ export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
   const creator = new RentedCreator({
     nodeName: config.node.name,
     credentials,
-    transportFor: endpointsTransport(config),
+    transportFor: endpointsTransport(config, hfGate),
     rented,
     managed,
     ...(o.managed?.pollMs === undefined ? {} : { watchMs: o.managed.pollMs }),
@@ -163,7 +165,10 @@ function jobNodes(
 }
 
 /** An Endpoints API client per token, for managed endpoints (verified HTTPS, extra CA, default retries). */
-function endpointsTransport(config: PairConfig): ManagedEndpointsOptions["transportFor"] {
+function endpointsTransport(
+  config: PairConfig,
+  gate: RetryAfterGate,
+): ManagedEndpointsOptions["transportFor"] {
   const extraCaPem =
     config.tls.extraCaFile === null ? undefined : readFileSync(config.tls.extraCaFile, "utf8");
   return (token) =>
@@ -173,11 +178,12 @@ function endpointsTransport(config: PairConfig): ManagedEndpointsOptions["transp
       hubApi: config.providers.huggingface.hubApi,
       catalogApi: config.providers.huggingface.catalogApi,
       ...(extraCaPem === undefined ? {} : { extraCaPem }),
+      gate,
     });
 }
 
 /** Hugging Face endpoints looked up by name through the Endpoints API (verified HTTPS, extra CA). */
-function endpointLookup(config: PairConfig): EndpointLookupFn {
+function endpointLookup(config: PairConfig, gate: RetryAfterGate): EndpointLookupFn {
   const extraCaPem =
     config.tls.extraCaFile === null ? undefined : readFileSync(config.tls.extraCaFile, "utf8");
   return async ({ namespace, name }, token) => {
@@ -187,6 +193,7 @@ function endpointLookup(config: PairConfig): EndpointLookupFn {
       hubApi: config.providers.huggingface.hubApi,
       ...(extraCaPem === undefined ? {} : { extraCaPem }),
       retry: { maxAttempts: 1 },
+      gate,
     });
     try {
       const e = await transport.getEndpoint(namespace, name);
