@@ -80,16 +80,19 @@ describe("provider faults: Hugging Face Jobs", () => {
     expect((await w.advanceUntil(chat(w.node, REPO), COLD_START_MS + 5 * MIN)).status).toBe(200);
     const [job] = jobs(w);
     w.hf.jobs.faults.slowStateChanges(24 * 60 * MIN); // HF answers the cancel and the job runs on
-    await w.node.jobs.node(NODE)!.pause();
+    const paused = await w.node.jobs.node(NODE)!.pause();
+    expect(paused).toMatchObject({ ok: false, error: { code: "upstream_error" } });
     for (let t = 0; t < 3 * MIN; t += 10_000) {
       await w.advance(10_000);
       expect(w.hf.jobs.get(job!.id)?.stage).toBe("RUNNING");
       expectCovered(w); // billing: one open obligation at every pass
     }
+    expect(String(w.node.jobs.node(NODE)!.view().last_error)).toContain("stop unconfirmed");
     w.hf.jobs.faults.clear();
     await w.advance(2 * MIN);
     expect(w.hf.jobs.get(job!.id)?.stage).toBe("CANCELED");
     expect(openObligations(w)).toHaveLength(0);
+    expect(String(w.node.jobs.node(NODE)!.view().last_error)).not.toContain("stop unconfirmed");
     expect(jobs(w)).toHaveLength(1);
   });
 });
