@@ -36,6 +36,7 @@ export {
   type PodInspection,
   type RunpodEmulator,
   type RunpodMeter,
+  type RunpodRequestSeen,
 } from "./runpod/server.js";
 export { DEFAULT_TIMINGS, type RunpodEmulatorOptions } from "./runpod/options.js";
 export type { LifecycleTimings } from "./runpod/control-plane.js";

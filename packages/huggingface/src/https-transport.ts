@@ -2,7 +2,9 @@
  * The HTTPS implementation of EndpointsTransport, on undici: every base URL configurable
  * (`endpoints_api`, `hub_api`, catalog), certificate verification always on (an extra CA may be
  * added to the system roots, nothing can turn checks off), connect/response timeouts, the bearer
- * token revealed only into the outgoing header, and the retry policy applied per call.
+ * token revealed only into the outgoing header, and the retry policy applied per call; a 429's
+ * retry-after closes a gate (optionally shared by every client of the account) that holds every
+ * other call unsent until it opens.
  * Must not know: PAIR's lifecycle or state mapping, where the token is stored.
  */
 
@@ -25,6 +27,7 @@ import {
   validateRetryPolicy,
   type RetryPolicy,
 } from "./retry-policy.js";
+import { RetryAfterGate } from "./retry-after-gate.js";
 import type { RevealableToken } from "./secret-token.js";
 import {
   readCatalogDeploy,
@@ -54,6 +57,12 @@ export interface HttpsTransportOptions {
   /** Time for the response headers, and then between body chunks. Default 30 s. */
   readonly responseTimeoutMs?: number;
   readonly retry?: Partial<RetryPolicy>;
+  /**
+   * A retry-after window shared with other clients of the same account (default: this client's
+   * own). While a 429's window is open nothing is sent: the refused call waits it out, any other
+   * fails `rate_limited` at once.
+   */
+  readonly gate?: RetryAfterGate;
   /** Seams for tests: waiting between attempts, jitter, wall time (for HTTP-date retry-after). */
   readonly sleep?: (ms: number) => Promise<void>;
   readonly random?: () => number;
@@ -147,6 +156,7 @@ export class HttpsEndpointsTransport implements EndpointsTransport {
   readonly #sleep: (ms: number) => Promise<void>;
   readonly #random: () => number;
   readonly #now: () => number;
+  readonly #gate: RetryAfterGate;
 
   constructor(options: HttpsTransportOptions) {
     if (typeof options.token?.reveal !== "function")
@@ -173,6 +183,7 @@ export class HttpsEndpointsTransport implements EndpointsTransport {
     this.#sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.#random = options.random ?? Math.random;
     this.#now = options.nowMs ?? Date.now;
+    this.#gate = options.gate ?? new RetryAfterGate();
   }
 
   toString(): string {
@@ -182,6 +193,16 @@ export class HttpsEndpointsTransport implements EndpointsTransport {
   async #call<T>(spec: CallSpec<T>): Promise<T> {
     let lost = false;
     for (let attempt = 1; ; attempt++) {
+      const closedForMs = this.#gate.closedForMs(this.#now());
+      // A retry (the refused call itself) waits the rest of the window; a new call is not sent.
+      if (closedForMs > 0 && attempt > 1) await this.#sleep(closedForMs);
+      else if (closedForMs > 0)
+        throw new HuggingFaceApiError({
+          kind: "rate_limited",
+          operation: spec.operation,
+          retryAfterMs: closedForMs,
+          detail: `not sent: Hugging Face asked for no requests for another ${Math.ceil(closedForMs / 1000)} s (retry-after)`,
+        });
       let status: number;
       let text: string;
       let headers: Record<string, string | string[] | undefined>;
@@ -232,6 +253,7 @@ export class HttpsEndpointsTransport implements EndpointsTransport {
       if (status >= 200 && status < 300) return this.#read(spec, text, status, requestId);
       if (status === 404 && lost && spec.absentAfterLoss !== undefined) return spec.absentAfterLoss;
       const retryAfterMs = parseRetryAfter(headerValue(headers["retry-after"]), this.#now());
+      if (status === 429 && retryAfterMs !== undefined) this.#gate.close(this.#now() + retryAfterMs);
       const decision = decideRetry(
         this.#policy,
         spec.idempotent,

@@ -27,6 +27,7 @@ export {
   type RetryDecision,
   type RetryPolicy,
 } from "./retry-policy.js";
+export { RetryAfterGate } from "./retry-after-gate.js";
 export { HfToken, type RevealableToken } from "./secret-token.js";
 export type * from "./wire.js";
 export { toAccount, toCreateBody, toEndpoint, toOffers, toUpdateBody } from "./wire-mapping.js";

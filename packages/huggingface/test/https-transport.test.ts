@@ -8,6 +8,7 @@ import {
   HfTransportOptionError,
   HttpsEndpointsTransport,
   HuggingFaceApiError,
+  RetryAfterGate,
   type HfErrorKind,
 } from "../src/index.js";
 import { ALICE, READER, spec, startTransportHarness, type TransportHarness } from "./transport-harness.js";
@@ -169,6 +170,20 @@ describe("retry policy in action", () => {
     expect(h.sleeps).toEqual([7000, 7000]);
   });
 
+  it("a shared retry-after gate holds every client of the account: the others send nothing inside it", async () => {
+    const h = await harness();
+    const gate = new RetryAfterGate();
+    const probe = h.transport({ gate, retry: { maxAttempts: 1 } });
+    const managed = h.transport({ gate });
+    h.emu.faults.rateLimitNext(1, 30, { method: "GET" });
+    await expectKind(probe.listEndpoints("alice"), "rate_limited");
+    const seen = h.emu.controlRequests().length;
+    const held = await expectKind(managed.listEndpoints("alice"), "rate_limited");
+    expect(held.retryAfterMs).toBeGreaterThan(25_000);
+    expect(h.emu.controlRequests()).toHaveLength(seen);
+    expect(gate.closedForMs(Date.now() + 31_000)).toBe(0);
+  });
+
   it("retries 503 and 500 with bounded backoff, then gives up with kind server", async () => {
     const h = await harness();
     h.emu.faults.failNext(2, 503, { method: "GET" });
@@ -198,17 +213,23 @@ describe("retry policy in action", () => {
     h.emu.faults.rateLimitNext(1, 1, { method: "POST" });
     await expectKind(hf.createEndpoint("alice", spec("ep")), "rate_limited");
     expect(h.emu.endpoints.list()).toEqual([]);
+    // Inside the retry-after window nothing more is sent, a create neither.
+    const seen = h.emu.controlRequests().length;
+    const held = await expectKind(hf.createEndpoint("alice", spec("ep")), "rate_limited");
+    expect(held.message).toContain("not sent");
+    expect(h.emu.controlRequests()).toHaveLength(seen);
 
+    const other = h.transport(); // its own retry-after window
     h.emu.faults.loseAnswers(1, { method: "POST" });
-    const lost = await expectKind(hf.createEndpoint("alice", spec("ep")), "uncertain");
+    const lost = await expectKind(other.createEndpoint("alice", spec("ep")), "uncertain");
     expect(lost.message).toContain("list the endpoints");
     expect(h.sleeps).toEqual([]);
-    const listed = await hf.listEndpoints("alice");
+    const listed = await other.listEndpoints("alice");
     expect(listed.map((e) => e.name)).toEqual(["ep"]);
     expect(h.emu.endpoints.list()).toHaveLength(1);
 
     h.emu.faults.failNext(1, 500, { method: "POST" });
-    await expectKind(hf.createEndpoint("alice", spec("ep2")), "uncertain");
+    await expectKind(other.createEndpoint("alice", spec("ep2")), "uncertain");
     expect(h.sleeps).toEqual([]);
   });
 

@@ -41,6 +41,8 @@ export async function startTransportHarness(): Promise<TransportHarness> {
     timings: { pendingMs: 30_000, initializingMs: 120_000, scaleUpMs: 60_000, updatingMs: 60_000 },
   });
   const sleeps: number[] = [];
+  // The transports' wall time moves by what they slept (a retry-after window passes when waited out).
+  let sleptMs = 0;
   const made: HttpsEndpointsTransport[] = [];
   return {
     emu,
@@ -55,8 +57,10 @@ export async function startTransportHarness(): Promise<TransportHarness> {
         extraCaPem: caPem,
         sleep: (ms) => {
           sleeps.push(ms);
+          sleptMs += ms;
           return Promise.resolve();
         },
+        nowMs: () => Date.now() + sleptMs,
         random: () => 0.5,
         ...overrides,
       });

@@ -8,7 +8,12 @@
  */
 
 import { readFileSync } from "node:fs";
-import { HttpsEndpointsTransport, HttpsJobsTransport, type JobsTransport } from "@pair/huggingface";
+import {
+  HttpsEndpointsTransport,
+  HttpsJobsTransport,
+  RetryAfterGate,
+  type JobsTransport,
+} from "@pair/huggingface";
 import type { ProxyUrlOf } from "@pair/runpod";
 import type { Dispatcher } from "undici";
 import type { Redacted } from "./cluster/index.js";
@@ -71,6 +76,8 @@ export interface RentedWiring {
 export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
   const { config, credentials, scheduler, log } = o;
   const dataDir = config.node.dataDir;
+  // One retry-after window for every Endpoints API client of this sponsor: a 429 to one holds all.
+  const hfGate = new RetryAfterGate();
   const ledger = new SharedLedger({
     dataDir,
     clock: o.managed?.clock ?? SYSTEM_CLOCK,
@@ -85,7 +92,7 @@ export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
       ...attachedRentedConfigs(dataDir, config.node.name, config.rentedNodes),
     ],
     credentials,
-    transportFor: endpointsTransport(config),
+    transportFor: endpointsTransport(config, hfGate),
     inFlight: (name) => scheduler.inFlight(`rented:${name}`),
     log,
     ledger,
@@ -99,7 +106,7 @@ export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
     configured: config.rentedNodes,
     credentials,
     dispatcher: o.outbound,
-    lookupEndpoint: endpointLookup(config),
+    lookupEndpoint: endpointLookup(config, hfGate),
     managed: combineManagedHooks(managed, runpod.hooks(), jobs.hooks()),
     log,
     ...(o.rentedProbeIntervalMs === undefined ? {} : { probeIntervalMs: o.rentedProbeIntervalMs }),
@@ -107,7 +114,7 @@ export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
   const creator = new RentedCreator({
     nodeName: config.node.name,
     credentials,
-    transportFor: endpointsTransport(config),
+    transportFor: endpointsTransport(config, hfGate),
     rented,
     managed,
     jobs,
@@ -179,7 +186,10 @@ function jobsTransport(config: PairConfig): (token: Redacted<string>) => JobsTra
 }
 
 /** An Endpoints API client per token, for managed endpoints (verified HTTPS, extra CA, default retries). */
-function endpointsTransport(config: PairConfig): ManagedEndpointsOptions["transportFor"] {
+function endpointsTransport(
+  config: PairConfig,
+  gate: RetryAfterGate,
+): ManagedEndpointsOptions["transportFor"] {
   const extraCaPem =
     config.tls.extraCaFile === null ? undefined : readFileSync(config.tls.extraCaFile, "utf8");
   return (token) =>
@@ -189,11 +199,12 @@ function endpointsTransport(config: PairConfig): ManagedEndpointsOptions["transp
       hubApi: config.providers.huggingface.hubApi,
       catalogApi: config.providers.huggingface.catalogApi,
       ...(extraCaPem === undefined ? {} : { extraCaPem }),
+      gate,
     });
 }
 
 /** Hugging Face endpoints looked up by name through the Endpoints API (verified HTTPS, extra CA). */
-function endpointLookup(config: PairConfig): EndpointLookupFn {
+function endpointLookup(config: PairConfig, gate: RetryAfterGate): EndpointLookupFn {
   const extraCaPem =
     config.tls.extraCaFile === null ? undefined : readFileSync(config.tls.extraCaFile, "utf8");
   return async ({ namespace, name }, token) => {
@@ -203,6 +214,7 @@ function endpointLookup(config: PairConfig): EndpointLookupFn {
       hubApi: config.providers.huggingface.hubApi,
       ...(extraCaPem === undefined ? {} : { extraCaPem }),
       retry: { maxAttempts: 1 },
+      gate,
     });
     try {
       const e = await transport.getEndpoint(namespace, name);

@@ -276,8 +276,25 @@ export class HostingController {
         );
     }
     for (const id of plan.absent) {
+      // One listing that lacks a resource it should show is not enough: a provider's listing can omit
+      // or page past a live resource. A keyed record is asked for by its own key first; only a
+      // not-found there lets the listing's absence count as evidence.
+      const key = this.#state.deployments[id]?.key;
+      const described = key === undefined ? undefined : await o.provider.describe(key);
+      if (described?.kind === "unknown") continue;
       const claim = this.lease(id);
       if (!claim.ok) note(claim);
+      else if (described?.kind === "found")
+        note(
+          this.apply({
+            type: "Observed",
+            id,
+            lease: claim.value,
+            report: described.report,
+            source: "describe",
+            at: o.clock.now(),
+          }),
+        );
       else
         note(this.apply({ type: "AbsentFromListing", id, lease: claim.value, listing, at: o.clock.now() }));
     }

@@ -102,6 +102,42 @@ describe("HostingController", () => {
     });
   });
 
+  it("a 'complete' listing that omits a live resource is checked by its own key before it counts", async () => {
+    const { clock, fake, options } = setup();
+    let hide = true;
+    const omitting: ProviderPort = {
+      capabilities: fake.capabilities,
+      create: (request) => fake.create(request),
+      // Claims to be complete, yet drops every resource while `hide` is on (a provider's bad page).
+      list: async () => {
+        const listing = await fake.list();
+        return hide ? { ...listing, resources: [] } : listing;
+      },
+      describe: (k) => fake.describe(k),
+      stop: (k, m) => fake.stop(k, m),
+    };
+    const c = HostingController.open({ ...options, provider: omitting, store: new MemoryHostingStore() });
+    const id = declared(c);
+    await c.start(id);
+    clock.advance(fake.capabilities.maxListingLagMs + 10_000);
+    hide = false;
+    await c.reconcileOnce(); // seen in a listing once
+    hide = true;
+    for (let i = 0; i < 3; i += 1) {
+      clock.advance(10_000);
+      await c.reconcileOnce();
+    }
+    expect(c.state.obligations[id]?.state).toBe("open");
+    expect(c.state.deployments[id]?.phase).toBe("Active");
+    // Gone for real (its own GET says not found): now the listing's absence is evidence.
+    fake.resources.splice(0);
+    await c.reconcileOnce();
+    expect(c.state.obligations[id]).toMatchObject({
+      state: "discharged",
+      evidence: { kind: "absent-from-complete-listing" },
+    });
+  });
+
   it("a restart during a create leaves it Uncertain with its obligation open", async () => {
     const { c, clock, options, store, fake } = setup();
     const id = declared(c);

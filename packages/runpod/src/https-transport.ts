@@ -5,7 +5,8 @@
  * headers / body timeouts, bounded response size. Only the catalogue read is retried here
  * (`readRetries`, bounded backoff honouring Retry-After); pod calls never are. Failures become
  * RunpodApiError; a create that may have reached Runpod without a readable answer (socket closed,
- * timeout or abort after sending, any 5xx but a capacity refusal) is "uncertain".
+ * timeout or abort after sending, any 5xx but a capacity refusal) is "uncertain". After a 429 with
+ * Retry-After no call is sent until it has passed: each fails `rate_limited` at once instead.
  * Must not know: PAIR's identity scheme, retry policy, where the key is stored.
  */
 
@@ -105,6 +106,8 @@ export class HttpsRunpodTransport implements RunpodTransport {
   readonly #readRetries: number;
   readonly #sleep: (ms: number) => Promise<void>;
   #lastRateLimit: RateLimitState | undefined;
+  /** After a 429 with Retry-After: nothing is sent before this (epoch ms, this transport's clock). */
+  #closedUntilMs = 0;
 
   constructor(options: HttpsRunpodTransportOptions) {
     let base: URL;
@@ -253,6 +256,16 @@ export class HttpsRunpodTransport implements RunpodTransport {
     options: CallOptions,
     expectedErrors: readonly number[] = [],
   ): Promise<{ status: number; json: unknown }> {
+    const closedForMs = this.#closedUntilMs - this.#now();
+    if (closedForMs > 0)
+      throw new RunpodApiError({
+        kind: "rate_limited",
+        operation,
+        message:
+          `runpod ${operation}: not sent: Runpod asked for no requests for another ` +
+          `${Math.ceil(closedForMs / 1000)} s (retry-after)`,
+        retryAfterMs: closedForMs,
+      });
     const url = new URL(this.#base.pathname + path, this.#base);
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.#apiKey.reveal()}`,
@@ -303,6 +316,8 @@ export class HttpsRunpodTransport implements RunpodTransport {
     const problem = parseProblem(text);
     const kind = kindOfAnswer(operation, status, problem);
     const retryAfterMs = parseRetryAfterMs(header("retry-after"), this.#now());
+    if (status === 429 && retryAfterMs !== undefined)
+      this.#closedUntilMs = Math.max(this.#closedUntilMs, this.#now() + retryAfterMs);
     const summary = [problem.title, problem.detail]
       .filter((part) => part !== undefined && part !== "")
       .join(": ");

@@ -203,6 +203,17 @@ describe("HttpsRunpodTransport against the emulator over real HTTPS", () => {
     expect(error.rateLimit?.windows[0]).toMatchObject({ name: "minute", remaining: 0 });
   });
 
+  it("after a 429 with Retry-After nothing is sent until it has passed", async () => {
+    const { emu, transport } = await setup();
+    emu.faults.rateLimitNext(1, 60);
+    expect(await failure(transport.listPods())).toMatchObject({ kind: "rate_limited", status: 429 });
+    const held = await failure(transport.getPod("any"));
+    expect(held).toMatchObject({ kind: "rate_limited", status: undefined, retryable: true });
+    expect(held.retryAfterMs).toBeGreaterThan(50_000);
+    expect(held.message).toContain("not sent");
+    expect(emu.requests()).toHaveLength(1);
+  });
+
   it("shows slow start, crash loop and an unrequested exit in the pod's status", async () => {
     const { emu, transport } = await setup();
     emu.faults.slowStart(300_000);

@@ -2,8 +2,10 @@
  * Fault switches of the Hugging Face emulator's control plane (endpoints API, hub, catalog): lost
  * answers (the action is applied, then the connection is dropped), held requests (kept unanswered,
  * before or after the action is applied, until the test releases them), failures and 429s for the
- * next N matching requests, slow state changes, and a failed deploy with a message. Deterministic: a switch
- * acts on exactly the requests it names, in arrival order.
+ * next N matching requests, slow state changes (with a long enough delay: a pause accepted while the
+ * endpoint keeps running and billing), a failed deploy with a message, and a partial listing (the
+ * next N listings omit a named endpoint while still answering as whole; its own GET still finds it).
+ * Deterministic: a switch acts on exactly the requests it names, in arrival order.
  * Must not know: sockets (the server acts on the decision), endpoint states.
  */
 
@@ -49,6 +51,8 @@ export class ControlFaults {
   #holdWaiters: (() => void)[] = [];
   #slowMs = 0;
   #deployFailures: string[] = [];
+  /** Endpoint name → how many more listings omit it. */
+  #hidden = new Map<string, number>();
 
   /** The next `count` matching requests are carried out, then their connection is dropped unanswered. */
   loseAnswers(count: number, filter: FaultFilter = {}): void {
@@ -132,12 +136,34 @@ export class ControlFaults {
     this.#deployFailures.push(message);
   }
 
+  /**
+   * The next `count` listings of endpoints omit the endpoint `name` (any namespace), yet answer as a
+   * whole listing; `GET` of the endpoint itself still answers it. A provider's partial page.
+   */
+  hideFromListing(name: string, count: number): void {
+    checkCount("hideFromListing", count);
+    if (name.trim() === "") throw new RangeError("faults.hideFromListing: the name must not be empty");
+    this.#hidden.set(name, count);
+  }
+
   /** Disarms every switch and drops held requests unapplied. */
   clear(): void {
     this.releaseHeld("drop");
     this.#armed = [];
     this.#slowMs = 0;
     this.#deployFailures = [];
+    this.#hidden.clear();
+  }
+
+  /** The names one listing leaves out (and counts that listing against each). */
+  takeHiddenFromListing(): ReadonlySet<string> {
+    const names = new Set(this.#hidden.keys());
+    for (const name of names) {
+      const left = (this.#hidden.get(name) ?? 1) - 1;
+      if (left > 0) this.#hidden.set(name, left);
+      else this.#hidden.delete(name);
+    }
+    return names;
   }
 
   get slowMs(): number {

@@ -26,6 +26,8 @@ export interface ControlContext {
   readonly baseUrl: () => string;
   /** 1, 2, … for generated names (catalog deploys without a name). */
   readonly nextSerial: () => number;
+  /** The names the next listing omits (the partial-listing fault); empty when off. */
+  readonly hiddenFromListing: () => ReadonlySet<string>;
 }
 
 export interface ControlRequest {
@@ -161,7 +163,11 @@ const ROUTES: readonly ControlRoute[] = [
     run: (ctx, _request, match) => ({
       status: 200,
       body: {
-        items: ctx.world.list(match[1] ?? "").map((record) => renderEndpoint(record, ctx.baseUrl(), userId)),
+        items: ((hidden) =>
+          ctx.world
+            .list(match[1] ?? "")
+            .filter((record) => !hidden.has(record.config.name))
+            .map((record) => renderEndpoint(record, ctx.baseUrl(), userId)))(ctx.hiddenFromListing()),
       },
     }),
   },

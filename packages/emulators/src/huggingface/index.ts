@@ -4,7 +4,12 @@
  * Must not know: anything beyond re-exports.
  */
 
-export { startHuggingFaceEmulator, type EndpointView, type HuggingFaceEmulator } from "./server.js";
+export {
+  startHuggingFaceEmulator,
+  type ControlRequestSeen,
+  type EndpointView,
+  type HuggingFaceEmulator,
+} from "./server.js";
 export type { HuggingFaceEmulatorOptions } from "./options.js";
 export type { BillingMeter, BilledStretch, RouterCharge } from "./billing-meter.js";
 export type { ControlFaults, FaultFilter } from "./control-faults.js";

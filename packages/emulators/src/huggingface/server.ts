@@ -4,7 +4,8 @@
  * endpoint catalog (`/api/catalog/...`), each endpoint's data plane (`/endpoints/{label}`) and the
  * Inference Providers router (`/router/v1`), and Hugging Face Jobs (`/api/jobs/...` and the
  * exposed-port proxy `/jobs-proxy/...`, huggingface-jobs/) — over one virtual clock, one billing meter and one
- * set of fault switches. Dispatch, body reading and the lost-answer / 5xx / 429 faults live here.
+ * set of fault switches. Dispatch, body reading, the lost-answer / 5xx / 429 faults and the log of
+ * control requests received (`controlRequests()`) live here.
  * Must not know: endpoint lifecycle rules (world.ts), wire shapes (hf-wire.ts).
  */
 
@@ -19,7 +20,7 @@ import type { Socket } from "node:net";
 import { createEngineHandler, type EngineHandler } from "../engine/handler.js";
 import type { EngineStats } from "../engine/engine-stats.js";
 import { BillingMeter } from "./billing-meter.js";
-import { ControlFaults } from "./control-faults.js";
+import { ControlFaults, type ControlDecision } from "./control-faults.js";
 import {
   controlReply,
   errorReply,
@@ -57,6 +58,19 @@ export interface EndpointView {
   readonly engine: EngineStats;
 }
 
+export interface ControlRequestSeen {
+  readonly method: string;
+  readonly path: string;
+  /** Virtual wall time, epoch ms. */
+  readonly atMs: number;
+  /** Real monotonic time (`performance.now()`): retry-after waits are real time on the client. */
+  readonly atRealMs: number;
+  /** What the fault switches did with it. */
+  readonly fault: ControlDecision["kind"];
+}
+
+const MAX_REQUESTS_SEEN = 10_000;
+
 export interface HuggingFaceEmulator {
   /** `endpoints_api` (no version; clients append `/v2`). */
   readonly endpointsApiUrl: string;
@@ -73,6 +87,11 @@ export interface HuggingFaceEmulator {
   advance(ms: number): void;
   readonly meter: BillingMeter;
   readonly faults: ControlFaults;
+  /**
+   * Every control-plane request received (endpoints API, hub, catalog), oldest first, the last
+   * 10,000 at most: for tests that count what a client sent (e.g. within a retry-after window).
+   */
+  controlRequests(): readonly ControlRequestSeen[];
   readonly tokens: { add(token: string, grant: TokenGrant): void; remove(token: string): void };
   /** Hugging Face Jobs on the hub host (`/api/jobs/...`, exposed ports under `/jobs-proxy/`). */
   readonly jobs: JobsEmulator;
@@ -197,12 +216,16 @@ export async function startHuggingFaceEmulator(
     catalog: resolved.catalog,
     baseUrl: () => baseUrl,
     nextSerial: () => ++serial,
+    hiddenFromListing: () => faults.takeHiddenFromListing(),
   };
+  const seen: ControlRequestSeen[] = [];
 
   const control = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> => {
     const method = req.method ?? "GET";
     res.setHeader("x-request-id", `emu-${++requestIds}`);
     const decision = faults.decide(method, path);
+    seen.push({ method, path, atMs: time.nowMs(), atRealMs: performance.now(), fault: decision.kind });
+    if (seen.length > MAX_REQUESTS_SEEN) seen.splice(0, seen.length - MAX_REQUESTS_SEEN);
     if (decision.kind === "rate-limit") {
       req.resume();
       res.setHeader("retry-after", String(decision.retryAfterS));
@@ -337,6 +360,7 @@ export async function startHuggingFaceEmulator(
     },
     meter,
     faults,
+    controlRequests: () => [...seen],
     tokens: { add: (token, grant) => tokens.add(token, grant), remove: (token) => tokens.remove(token) },
     jobs: jobs.api,
     endpoints: {

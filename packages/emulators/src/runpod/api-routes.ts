@@ -25,6 +25,8 @@ export interface ApiContext {
   readonly limiter: RateLimiter;
   readonly calls: CallFaults;
   readonly maxBodyBytes: number;
+  /** Told of every authenticated control-plane call (the emulator's request log). */
+  readonly seen: (method: string, path: string, fault: "none" | "fail" | "rate-limit") => void;
 }
 
 const POD_PATH = /^\/v2\/pods\/([^/]+)$/;
@@ -97,12 +99,21 @@ export async function handleApi(ctx: ApiContext, exchange: Exchange): Promise<vo
       "retry-after": String(rate.retryAfterS ?? 1),
     });
   }
+  const method = req.method ?? "GET";
+  const limitedS = ctx.calls.takeRateLimit();
+  if (limitedS !== undefined) {
+    ctx.seen(method, path, "rate-limit");
+    req.resume();
+    return sendProblem(res, problem(429, "rate limit exceeded (injected)"), {
+      "retry-after": String(limitedS),
+    });
+  }
   const injected = ctx.calls.takeCallFailure();
+  ctx.seen(method, path, injected === undefined ? "none" : "fail");
   if (injected !== undefined) {
     req.resume();
     return sendProblem(res, problem(injected, "injected fault: the emulated control plane failed this call"));
   }
-  const method = req.method ?? "GET";
   if (path === "/v2/catalog/gpus") {
     req.resume();
     if (method !== "GET") return methodNotAllowed(res, "GET");
@@ -115,7 +126,10 @@ export async function handleApi(ctx: ApiContext, exchange: Exchange): Promise<vo
     );
   }
   if (path === "/v2/pods") {
-    if (method === "GET") return sendJson(res, 200, { pods: ctx.plane.list() });
+    if (method === "GET") {
+      const hidden = ctx.calls.takeHidden();
+      return sendJson(res, 200, { pods: ctx.plane.list().filter((pod) => !hidden.has(pod.id)) });
+    }
     if (method !== "POST") return methodNotAllowed(res, "GET, POST");
     const body = await readBody(ctx, exchange);
     if (!body) return;
@@ -145,13 +159,26 @@ export async function handleApi(ctx: ApiContext, exchange: Exchange): Promise<vo
       ];
       return sendProblem(res, problem(422, "Request validation failed.", errors));
     }
-    return sendOutcome(res, ctx.plane.act(decodeId(action[1] ?? ""), name as PodAction), 200);
+    const target = decodeId(action[1] ?? "");
+    if (name === "stop" && ctx.calls.stopsIgnored && ctx.plane.get(target).ok)
+      return sendOutcome(res, ctx.plane.get(target), 200); // accepted; the pod runs on
+    return sendOutcome(res, ctx.plane.act(target, name as PodAction), 200);
   }
   const pod = POD_PATH.exec(path);
   if (pod) {
     const id = decodeId(pod[1] ?? "");
     if (method === "GET") return sendOutcome(res, ctx.plane.get(id), 200);
-    if (method === "DELETE") return sendOutcome(res, ctx.plane.remove(id), 204);
+    if (method === "DELETE") {
+      if (ctx.calls.stopsIgnored && ctx.plane.get(id).ok)
+        return sendOutcome(res, { ok: true, value: undefined }, 204);
+      const removed = ctx.plane.remove(id);
+      if (removed.ok && ctx.calls.takeLostTerminate()) {
+        // Terminated; the client never hears of it.
+        res.socket?.destroy();
+        return;
+      }
+      return sendOutcome(res, removed, 204);
+    }
     return methodNotAllowed(res, "GET, DELETE");
   }
   req.resume();

@@ -1,8 +1,11 @@
 /**
  * Fault injection for the Runpod emulator: in-process switches a test flips. Call-level faults
- * (the next N control-plane calls answer 5xx; the next create's answer is lost after the pod was
- * created) live here; capacity and per-pod faults are forwarded to the catalogue and the control
- * plane, which own that state.
+ * live here: the next N control-plane calls answer 5xx, or 429 with a retry-after; the next create's
+ * (or terminate's) answer is lost after it was carried out; a partial listing (the next N pod
+ * listings omit a pod, which its own GET still finds); terminates that are accepted (204) while the
+ * pod keeps running and billing. Capacity and per-pod faults are forwarded to the catalogue and the
+ * control plane, which own that state. Deterministic: each switch acts on the calls it names, in
+ * arrival order.
  * Must not know: HTTP framing (the server asks `takeCallFailure` / `takeLostCreate`).
  */
 
@@ -18,6 +21,17 @@ export interface RunpodFaults {
   loseCreateAnswers(count?: number): void;
   /** The next `count` control-plane calls answer `status` (default 500) problem+json, doing nothing. */
   failNextCalls(count: number, status?: number): void;
+  /** The next `count` control-plane calls answer 429 with `retry-after: retryAfterS`, doing nothing. */
+  rateLimitNext(count: number, retryAfterS: number): void;
+  /** The next `count` terminates (DELETE) terminate their pod, then drop the connection unanswered. */
+  loseTerminateAnswers(count?: number): void;
+  /** The next `count` listings (`GET /v2/pods`) omit this pod; `GET /v2/pods/{id}` still finds it. */
+  hideFromListing(podId: string, count: number): void;
+  /**
+   * While on, a terminate (DELETE) or a stop action is answered as accepted and does nothing: the
+   * pod keeps running and billing (a provider that accepts a stop it never carries out).
+   */
+  ignoreStops(on?: boolean): void;
   /** `GET /v2/catalog/gpus` answers `status` (default 503) while on (`on` defaults to true). */
   failCatalog(on?: boolean, status?: number): void;
   /** The pod's container crashes shortly after each start and restarts (proxy: 502). `on` defaults to true. */
@@ -36,8 +50,70 @@ export class CallFaults {
   #failCount = 0;
   #failStatus = 500;
   #lostCreates = 0;
+  #lostTerminates = 0;
+  #rateLimited = 0;
+  #retryAfterS = 1;
+  readonly #hidden = new Map<string, number>();
   /** The status every catalogue read answers with, while set. */
   catalogFailure: number | undefined;
+  /** Terminates and stops are accepted and do nothing, while set. */
+  stopsIgnored = false;
+
+  rateLimitNext(count: number, retryAfterS: number): void {
+    if (!Number.isInteger(count) || count < 0)
+      throw new RangeError("runpod emulator: rateLimitNext count must be an integer ≥ 0");
+    if (!Number.isInteger(retryAfterS) || retryAfterS < 0 || retryAfterS > 3600)
+      throw new RangeError("runpod emulator: rateLimitNext retryAfterS must be an integer in [0, 3600]");
+    this.#rateLimited = count;
+    this.#retryAfterS = retryAfterS;
+  }
+
+  /** The retry-after (s) to answer this call with, if a 429 is pending (and counts it). */
+  takeRateLimit(): number | undefined {
+    if (this.#rateLimited === 0) return undefined;
+    this.#rateLimited -= 1;
+    return this.#retryAfterS;
+  }
+
+  loseTerminates(count: number): void {
+    if (!Number.isInteger(count) || count < 0)
+      throw new RangeError("runpod emulator: loseTerminateAnswers count must be an integer ≥ 0");
+    this.#lostTerminates = count;
+  }
+
+  takeLostTerminate(): boolean {
+    if (this.#lostTerminates === 0) return false;
+    this.#lostTerminates -= 1;
+    return true;
+  }
+
+  hide(podId: string, count: number): void {
+    if (!Number.isInteger(count) || count < 0)
+      throw new RangeError("runpod emulator: hideFromListing count must be an integer ≥ 0");
+    if (count === 0) this.#hidden.delete(podId);
+    else this.#hidden.set(podId, count);
+  }
+
+  /** The pod ids one listing leaves out (and counts that listing against each). */
+  takeHidden(): ReadonlySet<string> {
+    const ids = new Set(this.#hidden.keys());
+    for (const id of ids) {
+      const left = (this.#hidden.get(id) ?? 1) - 1;
+      if (left > 0) this.#hidden.set(id, left);
+      else this.#hidden.delete(id);
+    }
+    return ids;
+  }
+
+  clearCalls(): void {
+    this.failNext(0, 500);
+    this.loseCreates(0);
+    this.#lostTerminates = 0;
+    this.#rateLimited = 0;
+    this.#hidden.clear();
+    this.catalogFailure = undefined;
+    this.stopsIgnored = false;
+  }
 
   failNext(count: number, status: number): void {
     if (!Number.isInteger(count) || count < 0)
@@ -79,6 +155,12 @@ export function faultSwitches(
     setCapacity: (gpuTypeId, gpus) => catalog.setFree(gpuTypeId, gpus),
     loseCreateAnswers: (count = 1) => calls.loseCreates(count),
     failNextCalls: (count, status = 500) => calls.failNext(count, status),
+    rateLimitNext: (count, retryAfterS) => calls.rateLimitNext(count, retryAfterS),
+    loseTerminateAnswers: (count = 1) => calls.loseTerminates(count),
+    hideFromListing: (podId, count) => calls.hide(podId, count),
+    ignoreStops: (on = true) => {
+      calls.stopsIgnored = on;
+    },
     failCatalog: (on = true, status = 503) => {
       if (!Number.isInteger(status) || status < 400 || status > 599)
         throw new RangeError("runpod emulator: failCatalog status must be a 4xx or 5xx status");
@@ -95,9 +177,7 @@ export function faultSwitches(
     },
     exitPod: (podId) => plane.exitWithoutRequest(podId),
     clear: () => {
-      calls.failNext(0, 500);
-      calls.loseCreates(0);
-      calls.catalogFailure = undefined;
+      calls.clearCalls();
       plane.newPodFaults.crashLoop = false;
       plane.newPodFaults.extraStartMs = 0;
     },

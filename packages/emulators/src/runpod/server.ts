@@ -49,6 +49,18 @@ export interface RunpodMeter {
   grandTotalMicroUsd(): number;
 }
 
+export interface RunpodRequestSeen {
+  readonly method: string;
+  readonly path: string;
+  /** The emulator's (virtual) clock, epoch ms. */
+  readonly atMs: number;
+  /** Real monotonic time (`performance.now()`): retry-after waits are real time on the client. */
+  readonly atRealMs: number;
+  readonly fault: "none" | "fail" | "rate-limit";
+}
+
+const MAX_REQUESTS_SEEN = 10_000;
+
 export interface RunpodEmulator {
   /** Origin of the control plane, e.g. "https://127.0.0.1:40123"; clients append "/v2". */
   readonly apiBaseUrl: string;
@@ -61,6 +73,8 @@ export interface RunpodEmulator {
   advance(ms: number): void;
   readonly meter: RunpodMeter;
   readonly faults: RunpodFaults;
+  /** Every authenticated control-plane call, oldest first (the last 10,000): tests count what was sent. */
+  requests(): readonly RunpodRequestSeen[];
   readonly pods: {
     list(): PodInspection[];
     get(podId: string): PodInspection | undefined;
@@ -84,6 +98,7 @@ export async function startRunpodEmulator(options: RunpodEmulatorOptions): Promi
   const clock = new VirtualClock(options.now ?? (() => FIXED_START_MS));
   const catalog = new GpuCatalog(resolved.gpuTypes);
   const meter = new BillingMeter();
+  const seen: RunpodRequestSeen[] = [];
   const plane = new RunpodControlPlane(
     {
       timings: resolved.timings,
@@ -107,6 +122,10 @@ export async function startRunpodEmulator(options: RunpodEmulatorOptions): Promi
     limiter: new RateLimiter(resolved.rateLimit),
     calls,
     maxBodyBytes: resolved.maxBodyBytes,
+    seen: (method, path, fault) => {
+      seen.push({ method, path, atMs: clock.now(), atRealMs: performance.now(), fault });
+      if (seen.length > MAX_REQUESTS_SEEN) seen.splice(0, seen.length - MAX_REQUESTS_SEEN);
+    },
   };
   const shutdown = new AbortController();
   setMaxListeners(0, shutdown.signal);
@@ -173,6 +192,7 @@ export async function startRunpodEmulator(options: RunpodEmulatorOptions): Promi
       },
     },
     faults: faultSwitches(calls, catalog, plane),
+    requests: () => [...seen],
     pods: {
       list: () =>
         plane

@@ -1,6 +1,6 @@
 // The billing meter (started minutes while initializing/running × pricePerHour, virtual time) and
 // the control plane's fault switches: lost answers, 5xx, 429 with retry-after, slow state changes,
-// failed deploys with a message.
+// failed deploys with a message, a partial listing; the log of control requests received.
 import { afterEach, describe, expect, it } from "vitest";
 import { ALICE, MINUTE, createBody, runningEndpoint, startHarness, type Harness } from "./hf-harness.js";
 
@@ -140,6 +140,28 @@ describe("fault switches", () => {
     h.emu.advance(1);
     expect(h.emu.endpoints.get("alice", "ep")?.state).toBe("paused");
     expect(h.emu.meter.billedMinutes("alice", "ep")).toBe(2 + 2); // 2 initializing + 1.5 running
+  });
+
+  it("hides an endpoint from the next N listings while its own GET still answers; logs every request", async () => {
+    const h = await harness();
+    await runningEndpoint(h, "ep");
+    await runningEndpoint(h, "other");
+    h.emu.faults.hideFromListing("ep", 2);
+    const api = `${h.emu.endpointsApiUrl}/v2/endpoint/alice`;
+    const names = async () =>
+      ((await h.call("GET", api, { token: ALICE })).json.items as { name: string }[]).map((e) => e.name);
+    expect(await names()).toEqual(["other"]);
+    expect((await h.call("GET", `${api}/ep`, { token: ALICE })).status).toBe(200);
+    expect(await names()).toEqual(["other"]);
+    expect((await names()).sort()).toEqual(["ep", "other"]);
+    expect(() => h.emu.faults.hideFromListing("ep", 0)).toThrow(RangeError);
+
+    h.emu.faults.rateLimitNext(1, 3, { method: "GET" });
+    await h.call("GET", `${api}/ep`, { token: ALICE });
+    const seen = h.emu.controlRequests();
+    expect(seen.filter((r) => r.method === "GET" && r.path === "/v2/endpoint/alice")).toHaveLength(3);
+    expect(seen.at(-1)).toMatchObject({ method: "GET", path: "/v2/endpoint/alice/ep", fault: "rate-limit" });
+    expect(seen.at(-1)?.atMs).toBe(h.emu.nowMs());
   });
 
   it("fails a deploy with the given message; a failed endpoint cannot be resumed", async () => {

@@ -120,6 +120,57 @@ describe("control plane over HTTP", () => {
     expect(emu.pods.list()).toHaveLength(2);
   });
 
+  it("answers 429 with the injected retry-after, and logs every call with what the faults did", async () => {
+    const emu = await emulator();
+    emu.faults.rateLimitNext(2, 4);
+    const limited = await api(emu, "/pods");
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get("retry-after")).toBe("4");
+    expect((await api(emu, "/pods")).status).toBe(429);
+    expect((await api(emu, "/pods")).status).toBe(200);
+    expect(emu.requests().map((r) => r.fault)).toEqual(["rate-limit", "rate-limit", "none"]);
+    expect(emu.requests()[0]).toMatchObject({ method: "GET", path: "/v2/pods", atMs: emu.clock.now() });
+  });
+
+  it("loses a terminate answer: the connection drops, yet the pod is terminated", async () => {
+    const emu = await emulator();
+    const { id } = await createPod(emu);
+    emu.faults.loseTerminateAnswers();
+    await expect(api(emu, `/pods/${id}`, { method: "DELETE" })).rejects.toThrow();
+    expect(emu.pods.get(id)?.wire.status).toBe("TERMINATED");
+  });
+
+  it("hides a pod from the next N listings while its own GET still finds it", async () => {
+    const emu = await emulator();
+    const { id } = await createPod(emu);
+    emu.faults.hideFromListing(id, 2);
+    const ids = async () => ((await (await api(emu, "/pods")).json()) as { pods: { id: string }[] }).pods;
+    expect(await ids()).toEqual([]);
+    expect((await api(emu, `/pods/${id}`)).status).toBe(200);
+    expect(await ids()).toEqual([]);
+    expect((await ids()).map((p) => p.id)).toEqual([id]);
+  });
+
+  it("accepts terminates and stops it never carries out while ignoreStops is on: the pod bills on", async () => {
+    const emu = await emulator();
+    const { id } = await createPod(emu);
+    emu.advance(T.provisionMs + T.imagePullMs + T.modelLoadMs);
+    emu.faults.ignoreStops();
+    expect((await api(emu, `/pods/${id}`, { method: "DELETE" })).status).toBe(204);
+    const stop = await api(emu, `/pods/${id}/action`, {
+      method: "POST",
+      body: JSON.stringify({ action: "stop" }),
+    });
+    expect(stop.status).toBe(200);
+    const before = emu.meter.totalMicroUsd(id);
+    emu.advance(60_000);
+    expect(emu.pods.get(id)?.wire.status).toBe("RUNNING");
+    expect(emu.meter.totalMicroUsd(id)).toBeGreaterThan(before);
+    emu.faults.ignoreStops(false);
+    expect((await api(emu, `/pods/${id}`, { method: "DELETE" })).status).toBe(204);
+    expect(emu.pods.get(id)?.wire.status).toBe("TERMINATED");
+  });
+
   it("answers the no-capacity problem for a type without free GPUs", async () => {
     const emu = await emulator();
     emu.faults.outOfCapacity("NVIDIA L40S");

@@ -5,7 +5,8 @@
  * pause (default) or delete, and resume — every one on the exact incarnation only: an endpoint of the
  * same name with another `createdAt` is never paused, resumed or deleted. A create whose answer was
  * lost is `lost`, never sent again. Transport failures become `lost` / `unknown`; answers with a
- * 4xx become `refused` with HF's message.
+ * 4xx become `refused` with HF's message. A pause answered 200 while HF still reports a billed state
+ * (running, initializing, …) is `unknown`, not `accepted`: the stop is not known to have taken.
  * Must not know: the contract's decisions, PAIR's node, where the token is stored.
  */
 
@@ -143,7 +144,17 @@ export class HuggingFaceEndpointsProvider implements ProviderPort {
       switch (mode) {
         case "pause": {
           const after = await this.#transport.pause(this.namespace, key.name);
-          return this.#sameIncarnation(key, after, "pause");
+          const same = this.#sameIncarnation(key, after, "pause");
+          // HF answered 200 yet still reports a billed state: not proof that billing stopped. The
+          // obligation stays open; the next pass pauses again or sees `paused` (evidence).
+          if (same.kind === "accepted" && this.capabilities.chargingStatuses.includes(after.rawState))
+            return {
+              kind: "unknown",
+              cause:
+                `Hugging Face accepted the pause of ${this.namespace}/${key.name} but still reports it ` +
+                `${after.rawState} (billed): unconfirmed, paused again until it shows paused`,
+            };
+          return same;
         }
         case "terminate":
           await this.#transport.deleteEndpoint(this.namespace, key.name);

@@ -6,7 +6,8 @@
  * id the caller holds a record of (`recordedNames`, from its store) keeps the recorded name in its key
  * whatever its labels say: a restart finds its jobs by id; labels only find the unrecorded. The
  * listing follows every `Link: rel="next"` page (complete only if all were read). Stop is a cancel of
- * the exact job id (jobs cannot pause: a pause is refused). Describe may probe the exposed port so a
+ * the exact job id (jobs cannot pause: a pause is refused); a cancel answered while the job still
+ * shows a billed stage is `unknown`, not `accepted`. Describe may probe the exposed port so a
  * report says `ready` only when vLLM answers.
  * Must not know: the contract's decisions, PAIR's node, where the token is stored.
  */
@@ -183,7 +184,15 @@ export class HuggingFaceJobsProvider implements ProviderPort {
         message: `job ${this.namespace}/${job.id} does not carry this sponsor's owner tag: left alone`,
       };
     try {
-      await this.#o.transport.cancelJob(this.namespace, key.incarnation);
+      const after = await this.#o.transport.cancelJob(this.namespace, key.incarnation);
+      // Answered 200 while HF still reports a billed stage: not proof that billing stopped.
+      if (after !== undefined && this.capabilities.chargingStatuses.includes(after.rawStage))
+        return {
+          kind: "unknown",
+          cause:
+            `Hugging Face accepted the cancel of job ${this.namespace}/${key.incarnation} but still ` +
+            `reports it ${after.rawStage} (billed): unconfirmed, cancelled again until it shows an end`,
+        };
       return { kind: "accepted" };
     } catch (error) {
       return this.#failure(error);

@@ -211,6 +211,19 @@ describe("pause, resume and billing", () => {
     expect(await described(h, key)).toMatchObject({ status: "paused" }); // it did happen
   });
 
+  it("a pause answered 200 while HF still reports running is `unknown`, never `accepted`", async () => {
+    const h = await harness();
+    const { key } = created(await h.provider.create(createRequest("sticky")));
+    h.emu.advance(150_000);
+    h.emu.faults.slowStateChanges(10 * MIN); // accepted, lands 10 min later: billed until then
+    const outcome = await h.provider.stop(key, "pause");
+    expect(outcome).toMatchObject({ kind: "unknown" });
+    if (outcome.kind === "unknown") expect(outcome.cause).toMatch(/still reports it running/);
+    h.emu.advance(10 * MIN);
+    expect(await described(h, key)).toMatchObject({ status: "paused" });
+    expect(await h.provider.stop(key, "pause")).toEqual({ kind: "accepted" });
+  });
+
   it("delete removes the exact incarnation; a complete listing then lacks it", async () => {
     const h = await harness();
     const { key } = created(await h.provider.create(createRequest("gone")));

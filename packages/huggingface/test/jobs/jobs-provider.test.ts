@@ -240,4 +240,17 @@ describe("lifecycle", () => {
       code: "wrong_account",
     });
   });
+
+  it("a cancel answered while the job still shows a billed stage is `unknown`, never `accepted`", async () => {
+    const h = await harness();
+    const job = created(await h.provider.create(jobRequest("sticky")));
+    h.emu.jobs.faults.slowStateChanges(10 * 60_000); // the cancel lands 10 virtual minutes later
+    const outcome = await h.provider.stop(job.key, "terminate");
+    expect(outcome).toMatchObject({ kind: "unknown" });
+    if (outcome.kind === "unknown") expect(outcome.cause).toMatch(/still reports it SCHEDULING/);
+    h.emu.jobs.faults.clear();
+    h.emu.advance(10 * 60_000);
+    expect(await h.provider.stop(job.key, "terminate")).toEqual({ kind: "accepted" });
+    expect(h.emu.jobs.get(job.key.incarnation)?.stage).toBe("CANCELED");
+  });
 });

@@ -52,6 +52,7 @@ import type { ManagedStatus } from "./rented-nodes.js";
 
 const USD = 1_000_000;
 const DAY_MS = 86_400_000;
+const STOP_UNCONFIRMED = "stop unconfirmed";
 
 export interface JobManagedNodeOptions {
   readonly config: HuggingFaceJobNode;
@@ -113,6 +114,8 @@ export class JobManagedNode {
   #creating: Promise<void> | undefined;
   #pausedBy: StopReason | undefined;
   #lastError: string | undefined;
+  /** Stops sent and not confirmed so far (StopFailed events): a pause on request reports its own. */
+  #stopFailures = 0;
   #pass: Promise<void> | undefined;
   /** Wall time of the last PAIR workload on this node (its start, or a pass that saw one open). */
   #lastActiveMs: number;
@@ -180,7 +183,8 @@ export class JobManagedNode {
       await this.#controller.reconcileOnce();
       await this.#checkReady();
       await this.#stops();
-      this.#lastError = undefined;
+      // An unconfirmed cancel stays reported until its obligation is discharged (see #onEvent).
+      if (!this.#lastError?.startsWith(STOP_UNCONFIRMED)) this.#lastError = undefined;
     } catch (cause) {
       this.#lastError = (cause as Error).message;
     }
@@ -400,6 +404,7 @@ export class JobManagedNode {
   async pause(reason: StopReason = "user-request"): Promise<ManagedAction> {
     this.#pausedBy = reason;
     await this.#creating;
+    const failuresBefore = this.#stopFailures;
     for (const record of liveRecords(this.#controller.state)) {
       if (record.phase === "StopRequired") continue;
       const stopped = await this.#controller.requireStop(record.id, reason);
@@ -407,6 +412,9 @@ export class JobManagedNode {
         return { ok: false, error: this.#error("upstream_error", `cancel refused: ${stopped.error.code}`) };
     }
     this.#ready = undefined;
+    // Required, sent, and not confirmed (refused, lost, or accepted while it still runs): say so.
+    if (this.#stopFailures !== failuresBefore)
+      return { ok: false, error: this.#error("upstream_error", this.#lastError ?? STOP_UNCONFIRMED) };
     this.#o.log(`rented node ${this.name}: paused: its job is cancelled`);
     return { ok: true };
   }
@@ -546,6 +554,15 @@ export class JobManagedNode {
   }
 
   #onEvent(event: HostingEvent): void {
+    // A cancel that was not confirmed shows in `pair rented list` until evidence closes it.
+    if (event.type === "StopFailed") {
+      this.#stopFailures += 1;
+      this.#lastError =
+        `${STOP_UNCONFIRMED} after ${event.attempts} attempt(s), the obligation stays open and the ` +
+        `cancel is retried: ${event.detail}`;
+    }
+    if (event.type === "ObligationDischarged" && this.#lastError?.startsWith(STOP_UNCONFIRMED))
+      this.#lastError = undefined;
     const fed = this.#o.ledger.apply({
       type: "HostingEventReported",
       event,

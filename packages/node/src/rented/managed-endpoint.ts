@@ -99,6 +99,7 @@ export interface NewEndpointSpec {
 export type ManagedAction = { readonly ok: true } | { readonly ok: false; readonly error: PairError };
 
 const HOUR_MS = 3_600_000;
+const STOP_UNCONFIRMED = "stop unconfirmed";
 const USD = 1_000_000;
 
 export class ManagedEndpoint {
@@ -113,6 +114,8 @@ export class ManagedEndpoint {
   #observing: Promise<unknown> | undefined;
   /** The detail of the last create answer that was not a creation (HF's message, or why it was lost). */
   #createDetail: string | undefined;
+  /** Stops sent and not confirmed so far (StopFailed events): a pause on request reports its own. */
+  #stopFailures = 0;
 
   constructor(options: ManagedEndpointOptions) {
     this.#o = options;
@@ -386,9 +389,13 @@ export class ManagedEndpoint {
     const live = this.#live();
     if (live === undefined) return { ok: true };
     this.#pausedBy = reason;
+    const failuresBefore = this.#stopFailures;
     const stopped = await this.#controller.requireStop(live.id, reason);
     if (!stopped.ok)
       return { ok: false, error: this.#error("upstream_error", `pause refused: ${stopped.error.code}`) };
+    // Required, sent, and not confirmed (refused, lost, or accepted while still billed): say so.
+    if (this.#stopFailures !== failuresBefore)
+      return { ok: false, error: this.#error("upstream_error", this.#lastError ?? STOP_UNCONFIRMED) };
     return { ok: true };
   }
 
@@ -569,6 +576,14 @@ export class ManagedEndpoint {
 
   #onEvent(event: HostingEvent): void {
     if (event.type === "CreateOutcomeUncertain") this.#createDetail = event.detail;
+    // A stop that was not confirmed shows in `pair rented list` until evidence closes its obligation.
+    if (event.type === "StopFailed") this.#stopFailures += 1;
+    if (event.type === "StopFailed")
+      this.#lastError =
+        `${STOP_UNCONFIRMED} after ${event.attempts} attempt(s), the obligation stays open and the ` +
+        `pause is retried: ${event.detail}`;
+    if (event.type === "ObligationDischarged" && this.#lastError?.startsWith(STOP_UNCONFIRMED))
+      this.#lastError = undefined;
     const at = this.#o.clock.now();
     const fed = this.#o.ledger.apply({
       type: "HostingEventReported",

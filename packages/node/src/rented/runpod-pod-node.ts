@@ -51,6 +51,7 @@ import { PriceWatchingTransport, type PodPrice } from "./runpod-price-watch.js";
 
 const USD = 1_000_000;
 const DAY_MS = 86_400_000;
+const STOP_UNCONFIRMED = "stop unconfirmed";
 
 export interface RunpodPodNodeOptions {
   readonly config: RunpodPodNode;
@@ -125,6 +126,8 @@ export class RunpodPodManagedNode {
   #gpu: string | undefined;
   #pausedBy: StopReason | undefined;
   #lastError: string | undefined;
+  /** Stops sent and not confirmed so far (StopFailed events): a pause on request reports its own. */
+  #stopFailures = 0;
   #pass: Promise<void> | undefined;
   /** Wall time of the last PAIR workload on this node (its start, or a pass that saw one open). */
   #lastActiveMs: number;
@@ -213,7 +216,8 @@ export class RunpodPodManagedNode {
         this.#o.log(`rented node ${this.name}: budget reached: terminating its pod`);
         await this.#controller.requireStop(command.deploymentId, command.reason);
       }
-      this.#lastError = undefined;
+      // An unconfirmed stop stays reported until its obligation is discharged (see #onEvent).
+      if (!this.#lastError?.startsWith(STOP_UNCONFIRMED)) this.#lastError = undefined;
     } catch (cause) {
       this.#lastError = (cause as Error).message;
     }
@@ -293,6 +297,7 @@ export class RunpodPodManagedNode {
   async pause(reason: StopReason = "user-request"): Promise<ManagedAction> {
     this.#pausedBy = reason;
     await this.#supervisor.settled();
+    const failuresBefore = this.#stopFailures;
     for (const record of liveRecords(this.#controller.state)) {
       const stopped = await this.#controller.requireStop(record.id, reason);
       if (!stopped.ok)
@@ -301,6 +306,9 @@ export class RunpodPodManagedNode {
           error: this.#error("upstream_error", `terminate refused: ${stopped.error.code}`),
         };
     }
+    // Required, sent, and not confirmed (refused, lost, or accepted while the pod still runs): say so.
+    if (this.#stopFailures !== failuresBefore)
+      return { ok: false, error: this.#error("upstream_error", this.#lastError ?? STOP_UNCONFIRMED) };
     this.#o.log(`rented node ${this.name}: paused: its pods are terminated`);
     return { ok: true };
   }
@@ -470,6 +478,15 @@ export class RunpodPodManagedNode {
   }
 
   #onEvent(event: HostingEvent): void {
+    // A terminate that was not confirmed shows in `pair rented list` until evidence closes it.
+    if (event.type === "StopFailed") {
+      this.#stopFailures += 1;
+      this.#lastError =
+        `${STOP_UNCONFIRMED} after ${event.attempts} attempt(s), the obligation stays open and the ` +
+        `terminate is retried: ${event.detail}`;
+    }
+    if (event.type === "ObligationDischarged" && this.#lastError?.startsWith(STOP_UNCONFIRMED))
+      this.#lastError = undefined;
     const fed = this.#o.ledger.apply({
       type: "HostingEventReported",
       event,

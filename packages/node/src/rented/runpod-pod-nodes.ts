@@ -101,6 +101,8 @@ export class RunpodPodNodes {
       baseUrl: this.#o.apiBaseUrl,
       apiKey: new RedactedString(apiKey.reveal(), "Runpod API key"),
       ...ca,
+      // Retry-After windows run on the node's wall clock (the system's; a test's virtual one).
+      now: () => this.#clock.now().wallMs,
     });
     this.#closers.push(() => transport.close());
     const probe = new HttpsVllmProbe({ apiKey: new RedactedString(vllmKey.reveal(), "vLLM key"), ...ca });

@@ -53,8 +53,15 @@ export interface ManagedWorld {
   cleanup(): Promise<void>;
 }
 
-/** YAML lines of the managed node's `lifecycle:` and `budget:` (indented for the entry). */
-export async function managedWorld(ca: TestCa, lines: readonly string[] = []): Promise<ManagedWorld> {
+/**
+ * YAML lines of the managed node's `lifecycle:` and `budget:` (indented for the entry); `engines`:
+ * the YAML of the `engines:` list items (a local engine beside the rented node), none by default.
+ */
+export async function managedWorld(
+  ca: TestCa,
+  lines: readonly string[] = [],
+  engines: readonly string[] = [],
+): Promise<ManagedWorld> {
   const leaf = await ca.issue();
   const hf = await startHuggingFaceEmulator({
     tls: { key: leaf.keyPem, cert: leaf.certPem },
@@ -81,13 +88,14 @@ export async function managedWorld(ca: TestCa, lines: readonly string[] = []): P
     "  listen: 127.0.0.1:11434",
     "  cluster_listen: 127.0.0.1:14323",
     "  discovery: { mdns: false }",
-    "engines: []",
+    ...(engines.length === 0 ? ["engines: []"] : ["engines:", ...engines]),
     "rented_nodes:",
     `  - name: ${NODE}`,
     "    provider: huggingface-endpoint",
     "    endpoint: alice/qwen",
     `    credential: os-credential-store:${credential.service}/${credential.account}`,
-    "    timeouts: { cold_start_s: 20 }",
+    // The default cold-start budget, unless the caller's lines give their own `timeouts:`.
+    ...(lines.some((l) => l.trim().startsWith("timeouts:")) ? [] : ["    timeouts: { cold_start_s: 20 }"]),
     ...lines,
     "providers:",
     `  huggingface: { endpoints_api: ${hf.endpointsApiUrl}, hub_api: ${hf.hubApiUrl} }`,

@@ -68,6 +68,10 @@ export async function runpodWorld(
     /** The `lifecycle:` flow mapping (default `{ exit_timeout_s: 5 }`). */
     lifecycle?: string;
     emulator?: Partial<RunpodEmulatorOptions>;
+    /** The YAML of `engines:` list items (a local engine beside the rented node); none by default. */
+    engines?: readonly string[];
+    /** The cold-start budget (`timeouts.cold_start_s`, real seconds; default 600). */
+    coldStartS?: number;
   } = {},
 ): Promise<RunpodNodeWorld> {
   const leaf = await ca.issue();
@@ -97,13 +101,15 @@ export async function runpodWorld(
     "  listen: 127.0.0.1:11434",
     "  cluster_listen: 127.0.0.1:14323",
     "  discovery: { mdns: false }",
-    "engines: []",
+    ...(options.engines === undefined || options.engines.length === 0
+      ? ["engines: []"]
+      : ["engines:", ...options.engines]),
     "rented_nodes:",
     `  - name: ${NODE}`,
     "    provider: runpod",
     `    credential: os-credential-store:${apiRef.service}/${apiRef.account}`,
     `    vllm_api_key: os-credential-store:${vllmRef.service}/${vllmRef.account}`,
-    "    timeouts: { cold_start_s: 600 }",
+    `    timeouts: { cold_start_s: ${options.coldStartS ?? 600} }`,
     `    lifecycle: ${options.lifecycle ?? "{ exit_timeout_s: 5 }"}`,
     "    pod:",
     ...(options.pod ?? podLines()),

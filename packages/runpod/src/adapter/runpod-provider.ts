@@ -3,7 +3,8 @@
  * model's GPU types in order: a capacity refusal tries the next, a lost answer (`uncertain`) ends
  * the attempt as `lost` at once — Runpod takes no idempotency key, so a second type could pay twice.
  * Stop terminates (DELETE): EXITED still bills the volume, so Runpod has no pause in the contract's
- * sense and a pause is refused. Listings are complete (`GET /v2/pods` is not paginated, reference
+ * sense and a pause is refused; a 204 to the terminate counts as accepted only once the pod no longer
+ * shows a billed state (otherwise `unknown`: sent again at the next pass). Listings are complete (`GET /v2/pods` is not paginated, reference
  * §3.3) and carry every pod of the account; identity comes from the pod's own env.
  * Must not know: HTTP libraries, leases, the store, the vLLM key's value.
  */
@@ -190,9 +191,18 @@ export class RunpodProvider implements ProviderPort {
         );
       if (pod.status === "TERMINATED") return { kind: "accepted" };
       const answer = await this.#transport.deletePod(key.incarnation);
-      return answer === "deleted"
-        ? { kind: "accepted" }
-        : refused("not_found", `pod ${key.incarnation} is gone (404)`);
+      if (answer !== "deleted") return refused("not_found", `pod ${key.incarnation} is gone (404)`);
+      // Runpod answered 204; accepted only once the pod no longer shows a billed state. A pod that
+      // still runs is not proof that billing stopped: the obligation stays open and the terminate is
+      // sent again at the next pass until it shows TERMINATED (or is gone).
+      const after = await this.#transport.getPod(key.incarnation);
+      if (after === undefined || after.status === "TERMINATED") return { kind: "accepted" };
+      return {
+        kind: "unknown",
+        cause:
+          `Runpod accepted the terminate of pod ${key.incarnation} but still reports it ${after.status} ` +
+          "(billed): unconfirmed, terminated again until it shows TERMINATED",
+      };
     } catch (error) {
       if (error instanceof RunpodApiError && !error.retryable && error.kind !== "uncertain")
         return refused(error.kind, error.message);

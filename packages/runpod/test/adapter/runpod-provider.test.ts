@@ -1,6 +1,7 @@
 // RunpodProvider's Runpod-specific behaviours against the emulator over HTTPS: ordered GPU choice,
 // a lost create never tries a second type, identity and the vLLM key as a secret reference only,
-// other owners' pods never stopped, pause refused, settings checked.
+// other owners' pods never stopped, pause refused, a terminate accepted while the pod still runs is
+// not accepted, settings checked.
 import { inspect } from "node:util";
 import type { CreateRequest } from "@pair/provision";
 import { afterEach, describe, expect, it } from "vitest";
@@ -151,6 +152,18 @@ describe("RunpodProvider stop", () => {
     expect(w.emu.pods.get(ours.report.key.incarnation)?.wire.status).toBe("PROVISIONING");
     expect((await w.provider.stop(ours.report.key, "terminate")).kind).toBe("accepted");
     expect(w.emu.pods.get(ours.report.key.incarnation)?.wire.status).toBe("TERMINATED");
+  });
+
+  it("a terminate answered 204 while the pod still runs is `unknown`, never `accepted`", async () => {
+    const w = await world();
+    const ours = await w.provider.create(request());
+    if (ours.kind !== "created") throw new Error(JSON.stringify(ours));
+    w.emu.faults.ignoreStops();
+    const outcome = await w.provider.stop(ours.report.key, "terminate");
+    expect(outcome).toMatchObject({ kind: "unknown" });
+    if (outcome.kind === "unknown") expect(outcome.cause).toMatch(/still reports it PROVISIONING/);
+    w.emu.faults.ignoreStops(false);
+    expect(await w.provider.stop(ours.report.key, "terminate")).toEqual({ kind: "accepted" });
   });
 
   it("reports EXITED as charging: only TERMINATED ends billing", async () => {
