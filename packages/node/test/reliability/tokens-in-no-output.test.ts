@@ -336,6 +336,13 @@ function runs(c: RunContext): Run[] {
         ...["--credential", c.hfRef, "--no-wait"],
       ],
     },
+    {
+      key: "rented create --provider huggingface-job --repo --flavor --window 2h",
+      argv: [
+        ...["rented", "create", "batch-one", "--provider", "huggingface-job", "--repo", "Qwen/Qwen3-0.6B"],
+        ...["--flavor", "l4x1", "--window", "30m", "--credential", c.hfRef, "--no-wait"],
+      ],
+    },
     { key: "ui", argv: ["ui"] },
     { key: "demo --basic", argv: ["demo", "--basic"], config: false, sandbox: true },
     { key: "credential delete", argv: ["credential", "delete", c.other], config: false },
