@@ -179,12 +179,15 @@ export interface ForkOptions {
   /** Extra flags for the child's node (e.g. `--cpu-prof`). */
   readonly extraExecArgv?: readonly string[];
   readonly cwd: string;
+  /** Extra environment variables for the child (its parent's environment otherwise). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** Forks a TypeScript entry script under tsx and waits for its ready message. */
 export async function forkChild(options: ForkOptions): Promise<BenchChild> {
   const child: ChildProcess = fork(options.script, [JSON.stringify(options.arg)], {
     cwd: options.cwd,
+    ...(options.env === undefined ? {} : { env: { ...process.env, ...options.env } }),
     execArgv: ["--import", "tsx", ...(options.extraExecArgv ?? [])],
     stdio: ["ignore", "inherit", "inherit", "ipc"],
     serialization: "json",
