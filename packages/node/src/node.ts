@@ -398,10 +398,11 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
   const events = new LiveEvents({
     sources: {
       nodes: () => mergedNodes(deps),
-      // Running work, and the newest finished one: a request shorter than a look still shows up.
+      // Running work, and the last one to finish: a request shorter than a look still shows up.
       jobs: () => ({
         running: history.running().map(workloadJson),
-        finished: history.history({ limit: 1 })[0]?.id ?? null,
+        // From memory: reading the newest row would flush the history and wait for its writer.
+        finished: history.lastFinishedId(),
       }),
       rented: () => rented.list(),
     },

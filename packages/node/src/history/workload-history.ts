@@ -158,6 +158,7 @@ export class WorkloadHistory {
   readonly #db: Database.Database;
   readonly #writer: RowWriter;
   readonly #running = new Map<string, Workload>();
+  #lastFinishedId: string | null = null;
   readonly #finishedSince: Database.Statement<[number, number], Row>;
   /** Rows to write, by id: the latest state of each wins. */
   readonly #queued = new Map<string, Workload>();
@@ -233,7 +234,13 @@ export class WorkloadHistory {
     workload.durationMs = Math.max(0, this.#o.nowMs() - workload.startedAtMs);
     if (errorCode !== undefined) workload.errorCode = errorCode;
     this.#running.delete(workload.id);
+    this.#lastFinishedId = workload.id;
     this.#enqueue(workload);
+  }
+
+  /** The id of the workload that finished last in this process, or null: changes with every finish, read from memory. */
+  lastFinishedId(): string | null {
+    return this.#lastFinishedId;
   }
 
   /** Write every queued row now, in one transaction, and return once it is in the database. */

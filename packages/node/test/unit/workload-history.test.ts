@@ -43,6 +43,19 @@ describe("WorkloadHistory", () => {
     h.close();
   });
 
+  it("tells the last workload to finish from memory, without a flush", () => {
+    const now = { ms: 1_000 };
+    const h = open(now);
+    expect(h.lastFinishedId()).toBeNull();
+    const a = h.begin({ ...base, id: "a", startedAtMs: 1_000 });
+    const b = h.begin({ ...base, id: "b", startedAtMs: 1_001 });
+    h.finish(b, "completed");
+    expect(h.lastFinishedId()).toBe("b");
+    h.finish(a, "failed", "upstream_error");
+    expect(h.lastFinishedId()).toBe("a");
+    h.close();
+  });
+
   it("marks workloads a crashed process left running as interrupted", () => {
     const now = { ms: 1_000 };
     const dir = mkdtempSync(join(tmpdir(), "pair-history-"));
