@@ -96,6 +96,8 @@ export interface NodeOptions {
   readonly liveCheckMs?: number;
   /** The repeating timer behind the live events and their heartbeat (tests replace it). */
   readonly intervals?: IntervalSeam;
+  /** Write the workload history's batches on a worker thread (default) or on the event loop (benchmarks compare). */
+  readonly historyOnThread?: boolean;
   /**
    * Longest time a client may take to send a request's headers (default 30 s); a connection that
    * dribbles them (slow-loris) is closed after it (Node looks once a second).
@@ -306,6 +308,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     maxRows: config.node.history.maxRows,
     maxDays: config.node.history.maxAgeMs / 86_400_000,
     nowMs: () => Date.now(),
+    ...(options.historyOnThread === undefined ? {} : { writeOnThread: options.historyOnThread }),
   });
   const inventory = new EngineInventory({
     engines: config.engines,

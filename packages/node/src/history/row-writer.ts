@@ -1,7 +1,7 @@
 /**
  * Where the history's rows are written: the port both writers implement, and the writer on the
- * event loop (a `:memory:` database, which no other thread can open; also the "before" of the
- * benchmarks). Each write is one transaction of upserts, a prune is two indexed statements.
+ * event loop (the default, batched by the history on its timer; always for a `:memory:` database,
+ * which no other thread can open). Each write is one transaction of upserts, a prune is two indexed statements.
  * Must not know: workloads, timers, threads.
  */
 
