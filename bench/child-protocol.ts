@@ -12,6 +12,7 @@ import {
   type EventLoopUtilization,
   type IntervalHistogram,
 } from "node:perf_hooks";
+import { PAIR_NODE_FLAGS } from "../packages/node/src/process-flags.js";
 
 /** What the parent may ask a child. */
 export type ChildOp = "sample-start" | "sample-stop" | "rss" | "memory" | "close";
@@ -188,6 +189,8 @@ export interface ForkOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Run `script` (plain JavaScript, e.g. a bundle) with node alone, without the tsx loader. */
   readonly withoutTsx?: boolean;
+  /** A PAIR node: start it with the V8 flags `pair` runs with (`PAIR_NODE_FLAGS`). */
+  readonly pairNode?: boolean;
 }
 
 /** Forks a TypeScript entry script under tsx and waits for its ready message. */
@@ -195,7 +198,11 @@ export async function forkChild(options: ForkOptions): Promise<BenchChild> {
   const child: ChildProcess = fork(options.script, [JSON.stringify(options.arg)], {
     cwd: options.cwd,
     ...(options.env === undefined ? {} : { env: { ...process.env, ...options.env } }),
-    execArgv: [...(options.withoutTsx === true ? [] : ["--import", "tsx"]), ...(options.extraExecArgv ?? [])],
+    execArgv: [
+      ...(options.withoutTsx === true ? [] : ["--import", "tsx"]),
+      ...(options.pairNode === true ? PAIR_NODE_FLAGS : []),
+      ...(options.extraExecArgv ?? []),
+    ],
     stdio: ["ignore", "inherit", "inherit", "ipc"],
     serialization: "json",
   });

@@ -115,6 +115,7 @@ try {
   const node = await forkChild({
     name: "node",
     script: resolve(HERE, "node-child.ts"),
+    pairNode: true,
     arg: nodeArg,
     cwd: ROOT,
     env: { PAIR_TIMELINE_FILE: file },
@@ -177,9 +178,7 @@ const slow = joined.slice(slowFrom);
 const middle = joined.slice(Math.floor(joined.length * 0.4), Math.ceil(joined.length * 0.6));
 const stepMs = (group: typeof joined, from: string, to: string) =>
   median(
-    group.flatMap((j) =>
-      j.at[from] === undefined || j.at[to] === undefined ? [] : [j.at[to] - j.at[from]],
-    ),
+    group.flatMap((j) => (j.at[from] === undefined || j.at[to] === undefined ? [] : [j.at[to] - j.at[from]])),
   );
 console.log(
   `${values.rented ? "rented" : "local"} route, ${streams} streams × ${perWorker}: ${joined.length} streams joined; ` +

@@ -111,6 +111,7 @@ try {
   const node = await forkChild({
     name: "node",
     script: resolve(HERE, "node-child.ts"),
+    pairNode: true,
     arg: nodeArg,
     cwd: ROOT,
     extraExecArgv: [...profiled("node"), ...nodeFlags],

@@ -100,6 +100,7 @@ try {
       const node = await forkChild({
         name: "node",
         script: bundled ? BUNDLE : resolve(HERE, "node-child.ts"),
+        pairNode: true,
         arg,
         cwd: ROOT,
         withoutTsx: bundled,

@@ -77,6 +77,7 @@ try {
   const node = await forkChild({
     name: "node",
     script: resolve(HERE, "node-child.ts"),
+    pairNode: true,
     arg: nodeArg,
     cwd: ROOT,
   });

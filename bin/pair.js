@@ -1,5 +1,6 @@
-#!/usr/bin/env node
-// The `pair` command. PAIR runs from its TypeScript sources through tsx: no build step.
+#!/usr/bin/env -S node --max-semi-space-size=2
+// The `pair` command. PAIR runs from its TypeScript sources through tsx: no build step. The V8 flags
+// on the first line are PAIR_NODE_FLAGS (packages/node/src/process-flags.ts; a test keeps them in step).
 import { register } from "tsx/esm/api";
 
 register();
