@@ -48,7 +48,7 @@ const { values } = parseArgs({
 });
 const rounds = Number(values.rounds);
 const nodeFlags = values["node-flags"].split(" ").filter((f) => f !== "");
-if (!nodeFlags.every((f) => /^--[a-z-]+(=[\w.]+)?$/.test(f)))
+if (!nodeFlags.every((f) => /^--[a-z-]+(=[\w./-]+)?$/.test(f)))
   throw new RangeError("--node-flags: --flag[=value] …");
 const durationMs = Number(values.seconds) * 1000;
 if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20) throw new RangeError("--rounds: 1..20");

@@ -40,7 +40,7 @@ const { values } = parseArgs({
   strict: true,
 });
 const nodeFlags = values["node-flags"].split(" ").filter((f) => f !== "");
-if (!nodeFlags.every((f) => /^--[a-z-]+(=[\w.]+)?$/.test(f)))
+if (!nodeFlags.every((f) => /^--[a-z-]+(=[\w./-]+)?$/.test(f)))
   throw new RangeError("--node-flags: --flag[=value] …");
 const streams = Number(values.streams);
 if (!Number.isInteger(streams) || streams < 1 || streams > 512) throw new RangeError("--streams: 1..512");
