@@ -162,6 +162,8 @@ export class WorkloadHistory {
   readonly #writer: RowWriter;
   readonly #running = new Map<string, Workload>();
   #lastFinishedId: string | null = null;
+  /** Workloads finished since the last prune (the event-loop writer's row count). */
+  #finishedSincePrune = 0;
   readonly #finishedSince: Database.Statement<[number, number], Row>;
   /** Rows to write, by id: the latest state of each wins. */
   readonly #queued = new Map<string, Workload>();
@@ -238,6 +240,7 @@ export class WorkloadHistory {
     if (errorCode !== undefined) workload.errorCode = errorCode;
     this.#running.delete(workload.id);
     this.#lastFinishedId = workload.id;
+    this.#finishedSincePrune += 1;
     this.#enqueue(workload);
   }
 
@@ -280,7 +283,9 @@ export class WorkloadHistory {
 
   #prune(wait: boolean): void {
     this.#post(false);
-    this.#writer.prune(this.#o.nowMs() - this.#o.maxDays * 86_400_000, this.#o.maxRows, wait);
+    const finished = this.#finishedSincePrune;
+    this.#finishedSincePrune = 0;
+    this.#writer.prune(this.#o.nowMs() - this.#o.maxDays * 86_400_000, this.#o.maxRows, wait, finished);
   }
 
   /** Hand the queued rows to the writer, each as it is at this moment. */

@@ -83,6 +83,30 @@ describe("WorkloadHistory", () => {
     h.close();
   });
 
+  it("counts the rows it finds at open and trims from the old end, leaving running rows alone", () => {
+    const now = { ms: 10 * 86_400_000 };
+    const dir = mkdtempSync(join(tmpdir(), "pair-history-"));
+    dirs.push(dir);
+    const path = join(dir, "h.db");
+    const first = open(now, 1_000, 30, path);
+    for (let i = 0; i < 8; i += 1)
+      first.finish(first.begin({ ...base, id: `a${i}`, startedAtMs: 1_000 + i }), "completed");
+    first.close();
+    // Reopened with a smaller bound: the 8 rows already there count.
+    const h = open(now, 5, 30, path);
+    const running = h.begin({ ...base, id: "run", startedAtMs: 500 });
+    h.finish(h.begin({ ...base, id: "b0", startedAtMs: 2_000 }), "completed");
+    h.prune();
+    expect(h.history().map((r) => r.id)).toEqual(["b0", "a7", "a6", "a5", "a4"]);
+    // Pruned again with nothing new: nothing more goes; the running row (oldest of all) is kept.
+    h.prune();
+    expect(h.history()).toHaveLength(5);
+    h.finish(running, "completed");
+    h.prune();
+    expect(h.history().map((r) => r.id)).toEqual(["b0", "a7", "a6", "a5", "a4"]);
+    h.close();
+  });
+
   it("moves the rows of a database keyed by id alone (before 2026-11-30) to the table keyed by start time", () => {
     const dir = mkdtempSync(join(tmpdir(), "pair-history-"));
     dirs.push(dir);
