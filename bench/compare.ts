@@ -175,11 +175,18 @@ async function main(): Promise<void> {
         models: [model(5, true)],
       },
     };
-    const b = await forkChild({ name: NODE_B, script: resolve(HERE, "node-child.ts"), arg: bArg, cwd: ROOT });
+    const b = await forkChild({
+      name: NODE_B,
+      script: resolve(HERE, "node-child.ts"),
+      pairNode: true,
+      arg: bArg,
+      cwd: ROOT,
+    });
     children.push(b);
     const a = await forkChild({
       name: NODE_A,
       script: resolve(HERE, "node-child.ts"),
+      pairNode: true,
       arg: { name: NODE_A, membershipRefreshMs: MEMBERSHIP_REFRESH_MS, engines: [] } satisfies NodeChildArg,
       cwd: ROOT,
     });

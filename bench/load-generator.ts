@@ -50,6 +50,9 @@ export interface StreamSample {
   readonly reads: number;
   /** SSE events in the body (blank-line separated), `[DONE]` included. */
   readonly events: number;
+  /** With `trace`: the `x-pair-trace` value sent, and when the request was written (wall ms, sub-ms). */
+  readonly trace?: string;
+  readonly sentWallMs?: number;
 }
 
 export interface LoadResult {
@@ -76,6 +79,8 @@ export interface LoadPlan {
   readonly staggerMs: number;
   /** One stream longer than this is an error. */
   readonly requestTimeoutMs: number;
+  /** Send `x-pair-trace: <n>` with each request and keep it with the sample (a node's timeline joins on it). */
+  readonly trace?: boolean;
 }
 
 /** Largest number of streams a plan may run (a bound on the benchmark's size). */
@@ -87,6 +92,7 @@ function streamOnce(
   body: Buffer,
   timeoutMs: number,
   originMs: number,
+  trace: string | undefined,
 ): Promise<StreamSample> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
@@ -109,6 +115,7 @@ function streamOnce(
           "content-type": "application/json",
           "content-length": body.length,
           accept: "text/event-stream",
+          ...(trace === undefined ? {} : { "x-pair-trace": trace }),
         },
       },
       (res) => {
@@ -147,6 +154,7 @@ function streamOnce(
               bytes,
               reads,
               events,
+              ...(trace === undefined ? {} : { trace, sentWallMs: performance.timeOrigin + t0 }),
             });
         });
         res.once("error", reject);
@@ -211,7 +219,8 @@ export async function runLoad(plan: LoadPlan): Promise<LoadResult> {
         if (measuring && performance.now() >= endBy) return;
         sent += 1;
         try {
-          const sample = await streamOnce(agent, plan.target, body, plan.requestTimeoutMs, origin);
+          const trace = plan.trace === true ? String(sent) : undefined;
+          const sample = await streamOnce(agent, plan.target, body, plan.requestTimeoutMs, origin, trace);
           if (measuring) samples.push(sample);
         } catch (error) {
           errors += 1;

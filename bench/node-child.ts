@@ -31,6 +31,8 @@ export interface NodeChildArg {
     readonly baseUrl: string;
     readonly maxConcurrent: number;
   }[];
+  /** Write the workload history on a worker thread (the node's default) or on the event loop. */
+  readonly historyOnThread?: boolean;
   readonly rented?: {
     /** `https://127.0.0.1:PORT/v1` */
     readonly baseUrl: string;
@@ -99,6 +101,7 @@ try {
           rentedProbeIntervalMs: 200,
         }),
     ...(arg.membershipRefreshMs === undefined ? {} : { membership: { refreshMs: arg.membershipRefreshMs } }),
+    ...(arg.historyOnThread === undefined ? {} : { historyOnThread: arg.historyOnThread }),
   });
   const deadline = performance.now() + INVENTORY_WAIT_MS;
   while (!arg.engines.every((e) => node.inventory.models().has(e.model))) {

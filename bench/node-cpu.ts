@@ -4,7 +4,8 @@
  * steadier than the full proxy-overhead benchmark, for measuring a change to the node's request path
  * before and after; it does not replace that benchmark (no latencies, no report).
  *
- *   npx tsx bench/node-cpu.ts [--rounds 3] [--seconds 3] [--profile DIR]
+ *   npx tsx bench/node-cpu.ts [--rounds 3] [--seconds 3] [--profile DIR] [--history-thread]
+ *                             [--node-flags=--max-semi-space-size=2]
  *
  * --profile DIR: V8 CPU profiles of the node (DIR/node) and of the bare relay (DIR/bare), to compare
  * with `bench/summarize-cpu-profile.ts`.
@@ -38,10 +39,17 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "3" },
     seconds: { type: "string", default: "3" },
     profile: { type: "string" },
+    /** The node's history written on its worker thread instead of the event loop. */
+    "history-thread": { type: "boolean", default: false },
+    /** Extra flags for the node's process, e.g. `--node-flags=--max-semi-space-size=2`. */
+    "node-flags": { type: "string", default: "" },
   },
   strict: true,
 });
 const rounds = Number(values.rounds);
+const nodeFlags = values["node-flags"].split(" ").filter((f) => f !== "");
+if (!nodeFlags.every((f) => /^--[a-z-]+(=[\w./-]+)?$/.test(f)))
+  throw new RangeError("--node-flags: --flag[=value] …");
 const durationMs = Number(values.seconds) * 1000;
 if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20) throw new RangeError("--rounds: 1..20");
 if (!(durationMs >= 500 && durationMs <= 60_000)) throw new RangeError("--seconds: 0.5..60");
@@ -98,13 +106,15 @@ try {
   };
   const nodeArg: NodeChildArg = {
     engines: [{ name: "emu", model: MODEL, baseUrl: `${engineUrl}/v1`, maxConcurrent: SLOTS }],
+    historyOnThread: values["history-thread"],
   };
   const node = await forkChild({
     name: "node",
     script: resolve(HERE, "node-child.ts"),
+    pairNode: true,
     arg: nodeArg,
     cwd: ROOT,
-    extraExecArgv: profiled("node"),
+    extraExecArgv: [...profiled("node"), ...nodeFlags],
   });
   children.push(node);
   const bareArg: BareProxyArg = { routes: { cpu: engineUrl } };

@@ -297,6 +297,7 @@ async function main(): Promise<void> {
     const b = await forkChild({
       name: NODE_B,
       script: resolve(HERE, "node-child.ts"),
+      pairNode: true,
       arg: bArg,
       cwd: ROOT,
       extraExecArgv: profileArgs(NODE_B),
@@ -306,6 +307,7 @@ async function main(): Promise<void> {
     const a = await forkChild({
       name: NODE_A,
       script: resolve(HERE, "node-child.ts"),
+      pairNode: true,
       arg: aArg,
       cwd: ROOT,
       extraExecArgv: profileArgs(NODE_A),

@@ -289,6 +289,7 @@ async function main(): Promise<void> {
     const node = await forkChild({
       name: "pair-node",
       script: resolve(HERE, "node-child.ts"),
+      pairNode: true,
       arg: nodeArg,
       cwd: ROOT,
       extraExecArgv: profileDir === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", resolve(profileDir)],

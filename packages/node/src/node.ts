@@ -96,6 +96,8 @@ export interface NodeOptions {
   readonly liveCheckMs?: number;
   /** The repeating timer behind the live events and their heartbeat (tests replace it). */
   readonly intervals?: IntervalSeam;
+  /** Write the workload history's batches on a worker thread (default) or on the event loop (benchmarks compare). */
+  readonly historyOnThread?: boolean;
   /**
    * Longest time a client may take to send a request's headers (default 30 s); a connection that
    * dribbles them (slow-loris) is closed after it (Node looks once a second).
@@ -306,6 +308,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     maxRows: config.node.history.maxRows,
     maxDays: config.node.history.maxAgeMs / 86_400_000,
     nowMs: () => Date.now(),
+    ...(options.historyOnThread === undefined ? {} : { writeOnThread: options.historyOnThread }),
   });
   const inventory = new EngineInventory({
     engines: config.engines,
@@ -398,10 +401,11 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
   const events = new LiveEvents({
     sources: {
       nodes: () => mergedNodes(deps),
-      // Running work, and the newest finished one: a request shorter than a look still shows up.
+      // Running work, and the last one to finish: a request shorter than a look still shows up.
       jobs: () => ({
         running: history.running().map(workloadJson),
-        finished: history.history({ limit: 1 })[0]?.id ?? null,
+        // From memory: reading the newest row would flush the history and wait for its writer.
+        finished: history.lastFinishedId(),
       }),
       rented: () => rented.list(),
     },

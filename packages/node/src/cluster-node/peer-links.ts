@@ -57,6 +57,8 @@ export class PeerLinks {
   /** Requests under way to each peer that want to hear when it goes down. */
   readonly #watchers = new Map<string, Set<() => void>>();
   readonly #unsubscribe: () => void;
+  /** The trust store's active peers by node id, for one list of them (rebuilt when it changes). */
+  #activeById: { readonly of: readonly PinnedPeer[]; readonly byId: Map<string, PinnedPeer> } | undefined;
 
   constructor(options: PeerLinksOptions) {
     this.#o = options;
@@ -134,9 +136,17 @@ export class PeerLinks {
   link(
     target: Pick<PeerLinkTarget, "nodeId">,
   ): { readonly dispatcher: Agent; readonly baseUrl: string } | undefined {
-    const peer = this.#o.peers.active().find((p) => p.node_id === target.nodeId);
+    const peer = this.#activePeer(target.nodeId);
     if (peer?.address === undefined || this.#closed) return undefined;
     return this.#linkOf(peer, peer.address).route;
+  }
+
+  /** The active peer with this node id: a map lookup, the map rebuilt only when the trust store changes. */
+  #activePeer(nodeId: string): PinnedPeer | undefined {
+    const active = this.#o.peers.active();
+    if (this.#activeById?.of !== active)
+      this.#activeById = { of: active, byId: new Map(active.map((p) => [p.node_id, p])) };
+    return this.#activeById.byId.get(nodeId);
   }
 
   markDown(target: Pick<PeerLinkTarget, "nodeId">, why: string): void {
@@ -181,7 +191,7 @@ export class PeerLinks {
     const active = this.#o.peers.active();
     if (active !== this.#checkedAgainst) {
       for (const [id, link] of this.#links) {
-        const now = active.find((p) => p.node_id === id);
+        const now = this.#activePeer(id);
         if (now === undefined || now.fingerprint !== link.fingerprint || now.address !== link.address) {
           this.#links.delete(id);
           void link.agent.destroy().catch(() => undefined);

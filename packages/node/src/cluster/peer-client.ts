@@ -2,13 +2,13 @@
  * Talking to one pinned peer: an undici `Agent` that presents this node's certificate, trusts only
  * that peer's pinned certificate (`ca: [pin]`) and, in a real `checkServerIdentity`, accepts the
  * server only if its certificate's fingerprint is the pin (host names mean nothing for pinned
- * self-signed certificates). TLS 1.3 only. TLS session resumption is off: Node skips
+ * self-signed certificates). TLS 1.3 only; one TLS context per peer, shared by its connections. TLS session resumption is off: Node skips
  * `checkServerIdentity` on a resumed session, and the pin must be checked on every connection.
  * There is no option to loosen any of this.
  * Must not know: routes, what is asked of the peer, pairing, discovery.
  */
 
-import type { PeerCertificate } from "node:tls";
+import { createSecureContext, type PeerCertificate } from "node:tls";
 import { Agent } from "undici";
 import { checkLimit, ClusterError } from "./cluster-error.js";
 import type { NodeIdentity } from "./identity.js";
@@ -86,12 +86,17 @@ export function createPeerAgent(options: PeerAgentOptions): Agent {
       "peer_not_trusted",
       `node ${peer.node_id}: cert_pem does not match its fingerprint`,
     );
+  // One TLS context for every connection to this peer, built here: given as options instead, the
+  // pin, certificate and key were parsed again for each new connection (about 1 ms of CPU each).
+  const secureContext = createSecureContext({
+    ca: [parsed.x509.toString()],
+    cert: identity.certPem,
+    key: identity.privateKeyPem.reveal(),
+    minVersion: "TLSv1.3",
+  });
   return new Agent({
     connect: {
-      ca: [parsed.x509.toString()],
-      cert: identity.certPem,
-      key: identity.privateKeyPem.reveal(),
-      minVersion: "TLSv1.3",
+      secureContext,
       checkServerIdentity: pinnedServerIdentity(peer.fingerprint),
       maxCachedSessions: 0,
       timeout: limits.connectTimeoutMs,

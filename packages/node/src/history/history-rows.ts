@@ -56,6 +56,13 @@ export const UPSERT_SQL = `INSERT INTO workloads (${COLUMN_NAMES})
 /** Deletes finished rows started before `?`. */
 export const PRUNE_BEFORE_SQL = "DELETE FROM workloads WHERE status != 'running' AND started_at_ms < ?";
 
+/** The `?` oldest finished rows: what is over maxRows, found from the old end (cost: the rows deleted). */
+export const DELETE_OLDEST_SQL =
+  "DELETE FROM workloads WHERE (started_at_ms, id) IN (SELECT started_at_ms, id FROM workloads WHERE status != 'running' ORDER BY started_at_ms, id LIMIT ?)";
+
+/** Finished rows, counted once when the event-loop writer opens the database. */
+export const COUNT_FINISHED_SQL = "SELECT COUNT(*) AS n FROM workloads WHERE status != 'running'";
+
 /** The start time of the `?`-th newest finished row (0-based): rows older than it are over maxRows. */
 export const NTH_NEWEST_SQL =
   "SELECT started_at_ms FROM workloads WHERE status != 'running' ORDER BY started_at_ms DESC LIMIT 1 OFFSET ?";

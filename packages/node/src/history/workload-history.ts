@@ -2,9 +2,10 @@
  * The Jobs list and the workload history. A workload is one routed request: who asked (origin node,
  * requester), what for (model, route), who served it (node, engine, sponsor, off-LAN), how it went
  * (status, first-byte latency, duration, tokens, estimated cost). Running workloads live in memory;
- * rows reach SQLite in batches off the request path: every `flushIntervalMs` or `maxBatch` rows a
- * batch is posted to a writer thread with its own connection (thread-row-writer.ts), and this
- * connection only reads (WAL). A crash loses at most the rows not yet written — rows still
+ * rows reach SQLite in batches off the request path: every `flushIntervalMs` or `maxBatch` rows one
+ * transaction writes the batch on the event loop (row-writer.ts), or, with `writeOnThread`, the batch
+ * is posted to a writer thread with its own connection (thread-row-writer.ts) and this connection
+ * only reads (WAL). A crash loses at most the rows not yet written — rows still
  * `running` at the next start become `interrupted`; `close()` drains every row first. Prompt and
  * completion text are never given to this module. Retention is bounded in rows and days, pruned on
  * a timer by an indexed cutoff.
@@ -113,8 +114,10 @@ export interface HistoryOptions {
   /** Prune this often (0: only on prune()). */
   readonly pruneIntervalMs?: number;
   /**
-   * Write rows on a worker thread (default, for a file) or on the event loop (always for
-   * `:memory:`, which another thread cannot open; `false` is the benchmarks' "before").
+   * Write rows on a worker thread (`true`, for a file) or on the event loop (default; always for
+   * `:memory:`, which another thread cannot open). The thread took the batches off the event loop
+   * but not off the machine's cores, cost about 10 MB of RSS and a structured clone per batch, and
+   * showed no latency gain in the quiet benchmark (docs/benchmarks.md): kept as an option.
    */
   readonly writeOnThread?: boolean;
 }
@@ -158,6 +161,9 @@ export class WorkloadHistory {
   readonly #db: Database.Database;
   readonly #writer: RowWriter;
   readonly #running = new Map<string, Workload>();
+  #lastFinishedId: string | null = null;
+  /** Workloads finished since the last prune (the event-loop writer's row count). */
+  #finishedSincePrune = 0;
   readonly #finishedSince: Database.Statement<[number, number], Row>;
   /** Rows to write, by id: the latest state of each wins. */
   readonly #queued = new Map<string, Workload>();
@@ -190,7 +196,7 @@ export class WorkloadHistory {
     this.#finishedSince = this.#db.prepare(
       "SELECT * FROM workloads WHERE status != 'running' AND started_at_ms >= ? ORDER BY started_at_ms DESC, id DESC LIMIT ?",
     );
-    const onThread = options.writeOnThread ?? true;
+    const onThread = options.writeOnThread ?? false;
     this.#writer =
       onThread && options.path !== ":memory:" && options.path !== ""
         ? new ThreadRowWriter(options.path)
@@ -233,7 +239,14 @@ export class WorkloadHistory {
     workload.durationMs = Math.max(0, this.#o.nowMs() - workload.startedAtMs);
     if (errorCode !== undefined) workload.errorCode = errorCode;
     this.#running.delete(workload.id);
+    this.#lastFinishedId = workload.id;
+    this.#finishedSincePrune += 1;
     this.#enqueue(workload);
+  }
+
+  /** The id of the workload that finished last in this process, or null: changes with every finish, read from memory. */
+  lastFinishedId(): string | null {
+    return this.#lastFinishedId;
   }
 
   /** Write every queued row now, in one transaction, and return once it is in the database. */
@@ -270,7 +283,9 @@ export class WorkloadHistory {
 
   #prune(wait: boolean): void {
     this.#post(false);
-    this.#writer.prune(this.#o.nowMs() - this.#o.maxDays * 86_400_000, this.#o.maxRows, wait);
+    const finished = this.#finishedSincePrune;
+    this.#finishedSincePrune = 0;
+    this.#writer.prune(this.#o.nowMs() - this.#o.maxDays * 86_400_000, this.#o.maxRows, wait, finished);
   }
 
   /** Hand the queued rows to the writer, each as it is at this moment. */

@@ -23,6 +23,7 @@ import {
 } from "../dialects/index.js";
 import type { Workload, WorkloadHistory } from "../history/workload-history.js";
 import type { Metrics } from "../observability/metrics.js";
+import { startTimeline } from "../observability/request-timeline.js";
 import {
   estimateCostMicroUsd,
   type RentedCreator,
@@ -246,6 +247,7 @@ async function routed(
 ): Promise<void> {
   const dialect = route.startsWith("/v1/") ? "openai" : "ollama";
   const startedMono = deps.monoMs();
+  const timeline = startTimeline(req.headers["x-pair-trace"]);
   const fail = (error: PairError, status?: number) => {
     const reply = pairErrorReply(dialect, error);
     sendJson(res, status ?? reply.status, reply.body);
@@ -257,6 +259,7 @@ async function routed(
     });
   };
   const body = await readBody(req, deps.maxBodyBytes);
+  timeline?.mark("bodyRead");
   if (!body.ok) return fail({ code: "invalid_request", message: body.message }, body.status);
   let json: unknown;
   try {
@@ -269,6 +272,7 @@ async function routed(
   }
   const valid = validateRequest(route, json);
   if (!valid.ok) return fail(pairErrorOfInvalidRequest(valid.error));
+  timeline?.mark("validated");
 
   const id = randomUUID();
   const workload = deps.history.begin({
@@ -279,6 +283,7 @@ async function routed(
     requester: origin.requester,
     startedAtMs: deps.nowMs(),
   });
+  timeline?.mark("historyBegun");
   const gone = new ClientGone();
   const onClose = () => {
     if (!res.writableFinished) gone.abort();
@@ -295,6 +300,7 @@ async function routed(
       res,
       signal: gone,
       localOnly: origin.fromPeer === true,
+      timeline,
     });
   } finally {
     res.off("close", onClose);
@@ -302,6 +308,7 @@ async function routed(
   // Served off the LAN: its estimated cost (the sponsor's exact prices, or what the sponsor published).
   if (workload.offLan && workload.servingNode !== undefined)
     workload.estCostMicroUsd = offLanCost(deps, workload, deps.monoMs() - startedMono);
+  timeline?.finish(outcome.kind);
   switch (outcome.kind) {
     case "completed":
       deps.history.finish(workload, "completed");

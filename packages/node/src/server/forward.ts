@@ -158,6 +158,7 @@ export async function forward(deps: ForwardDeps, fr: ForwardRequest): Promise<Fo
         },
       };
     }
+    fr.timeline?.mark("slot");
     const upstream = upstreams.find((u) => u.id === slot.slot.target.id)!;
     tried.add(upstream.id);
     let attempt: Attempt;
@@ -232,6 +233,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
       target = engineTarget(prepared.baseUrl, p.enginePath);
     }
     for (;;) {
+      fr.timeline?.mark("upstreamSent");
       try {
         response = await engine.dispatcher.request({
           origin: target.origin,
@@ -276,6 +278,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
       break;
     }
     fr.workload.warming = false;
+    fr.timeline?.mark("upstreamHeaders");
     const status = response.statusCode;
     if (status >= 400) {
       const text = await response.body.text().catch(() => "");
@@ -325,6 +328,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
     }
     clearTimeout(firstByteTimer);
     heardMs = deps.monoMs();
+    fr.timeline?.mark("firstRead");
     fr.workload.firstByteMs = Math.round(deps.monoMs() - started);
     engine.served(fr.workload, response.headers);
     const headers: Record<string, string> = {
@@ -368,6 +372,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
     const uncork = () => {
       corked = false;
       fr.res.uncork();
+      fr.timeline?.mark("firstFlushed");
     };
     const forwardChunk = (chunk: Buffer) => {
       if (stopWatching !== undefined) heardMs = deps.monoMs();
@@ -384,6 +389,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
     try {
       if (first !== undefined) {
         forwardChunk(first);
+        fr.timeline?.mark("firstWritten");
         if ((await pump(body, fr.res, forwardChunk)) === "closed")
           return { kind: "done", outcome: { kind: "cancelled" } };
       }

@@ -11,6 +11,7 @@ import type { RoutingUse } from "../config/index.js";
 import type { DialectRequests, DialectRoute, PairError } from "../dialects/index.js";
 import type { EngineApi, EngineInventory, EngineSpec } from "../engines/engine-inventory.js";
 import type { Workload } from "../history/workload-history.js";
+import type { RequestTimeline } from "../observability/request-timeline.js";
 import type { CancelSignal, Scheduler } from "../scheduler/scheduler.js";
 import { NO_ALIASES, type ModelAliases } from "./model-aliases.js";
 
@@ -121,6 +122,8 @@ export interface ForwardRequest {
   readonly signal: CancelSignal;
   /** The request came from a peer: serve it from this node's engines only. */
   readonly localOnly?: boolean;
+  /** The benchmarks' per-request timeline (`PAIR_TIMELINE_FILE`); undefined when off. */
+  readonly timeline?: RequestTimeline | undefined;
 }
 
 /** Request headers that tell a peer who asked (the peer records them; they carry no secret). */

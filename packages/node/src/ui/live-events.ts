@@ -4,7 +4,9 @@
  * `checkMs` by the node, and right after an admin change) compares a fingerprint of each topic's
  * snapshot (`nodes`, `jobs`, `rented`) with the last one and sends one `change` event naming the
  * topics that moved. The events carry no data beyond topic names (the views read the admin API as
- * ever, under the same authentication). A comment line every `heartbeatMs` keeps proxies and the
+ * ever, under the same authentication). With no stream open, `check()` looks at nothing (the
+ * snapshots cost the node a JSON of every running workload and more, twice a second, for nobody):
+ * the first stream to open takes the baseline. A comment line every `heartbeatMs` keeps proxies and the
  * browser from timing the stream out; a client that goes away is forgotten at once.
  * Must not know: who may connect (the admin API checked that), what the snapshots hold.
  */
@@ -61,8 +63,6 @@ export class LiveEvents {
     this.#o = options;
     this.#maxClients = max;
     this.#ignored = new Set(options.ignoredKeys ?? []);
-    // The first look sets the baseline: nothing is "changed" before anyone saw anything.
-    this.#changedTopics();
   }
 
   /** Streams open now. */
@@ -72,6 +72,8 @@ export class LiveEvents {
 
   /** Look at every topic; send one event naming those that changed. The topics changed. */
   check(): string[] {
+    // Nobody to tell: no look (the first stream to open takes a new baseline).
+    if (this.#clients.size === 0) return [];
     const topics = this.#changedTopics();
     if (topics.length > 0) this.#send(`event: change\ndata: ${JSON.stringify({ topics })}\n\n`);
     return topics;
@@ -101,6 +103,11 @@ export class LiveEvents {
       "x-accel-buffering": "no",
     });
     res.write(`retry: ${EVENTS_RETRY_MS}\nevent: ready\ndata: {}\n\n`);
+    // The first stream's look sets the baseline: nothing is "changed" before anyone saw anything.
+    if (this.#clients.size === 0) {
+      this.#last.clear();
+      this.#changedTopics();
+    }
     this.#clients.add(res);
     const forget = () => {
       this.#clients.delete(res);

@@ -1,6 +1,7 @@
-// History rows are written by a worker thread with its own connection: rows still queued when the
-// process gets SIGTERM are all in the file after a graceful close, rows posted on the timer reach
-// the file without anyone asking, and the event loop's connection reads what the thread wrote.
+// History rows are written in batches, on the event loop (the default) or by a worker thread with its
+// own connection (opt-in); with either, rows still queued when the process gets SIGTERM are all in
+// the file after a graceful close, rows posted on the timer reach the file without anyone asking,
+// and the event loop's connection reads what was written.
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -38,10 +39,10 @@ function countRows(path: string): { finished: number; running: number } {
 
 const base = { model: "m", route: "/v1/chat/completions", originNode: "node-a", requester: "local" };
 
-describe("history writer thread", () => {
+describe.each(["loop", "thread"] as const)("history writer (%s)", (writer) => {
   it("writes every queued row before a SIGTERM'd process exits", async () => {
     const path = tempDb();
-    const child = spawn(process.execPath, ["--import", "tsx", CHILD, path, "2000"], {
+    const child = spawn(process.execPath, ["--import", "tsx", CHILD, path, "2000", writer], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stderr = "";
@@ -76,6 +77,7 @@ describe("history writer thread", () => {
       maxDays: 30,
       nowMs: () => now.ms,
       flushIntervalMs: 20,
+      writeOnThread: writer === "thread",
     });
     h.finish(h.begin({ ...base, id: "w1", startedAtMs: 1_000 }), "completed");
     const deadline = Date.now() + 5_000;
@@ -85,9 +87,17 @@ describe("history writer thread", () => {
     expect(h.history().map((r) => r.id)).toEqual(["w1"]);
     h.close();
   });
+});
 
+describe("history writer thread", () => {
   it("writes a `:memory:` database on the event loop (no other thread can open it)", () => {
-    const h = new WorkloadHistory({ path: ":memory:", maxRows: 10, maxDays: 30, nowMs: () => 1_000 });
+    const h = new WorkloadHistory({
+      path: ":memory:",
+      maxRows: 10,
+      maxDays: 30,
+      nowMs: () => 1_000,
+      writeOnThread: true,
+    });
     h.finish(h.begin({ ...base, id: "m1", startedAtMs: 1_000 }), "failed", "upstream_error");
     expect(h.history()[0]).toMatchObject({ id: "m1", status: "failed", errorCode: "upstream_error" });
     h.close();
@@ -95,7 +105,13 @@ describe("history writer thread", () => {
 
   it("refuses writes after close, naming the file", () => {
     const path = tempDb();
-    const h = new WorkloadHistory({ path, maxRows: 10, maxDays: 30, nowMs: () => 1_000 });
+    const h = new WorkloadHistory({
+      path,
+      maxRows: 10,
+      maxDays: 30,
+      nowMs: () => 1_000,
+      writeOnThread: true,
+    });
     h.close();
     h.begin({ ...base, id: "x", startedAtMs: 1_000 });
     expect(() => h.flush()).toThrow(/history .*history\.db: written after close/);

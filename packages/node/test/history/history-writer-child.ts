@@ -1,5 +1,6 @@
 /**
- * Child process for history-shutdown.test.ts: opens a workload history on the file given, finishes
+ * Child process for history-shutdown.test.ts: opens a workload history on the file given (its rows
+ * written on a worker thread with `thread`, on the event loop otherwise), finishes
  * the number of workloads given with no timer flush (so they stay queued), says `ready`, and on
  * SIGTERM closes the history (as `pair serve` does) and exits.
  * Must not know: what the test checks.
@@ -7,8 +8,9 @@
 
 import { WorkloadHistory } from "../../src/history/workload-history.js";
 
-const [path, count] = process.argv.slice(2);
-if (path === undefined || count === undefined) throw new Error("usage: history-writer-child.ts FILE COUNT");
+const [path, count, writer] = process.argv.slice(2);
+if (path === undefined || count === undefined)
+  throw new Error("usage: history-writer-child.ts FILE COUNT [thread|loop]");
 const history = new WorkloadHistory({
   path,
   maxRows: 100_000,
@@ -17,6 +19,7 @@ const history = new WorkloadHistory({
   flushIntervalMs: 0,
   pruneIntervalMs: 0,
   maxBatch: 1_000_000,
+  writeOnThread: writer === "thread",
 });
 const started = Date.now();
 for (let i = 0; i < Number(count); i += 1) {

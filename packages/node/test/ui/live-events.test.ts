@@ -87,6 +87,37 @@ describe("LiveEvents", () => {
     await reader.cancel();
   });
 
+  it("reads no source while no stream is open; the first stream to open takes the baseline", async () => {
+    let reads = 0;
+    const state = { jobs: ["w1"] };
+    const events = new LiveEvents({
+      sources: {
+        jobs: () => {
+          reads += 1;
+          return state.jobs;
+        },
+      },
+      intervals: manualIntervals().seam,
+    });
+    state.jobs = ["w2"];
+    expect(events.check()).toEqual([]);
+    expect(reads).toBe(0);
+    const a = new AbortController();
+    await fetch(await serve(events), { signal: a.signal });
+    await until(() => events.clients === 1);
+    expect(reads).toBe(1);
+    // What changed before the stream opened is its baseline, not a change.
+    expect(events.check()).toEqual([]);
+    state.jobs = ["w3"];
+    expect(events.check()).toEqual(["jobs"]);
+    a.abort();
+    await until(() => events.clients === 0);
+    const before = reads;
+    state.jobs = ["w4"];
+    expect(events.check()).toEqual([]);
+    expect(reads).toBe(before);
+  });
+
   it("forgets a client that disconnects, and stops the heartbeat when none is left", async () => {
     const timers = manualIntervals();
     const events = new LiveEvents({ sources: {}, intervals: timers.seam });

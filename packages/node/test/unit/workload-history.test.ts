@@ -43,6 +43,19 @@ describe("WorkloadHistory", () => {
     h.close();
   });
 
+  it("tells the last workload to finish from memory, without a flush", () => {
+    const now = { ms: 1_000 };
+    const h = open(now);
+    expect(h.lastFinishedId()).toBeNull();
+    const a = h.begin({ ...base, id: "a", startedAtMs: 1_000 });
+    const b = h.begin({ ...base, id: "b", startedAtMs: 1_001 });
+    h.finish(b, "completed");
+    expect(h.lastFinishedId()).toBe("b");
+    h.finish(a, "failed", "upstream_error");
+    expect(h.lastFinishedId()).toBe("a");
+    h.close();
+  });
+
   it("marks workloads a crashed process left running as interrupted", () => {
     const now = { ms: 1_000 };
     const dir = mkdtempSync(join(tmpdir(), "pair-history-"));
@@ -67,6 +80,30 @@ describe("WorkloadHistory", () => {
     h.finish(old, "completed");
     h.prune();
     expect(h.history().map((r) => r.id)).toEqual(["w5", "w4", "w3"]);
+    h.close();
+  });
+
+  it("counts the rows it finds at open and trims from the old end, leaving running rows alone", () => {
+    const now = { ms: 10 * 86_400_000 };
+    const dir = mkdtempSync(join(tmpdir(), "pair-history-"));
+    dirs.push(dir);
+    const path = join(dir, "h.db");
+    const first = open(now, 1_000, 30, path);
+    for (let i = 0; i < 8; i += 1)
+      first.finish(first.begin({ ...base, id: `a${i}`, startedAtMs: 1_000 + i }), "completed");
+    first.close();
+    // Reopened with a smaller bound: the 8 rows already there count.
+    const h = open(now, 5, 30, path);
+    const running = h.begin({ ...base, id: "run", startedAtMs: 500 });
+    h.finish(h.begin({ ...base, id: "b0", startedAtMs: 2_000 }), "completed");
+    h.prune();
+    expect(h.history().map((r) => r.id)).toEqual(["b0", "a7", "a6", "a5", "a4"]);
+    // Pruned again with nothing new: nothing more goes; the running row (oldest of all) is kept.
+    h.prune();
+    expect(h.history()).toHaveLength(5);
+    h.finish(running, "completed");
+    h.prune();
+    expect(h.history().map((r) => r.id)).toEqual(["b0", "a7", "a6", "a5", "a4"]);
     h.close();
   });
 

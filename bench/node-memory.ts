@@ -1,0 +1,148 @@
+/**
+ * Where the node's memory goes (issue 13: RSS ≤ 150 MB at 256 streams): one node at a time, in four
+ * ways — from the TypeScript sources through tsx (as `pair` runs) or from one esbuild bundle with
+ * plain node (no loader thread, no transform), each with the workload history written on its worker
+ * thread (the default) or on the event loop. For each: `process.memoryUsage()` after a full GC at
+ * idle (after a warm-up) and after the load, and the peak RSS while 256 paced streams (64 tokens at
+ * 5 ms/token) run through it.
+ *
+ *   npx tsx bench/node-memory.ts [--streams 256] [--only tsx|bundle] [--node-flags "--max-semi-space-size=4"]
+ *
+ * The bundle is built into bench/.node-child.bundle.mjs (not committed) with the esbuild tsx ships.
+ * Must not know: the node's internals (it asks the node's process for its memory over IPC).
+ */
+
+import { execFileSync } from "node:child_process";
+import { rmSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { forkChild, type BenchChild } from "./child-protocol.js";
+import type { EngineChildArg, EngineChildReady } from "./engine-child.js";
+import { runLoad, type Target } from "./load-generator.js";
+import { loadAverage1m } from "./machine-info.js";
+import { chatBody } from "./measure.js";
+import type { NodeChildArg, NodeChildReady } from "./node-child.js";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(HERE, "..");
+const BUNDLE = resolve(HERE, ".node-child.bundle.mjs");
+const MB = 1024 * 1024;
+
+const { values } = parseArgs({
+  options: {
+    streams: { type: "string", default: "256" },
+    /** Extra flags for the node's process, e.g. `--max-semi-space-size=4` (space-separated). */
+    "node-flags": { type: "string", default: "" },
+    /** Only these ways: `tsx`, `bundle` (default both). */
+    only: { type: "string" },
+  },
+  strict: true,
+});
+const nodeFlags = values["node-flags"].split(" ").filter((f) => f !== "");
+if (!nodeFlags.every((f) => /^--[a-z-]+(=[\w./-]+)?$/.test(f)))
+  throw new RangeError("--node-flags: --flag[=value] …");
+const streams = Number(values.streams);
+if (!Number.isInteger(streams) || streams < 1 || streams > 512) throw new RangeError("--streams: 1..512");
+
+function bundle(): void {
+  execFileSync(
+    resolve(ROOT, "node_modules/.bin/esbuild"),
+    [
+      resolve(HERE, "node-child.ts"),
+      "--bundle",
+      "--platform=node",
+      "--format=esm",
+      "--target=node20",
+      `--outfile=${BUNDLE}`,
+      "--external:better-sqlite3",
+      "--external:@napi-rs/keyring",
+      "--log-level=warning",
+      "--banner:js=import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+    ],
+    { cwd: ROOT, stdio: "inherit" },
+  );
+}
+
+const children: BenchChild[] = [];
+process.on("exit", () => {
+  children.forEach((c) => c.kill());
+  rmSync(BUNDLE, { force: true });
+});
+const mb = (n: number) => (n / MB).toFixed(1);
+try {
+  bundle();
+  const engineArg: EngineChildArg = {
+    engines: [{ model: "bench-5ms", tokenDelayMs: 5, maxTokens: 64, maxConcurrent: 1024 }],
+  };
+  const engine = await forkChild({
+    name: "engine",
+    script: resolve(HERE, "engine-child.ts"),
+    arg: engineArg,
+    cwd: ROOT,
+  });
+  children.push(engine);
+  const engineUrl = (engine.ready as EngineChildReady).engines[0]!.url;
+  console.log(
+    `load average ${loadAverage1m().toFixed(2)}; ${streams} streams of 64 tokens at 5 ms/token; node flags: ${nodeFlags.join(" ") || "none"}`,
+  );
+  console.log(
+    "| node | history writes | RSS idle | V8 heap total / used idle | external + arrayBuffers idle | RSS peak under load | RSS after load | V8 heap total after load |",
+  );
+  console.log("| --- | --- | --: | --: | --: | --: | --: | --: |");
+  const ways = values.only === undefined ? [false, true] : [values.only === "bundle"];
+  for (const bundled of ways)
+    for (const onThread of [true, false]) {
+      const arg: NodeChildArg = {
+        engines: [{ name: "emu", model: "bench-5ms", baseUrl: `${engineUrl}/v1`, maxConcurrent: 1024 }],
+        historyOnThread: onThread,
+      };
+      const node = await forkChild({
+        name: "node",
+        script: bundled ? BUNDLE : resolve(HERE, "node-child.ts"),
+        pairNode: true,
+        arg,
+        cwd: ROOT,
+        withoutTsx: bundled,
+        extraExecArgv: ["--expose-gc", ...nodeFlags],
+      });
+      children.push(node);
+      const u = new URL((node.ready as NodeChildReady).url);
+      const target: Target = {
+        label: "node",
+        host: u.hostname,
+        port: Number(u.port),
+        chatPath: "/v1/chat/completions",
+        warmPath: "/v1/models",
+        mustHaveHeader: "x-pair-served-by",
+      };
+      const load = (n: number) =>
+        runLoad({
+          target,
+          body: chatBody("bench-5ms", 64),
+          concurrency: streams,
+          requestsPerWorker: n,
+          rampRequestsPerWorker: 1,
+          staggerMs: 320,
+          requestTimeoutMs: 60_000,
+        });
+      await load(1);
+      const idle = (await node.call("memory")) as NodeJS.MemoryUsage;
+      await node.sample("sample-start");
+      const result = await load(2);
+      const use = await node.sample("sample-stop");
+      const after = (await node.call("memory")) as NodeJS.MemoryUsage;
+      if (result.errors > 0) console.error(`  ! ${result.errors} errors: ${result.firstError}`);
+      console.log(
+        `| ${bundled ? "bundle, plain node" : "sources, tsx"} | ${onThread ? "worker thread" : "event loop"} | ` +
+          `${mb(idle.rss)} | ${mb(idle.heapTotal)} / ${mb(idle.heapUsed)} | ${mb(idle.external + idle.arrayBuffers)} | ` +
+          `${mb(use.rssPeakBytes)} | ${mb(after.rss)} | ${mb(after.heapTotal)} |`,
+      );
+      await node.stop();
+      children.pop();
+    }
+  console.log(`load average ${loadAverage1m().toFixed(2)}`);
+} finally {
+  for (const c of [...children].reverse()) await c.stop();
+}
+process.exit(0);
