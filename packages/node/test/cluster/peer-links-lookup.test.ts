@@ -41,7 +41,7 @@ describe("PeerLinks.link", () => {
     const peerLinks = new PeerLinks({
       identity,
       peers: { active: () => current },
-      membership: {} as PeerMembership,
+      membership: { onDown: () => () => undefined, timeoutMs: 2_000 } as unknown as PeerMembership,
     });
     links.push(peerLinks);
 

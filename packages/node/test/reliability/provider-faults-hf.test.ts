@@ -88,17 +88,17 @@ function expectInvariants(w: ManagedWorld): void {
 }
 
 /**
- * The ledger's total against the meter at minute granularity. `afterWake`: one billed minute under
- * the meter is allowed per wake (the known gap in docs/reliability.md: a wake's own status reads do
- * not reach the ledger, which starts the period at the first pass that sees it charging).
+ * The ledger's total against the meter at minute granularity. `afterWake`: the ledger is never under
+ * the meter and at most one billed minute over it per wake (the cautious start, docs/ledger.md: the
+ * run begins at the idle look before the one that saw it charging).
  */
 function expectLedger(w: ManagedWorld, how: "equal" | "afterWake" = "equal"): void {
   const meter = granulesCostMicroUsd(w.hf.meter.billedMinutes("alice", "qwen"), MIN, L4_MICRO_USD_PER_HOUR);
   const ledger = Math.round((w.node.managed.view(NODE)?.spend_usd?.total ?? 0) * 1e6);
   if (how === "equal") expect(ledger).toBe(meter);
   else {
-    expect(ledger).toBeLessThanOrEqual(meter);
-    expect(ledger).toBeGreaterThanOrEqual(meter - granulesCostMicroUsd(1, MIN, L4_MICRO_USD_PER_HOUR));
+    expect(ledger).toBeGreaterThanOrEqual(meter);
+    expect(ledger).toBeLessThanOrEqual(meter + granulesCostMicroUsd(1, MIN, L4_MICRO_USD_PER_HOUR) + 1);
   }
 }
 
