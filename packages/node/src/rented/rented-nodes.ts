@@ -25,6 +25,7 @@ import type { EndpointLookupFn } from "./hf-endpoint-states.js";
 import { OFF_LAN_LABEL, type RentedPeerView } from "./peer-view.js";
 import { readRentedFile, writeRentedFile, type RentedFile, type RentedOverride } from "./rented-file.js";
 import {
+  credentialRejectedReason,
   fresh,
   probeNode,
   type CredentialReader,
@@ -369,7 +370,7 @@ export class RentedNodes {
     const n = this.#nodes.get(name);
     if (n === undefined) return;
     n.state = "credential_rejected";
-    n.lastError = `the provider answered ${status} to its credential`;
+    n.lastError = credentialRejectedReason(n.config, status);
     // Read it again next round: the user may have just set a new one.
     n.token = undefined;
   }

@@ -54,6 +54,14 @@ export interface ProbeDeps {
   readonly log?: (line: string) => void;
 }
 
+/** Why a node is `credential_rejected`, and what to do: store a valid credential under its reference. */
+export function credentialRejectedReason(config: RentedNodeConfig, status: number): string {
+  const what = `the provider answered ${status} to its credential`;
+  if (config.credential === undefined) return what;
+  const { service, account } = config.credential;
+  return `${what}; store a valid one with: pair credential set ${service}/${account}`;
+}
+
 /** One rented node as the registry keeps it; the probe writes into it. */
 export interface NodeState {
   config: RentedNodeConfig;
@@ -129,7 +137,7 @@ export async function probeNode(n: NodeState, o: ProbeDeps): Promise<void> {
     n.lastError = undefined;
   } else if (answer.kind === "rejected") {
     n.state = "credential_rejected";
-    n.lastError = `the provider answered ${answer.status} to its credential`;
+    n.lastError = credentialRejectedReason(n.config, answer.status);
     n.token = undefined;
   } else {
     n.state = "unreachable";
