@@ -9,6 +9,7 @@
  */
 
 import { ROUTING_USES, type RoutingUse } from "../config/index.js";
+import { asObject, invalidValue } from "./create-request.js";
 
 export interface JobCreateRequest {
   readonly name: string;
@@ -56,16 +57,6 @@ const KEYS = [
   "routing",
 ];
 
-function bad(param: string, message: string): JobCreateRead {
-  return { ok: false, code: "invalid_value", message: `${param}: ${message}`, param };
-}
-
-function object(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === "object" && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : undefined;
-}
-
 export function readJobCreateRequest(body: Record<string, unknown>): JobCreateRead {
   const unknown = Object.keys(body).filter((k) => !KEYS.includes(k));
   if (unknown.length > 0)
@@ -78,16 +69,19 @@ export function readJobCreateRequest(body: Record<string, unknown>): JobCreateRe
     typeof body[key] === "string" && body[key] !== "" ? body[key] : undefined;
   const name = text("name");
   if (name === undefined || !NAME.test(name))
-    return bad(
+    return invalidValue(
       "name",
       "2 to 32 lowercase letters, digits or '-', starting and ending with a letter or digit",
     );
   const repo = text("repo");
   if (repo === undefined || !REPO.test(repo))
-    return bad("repo", "a Hugging Face model repository id owner/name, e.g. Qwen/Qwen3-0.6B");
+    return invalidValue("repo", "a Hugging Face model repository id owner/name, e.g. Qwen/Qwen3-0.6B");
   const flavor = text("flavor");
   if (flavor === undefined || !FLAVOR.test(flavor))
-    return bad("flavor", "a Jobs flavor, e.g. l4x1 or a10g-small (GET /api/jobs/hardware lists them)");
+    return invalidValue(
+      "flavor",
+      "a Jobs flavor, e.g. l4x1 or a10g-small (GET /api/jobs/hardware lists them)",
+    );
   const windowMin = body["window_min"];
   if (
     typeof windowMin !== "number" ||
@@ -95,33 +89,35 @@ export function readJobCreateRequest(body: Record<string, unknown>): JobCreateRe
     windowMin < MIN_JOB_WINDOW_MIN ||
     windowMin > MAX_JOB_WINDOW_MIN
   )
-    return bad(
+    return invalidValue(
       "window_min",
       `the batch window in whole minutes, ${MIN_JOB_WINDOW_MIN} to ${MAX_JOB_WINDOW_MIN}`,
     );
   const image = body["image"];
   if (image !== undefined && (typeof image !== "string" || !/^\S+$/.test(image)))
-    return bad("image", "an image reference without spaces, e.g. vllm/vllm-openai:v0.23.0");
-  const secrets = object(body["secrets"] ?? {});
+    return invalidValue("image", "an image reference without spaces, e.g. vllm/vllm-openai:v0.23.0");
+  const secrets = asObject(body["secrets"] ?? {});
   if (secrets === undefined)
-    return bad("secrets", 'expected {"NAME": "os-credential-store:SERVICE/ACCOUNT"}');
+    return invalidValue("secrets", 'expected {"NAME": "os-credential-store:SERVICE/ACCOUNT"}');
   for (const [key, ref] of Object.entries(secrets)) {
-    if (!ENV_NAME.test(key)) return bad("secrets", `"${key}" is not an environment variable name`);
-    if (typeof ref !== "string" || ref === "") return bad("secrets", `${key}: a credential reference`);
+    if (!ENV_NAME.test(key)) return invalidValue("secrets", `"${key}" is not an environment variable name`);
+    if (typeof ref !== "string" || ref === "")
+      return invalidValue("secrets", `${key}: a credential reference`);
   }
-  const budget = object(body["budget"] ?? {});
-  if (budget === undefined) return bad("budget", 'expected {"usd_per_day"?: N, "usd_per_month"?: N}');
-  const lifecycle = object(body["lifecycle"] ?? {});
+  const budget = asObject(body["budget"] ?? {});
+  if (budget === undefined)
+    return invalidValue("budget", 'expected {"usd_per_day"?: N, "usd_per_month"?: N}');
+  const lifecycle = asObject(body["lifecycle"] ?? {});
   if (lifecycle === undefined)
-    return bad("lifecycle", 'expected {"idle_pause_min"?: N, "pause_on_sponsor_exit"?: bool, …}');
-  const routing = object(body["routing"] ?? {});
+    return invalidValue("lifecycle", 'expected {"idle_pause_min"?: N, "pause_on_sponsor_exit"?: bool, …}');
+  const routing = asObject(body["routing"] ?? {});
   const use = routing?.["use"];
   if (routing === undefined || (use !== undefined && !(ROUTING_USES as readonly unknown[]).includes(use)))
-    return bad("routing", `expected {"use": ${ROUTING_USES.map((u) => `"${u}"`).join(" | ")}}`);
+    return invalidValue("routing", `expected {"use": ${ROUTING_USES.map((u) => `"${u}"`).join(" | ")}}`);
   const share = body["share_with_cluster"] ?? false;
-  if (typeof share !== "boolean") return bad("share_with_cluster", "true or false");
+  if (typeof share !== "boolean") return invalidValue("share_with_cluster", "true or false");
   if (body["credential"] !== undefined && text("credential") === undefined)
-    return bad("credential", "a non-empty string");
+    return invalidValue("credential", "a non-empty string");
   return {
     ok: true,
     request: {

@@ -56,11 +56,16 @@ const KEYS = [
   "routing",
 ];
 
-function bad(param: string, message: string): CreateRequestRead {
+/** A refused field of a create request (`invalid_value`, the field named first). */
+export function invalidValue(
+  param: string,
+  message: string,
+): { readonly ok: false; readonly code: "invalid_value"; readonly message: string; readonly param: string } {
   return { ok: false, code: "invalid_value", message: `${param}: ${message}`, param };
 }
 
-function object(value: unknown): Record<string, unknown> | undefined {
+/** The value as a JSON object, or undefined (arrays and null are not objects here). */
+export function asObject(value: unknown): Record<string, unknown> | undefined {
   return typeof value === "object" && value !== null && !Array.isArray(value)
     ? (value as Record<string, unknown>)
     : undefined;
@@ -74,13 +79,13 @@ export function readCreateRequest(body: Record<string, unknown>): CreateRequestR
     typeof body[key] === "string" && body[key] !== "" ? body[key] : undefined;
   const name = text("name");
   if (name === undefined || !ENDPOINT_NAME.test(name))
-    return bad(
+    return invalidValue(
       "name",
       "2 to 32 lowercase letters, digits or '-', starting and ending with a letter or digit (it is also the endpoint's name on Hugging Face)",
     );
   const provider = body["provider"] ?? "huggingface-endpoint";
   if (provider !== "huggingface-endpoint")
-    return bad("provider", '"huggingface-endpoint" (the default) or "huggingface-job"');
+    return invalidValue("provider", '"huggingface-endpoint" (the default) or "huggingface-job"');
   if (body["access"] === "public")
     return {
       ok: false,
@@ -91,13 +96,16 @@ export function readCreateRequest(body: Record<string, unknown>): CreateRequestR
     };
   const access = body["access"] ?? "private";
   if (access !== "private" && access !== "authenticated")
-    return bad("access", "private (the default) or authenticated");
+    return invalidValue("access", "private (the default) or authenticated");
   const repo = text("repo");
   const catalog = text("catalog");
   if ((repo === undefined) === (catalog === undefined))
-    return bad("repo", "give exactly one of repo (a model repository id) or catalog (a catalog model id)");
+    return invalidValue(
+      "repo",
+      "give exactly one of repo (a model repository id) or catalog (a catalog model id)",
+    );
   for (const key of ["vendor", "region", "instance_type", "instance_size"])
-    if (text(key) === undefined) return bad(key, "required (see GET /pair/v1/rented/hardware)");
+    if (text(key) === undefined) return invalidValue(key, "required (see GET /pair/v1/rented/hardware)");
   const scaleToZeroMin = body["scale_to_zero_min"] ?? DEFAULT_SCALE_TO_ZERO_MIN;
   if (
     typeof scaleToZeroMin !== "number" ||
@@ -105,23 +113,24 @@ export function readCreateRequest(body: Record<string, unknown>): CreateRequestR
     scaleToZeroMin < 1 ||
     scaleToZeroMin > MAX_SCALE_TO_ZERO_MIN
   )
-    return bad(
+    return invalidValue(
       "scale_to_zero_min",
       `an integer in [1, ${MAX_SCALE_TO_ZERO_MIN}] (Hugging Face's scale-to-zero is the backstop and stays on)`,
     );
-  const budget = object(body["budget"] ?? {});
-  if (budget === undefined) return bad("budget", 'expected {"usd_per_day"?: N, "usd_per_month"?: N}');
-  const lifecycle = object(body["lifecycle"] ?? {});
+  const budget = asObject(body["budget"] ?? {});
+  if (budget === undefined)
+    return invalidValue("budget", 'expected {"usd_per_day"?: N, "usd_per_month"?: N}');
+  const lifecycle = asObject(body["lifecycle"] ?? {});
   if (lifecycle === undefined)
-    return bad("lifecycle", 'expected {"idle_pause_min"?: N, "wake_on_request"?: bool}');
-  const routing = object(body["routing"] ?? {});
+    return invalidValue("lifecycle", 'expected {"idle_pause_min"?: N, "wake_on_request"?: bool}');
+  const routing = asObject(body["routing"] ?? {});
   const use = routing?.["use"];
   if (routing === undefined || (use !== undefined && !(ROUTING_USES as readonly unknown[]).includes(use)))
-    return bad("routing", `expected {"use": ${ROUTING_USES.map((u) => `"${u}"`).join(" | ")}}`);
+    return invalidValue("routing", `expected {"use": ${ROUTING_USES.map((u) => `"${u}"`).join(" | ")}}`);
   const share = body["share_with_cluster"] ?? false;
-  if (typeof share !== "boolean") return bad("share_with_cluster", "true or false");
+  if (typeof share !== "boolean") return invalidValue("share_with_cluster", "true or false");
   for (const key of ["credential", "namespace"])
-    if (body[key] !== undefined && text(key) === undefined) return bad(key, "a non-empty string");
+    if (body[key] !== undefined && text(key) === undefined) return invalidValue(key, "a non-empty string");
   return {
     ok: true,
     request: {
