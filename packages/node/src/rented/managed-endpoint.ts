@@ -36,6 +36,17 @@ import type { PairError } from "../dialects/index.js";
 import { ADOPT_INCARNATION, ADOPTED_HARDWARE, AdoptingProvider } from "./adopting-provider.js";
 import { hardwareOf, offerFor } from "./endpoint-hardware.js";
 import { reservationIdOf, type ManagedLedger } from "./managed-ledger.js";
+import {
+  describeBudget,
+  managedView,
+  USD,
+  type CreatedInfo,
+  type ManagedAction,
+  type ManagedView,
+  type NewEndpointSpec,
+} from "./managed-endpoint-view.js";
+
+export type { CreatedInfo, ManagedAction, ManagedView, NewEndpointSpec } from "./managed-endpoint-view.js";
 
 /** Deployment ids chosen before the declaration: the ledger's authorization names the id. */
 export interface PresetIdSource extends IdSource {
@@ -63,44 +74,8 @@ export interface ManagedEndpointOptions {
   readonly log: (line: string) => void;
 }
 
-/** What the node detail shows of a managed endpoint (no URL, no credential). */
-export interface ManagedView {
-  readonly managed: true;
-  readonly paused_by: string | null;
-  readonly budget_exceeded: boolean;
-  readonly spend_usd: { session: number; today: number; month: number; total: number } | null;
-  readonly usd_per_hour: number | null;
-  readonly open_obligations: number;
-  readonly last_error: string | null;
-  /** When a PAIR workload last ran on it (the idle timer counts from here) and the idle pause, in min. */
-  readonly last_active_at: string;
-  readonly idle_pause_min: number;
-}
-
-/** When PAIR created a node's endpoint, and how long ago (for progress lines). */
-export interface CreatedInfo {
-  readonly started_at: string;
-  readonly elapsed_s: number;
-}
-
-/** What `pair rented create` asks for: the model, the chosen hardware offer and its price. */
-export interface NewEndpointSpec {
-  readonly repository: string;
-  readonly vendor: string;
-  readonly region: string;
-  readonly accelerator: string;
-  readonly instanceType: string;
-  readonly instanceSize: string;
-  readonly accessType: "private" | "authenticated";
-  readonly scaleToZeroTimeoutMin: number;
-  readonly priceUsdPerHour: number;
-}
-
-export type ManagedAction = { readonly ok: true } | { readonly ok: false; readonly error: PairError };
-
 const HOUR_MS = 3_600_000;
 const STOP_UNCONFIRMED = "stop unconfirmed";
-const USD = 1_000_000;
 
 export class ManagedEndpoint {
   readonly name: string;
@@ -459,27 +434,16 @@ export class ManagedEndpoint {
   }
 
   view(): ManagedView {
-    const spend = this.#o.ledger.spend(this.name);
-    const usd = (micro: number) => Math.round(micro) / USD;
-    return {
-      managed: true,
-      paused_by: this.#pausedBy ?? null,
-      budget_exceeded: this.budgetRefusal() !== undefined,
-      spend_usd:
-        spend === undefined
-          ? null
-          : {
-              session: usd(spend.sessionMicroUsd),
-              today: usd(spend.todayMicroUsd),
-              month: usd(spend.thisMonthMicroUsd),
-              total: usd(spend.totalMicroUsd),
-            },
-      usd_per_hour: this.#priceMicroUsdPerHour === undefined ? null : usd(this.#priceMicroUsdPerHour),
-      open_obligations: this.#openCount(),
-      last_error: this.#lastError ?? null,
-      last_active_at: new Date(this.#lastActiveMs).toISOString(),
-      idle_pause_min: this.#o.config.lifecycle.idlePauseMs / 60_000,
-    };
+    return managedView({
+      spend: this.#o.ledger.spend(this.name),
+      pausedBy: this.#pausedBy,
+      budgetExceeded: this.budgetRefusal() !== undefined,
+      priceMicroUsdPerHour: this.#priceMicroUsdPerHour,
+      openObligations: this.#openCount(),
+      lastError: this.#lastError,
+      lastActiveMs: this.#lastActiveMs,
+      idlePauseMs: this.#o.config.lifecycle.idlePauseMs,
+    });
   }
 
   #openCount(): number {
@@ -608,12 +572,4 @@ export class ManagedEndpoint {
   #error(code: PairError["code"], message: string): PairError {
     return { code, message: `rented node ${this.name}: ${message}`, node: this.name };
   }
-}
-
-function describeBudget(budget: HuggingFaceEndpointNode["budget"]): string {
-  const caps = [
-    ...(budget.budgetMicroUsdPerDay === undefined ? [] : [`$${budget.budgetMicroUsdPerDay / USD}/day`]),
-    ...(budget.budgetMicroUsdPerMonth === undefined ? [] : [`$${budget.budgetMicroUsdPerMonth / USD}/month`]),
-  ];
-  return caps.length === 0 ? "no cap" : caps.join(", ");
 }
