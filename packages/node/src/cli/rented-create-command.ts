@@ -14,7 +14,7 @@ import type { CliIo } from "./cli-io.js";
 import { CONFIG_OPTION, HELP_OPTION, intFlag, JSON_OPTION, parseCommandWords } from "./command-args.js";
 import { rentedCall } from "./rented-call.js";
 import { CREATE_JOB_USAGE, runCreateJob } from "./rented-create-job-command.js";
-import { followCreate, numberFlag, progressLine, type CreatedNodeView } from "./rented-create-follow.js";
+import { followCreate, progressLine, spendFields, type CreatedNodeView } from "./rented-create-follow.js";
 import { renderTable } from "./text-table.js";
 
 export const CREATE_USAGE = `       pair rented create NAME (--repo ID | --catalog ID) --gpu GPU [--region R] [--vendor V]
@@ -141,9 +141,6 @@ export async function runCreate(args: readonly string[], io: CliIo): Promise<num
     ...(values.vendor === undefined ? {} : { vendor: values.vendor }),
     ...(values["instance-size"] === undefined ? {} : { instanceSize: values["instance-size"] }),
   });
-  const perDay = numberFlag("--usd-per-day", values["usd-per-day"]);
-  const perMonth = numberFlag("--usd-per-month", values["usd-per-month"]);
-  const idle = values["idle-pause-min"];
   const body = {
     name,
     provider: "huggingface-endpoint",
@@ -158,14 +155,7 @@ export async function runCreate(args: readonly string[], io: CliIo): Promise<num
     ...(values["scale-to-zero-min"] === undefined
       ? {}
       : { scale_to_zero_min: intFlag("--scale-to-zero-min", values["scale-to-zero-min"], 1, 1_440) }),
-    budget: {
-      ...(perDay === undefined ? {} : { usd_per_day: perDay }),
-      ...(perMonth === undefined ? {} : { usd_per_month: perMonth }),
-    },
-    ...(idle === undefined
-      ? {}
-      : { lifecycle: { idle_pause_min: intFlag("--idle-pause-min", idle, 1, 10_080) } }),
-    share_with_cluster: values.share === true,
+    ...spendFields(values),
   };
   const json = values.json === true;
   if (!json)

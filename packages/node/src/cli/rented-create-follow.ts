@@ -10,6 +10,7 @@
 import { CliFailure, EXIT_FAILURE, EXIT_OK, UsageError } from "./cli-errors.js";
 import { nextStopSignal, type CliIo } from "./cli-io.js";
 import { rentedCall } from "./rented-call.js";
+import { intFlag } from "./command-args.js";
 
 /** How often the node is asked for progress (PAIR_RENTED_POLL_MS overrides it, for tests). */
 const POLL_MS = 1_000;
@@ -31,6 +32,28 @@ export function numberFlag(flag: string, text: string | undefined): number | und
   if (!(value > 0) || !Number.isFinite(value))
     throw new UsageError(`${flag}: expected a number > 0, got "${text}"`);
   return value;
+}
+
+/** The create body's money and lifecycle fields, from the flags both kinds of create take. */
+export function spendFields(values: {
+  readonly "usd-per-day"?: string | undefined;
+  readonly "usd-per-month"?: string | undefined;
+  readonly "idle-pause-min"?: string | undefined;
+  readonly share?: boolean | undefined;
+}): Record<string, unknown> {
+  const perDay = numberFlag("--usd-per-day", values["usd-per-day"]);
+  const perMonth = numberFlag("--usd-per-month", values["usd-per-month"]);
+  const idle = values["idle-pause-min"];
+  return {
+    budget: {
+      ...(perDay === undefined ? {} : { usd_per_day: perDay }),
+      ...(perMonth === undefined ? {} : { usd_per_month: perMonth }),
+    },
+    ...(idle === undefined
+      ? {}
+      : { lifecycle: { idle_pause_min: intFlag("--idle-pause-min", idle, 1, 10_080) } }),
+    share_with_cluster: values.share === true,
+  };
 }
 
 function elapsed(view: CreatedNodeView): string {

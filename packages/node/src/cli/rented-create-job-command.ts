@@ -10,9 +10,9 @@
 
 import { EXIT_OK, UsageError } from "./cli-errors.js";
 import type { CliIo } from "./cli-io.js";
-import { CONFIG_OPTION, HELP_OPTION, intFlag, JSON_OPTION, parseCommandWords } from "./command-args.js";
+import { CONFIG_OPTION, HELP_OPTION, JSON_OPTION, parseCommandWords } from "./command-args.js";
 import { rentedCall } from "./rented-call.js";
-import { followCreate, numberFlag, progressLine, type CreatedNodeView } from "./rented-create-follow.js";
+import { followCreate, progressLine, spendFields, type CreatedNodeView } from "./rented-create-follow.js";
 
 export const CREATE_JOB_USAGE = `       pair rented create NAME --provider huggingface-job --repo ID --flavor FLAVOR --window 2h
                           [--image IMAGE] [--secret NAME=REF]... [--usd-per-day N]
@@ -81,9 +81,6 @@ export async function runCreateJob(args: readonly string[], io: CliIo): Promise<
   if (values.flavor === undefined)
     throw new UsageError("create --provider huggingface-job needs --flavor (e.g. l4x1, a10g-small)");
   const windowMin = parseWindowMin(values.window);
-  const perDay = numberFlag("--usd-per-day", values["usd-per-day"]);
-  const perMonth = numberFlag("--usd-per-month", values["usd-per-month"]);
-  const idle = values["idle-pause-min"];
   const secrets = secretsOf(values.secret);
   const body = {
     name,
@@ -94,14 +91,7 @@ export async function runCreateJob(args: readonly string[], io: CliIo): Promise<
     window_min: windowMin,
     ...(values.image === undefined ? {} : { image: values.image }),
     ...(Object.keys(secrets).length === 0 ? {} : { secrets }),
-    budget: {
-      ...(perDay === undefined ? {} : { usd_per_day: perDay }),
-      ...(perMonth === undefined ? {} : { usd_per_month: perMonth }),
-    },
-    ...(idle === undefined
-      ? {}
-      : { lifecycle: { idle_pause_min: intFlag("--idle-pause-min", idle, 1, 10_080) } }),
-    share_with_cluster: values.share === true,
+    ...spendFields(values),
   };
   const json = values.json === true;
   if (!json)
