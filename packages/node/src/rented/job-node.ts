@@ -123,6 +123,8 @@ export class JobManagedNode {
   #rearmedAtMs = 0;
   /** HF does not list the configured flavor: no job can start. */
   #flavorRefused = false;
+  /** Why the configured flavor cannot run (it names the listed ones); kept apart from `#lastError`, which a pass clears. */
+  #flavorProblem: string | undefined;
 
   constructor(options: JobManagedNodeOptions) {
     this.#o = options;
@@ -262,7 +264,7 @@ export class JobManagedNode {
   routingUse(): JobRoutingUse | undefined {
     if (this.config.routing.explicit === true) return undefined;
     const during = this.#settings.routingDuringWindow ?? "prefer";
-    if (this.#flavorRefused) return { use: "never", why: this.#lastError ?? "its flavor is not listed" };
+    if (this.#flavorRefused) return { use: "never", why: this.#flavorProblem ?? "its flavor is not listed" };
     const latest = this.#latest();
     if (latest === undefined || latest.declaredAtMs < this.#rearmedAtMs) return { use: during };
     const use = jobRoutingUse(this.#windowOf(latest), this.#o.clock.now().wallMs, this.#settings);
@@ -339,7 +341,7 @@ export class JobManagedNode {
     if (this.#flavor === undefined)
       return {
         ok: false,
-        error: this.#error("rented_node_ineligible", this.#lastError ?? "its flavor is not priced"),
+        error: this.#error("rented_node_ineligible", this.#flavorProblem ?? "its flavor is not priced"),
       };
     if (liveRecords(this.#controller.state).length > 0)
       return { ok: false, error: this.#error("rented_node_ineligible", "it already runs a job") };
@@ -539,10 +541,12 @@ export class JobManagedNode {
     const flavors = await this.#o.transport.hardware();
     this.#flavor = flavors.find((f) => f.name === this.#settings.flavor);
     this.#flavorRefused = this.#flavor === undefined;
-    if (this.#flavor === undefined)
-      this.#lastError =
-        `flavor ${this.#settings.flavor} is not listed by Hugging Face Jobs ` +
-        `(listed: ${flavors.map((f) => f.name).join(", ")}): fix job.flavor`;
+    this.#flavorProblem =
+      this.#flavor === undefined
+        ? `flavor ${this.#settings.flavor} is not listed by Hugging Face Jobs ` +
+          `(listed: ${flavors.map((f) => f.name).join(", ")}): fix job.flavor`
+        : undefined;
+    if (this.#flavorProblem !== undefined) this.#lastError = this.#flavorProblem;
   }
 
   /** Open the node's reservation at the flavor's rate + the port surcharge (0 until it is known). */

@@ -19,7 +19,7 @@ import type { Redacted } from "../cluster/index.js";
 import type { CredentialRef, HuggingFaceJobNode, RentedNodeConfig } from "../config/index.js";
 import { JobManagedNode } from "./job-node.js";
 import { PresetIds, SYSTEM_CLOCK, SYSTEM_TIMERS, type TimerSeam } from "./managed-endpoints.js";
-import type { ManagedHooks } from "./rented-nodes.js";
+import type { ManagedHooks, ManagedStatus } from "./rented-nodes.js";
 import { onDemandHooks, readNodeCredential } from "./on-demand-hooks.js";
 import type { SharedLedger } from "./shared-ledger.js";
 
@@ -201,7 +201,15 @@ export class JobNodes {
 
   /** The routing hooks of these nodes. */
   hooks(): ManagedHooks {
-    return onDemandHooks(this.#nodes, this.#problems);
+    return onDemandHooks(this.#nodes, this.#problems, (name) => this.#unmanaged(name));
+  }
+
+  /** A configured job node that could not be opened (its token or a Job secret missing): shown with the reason. */
+  #unmanaged(name: string): ManagedStatus | undefined {
+    const problem = this.#problems.get(name);
+    const config = this.#configs.find((c) => c.name === name);
+    if (problem === undefined || config === undefined) return undefined;
+    return { state: "credential_unavailable", models: [config.job.repo], gpu: undefined, lastError: problem };
   }
 
   #log(line: string): void {

@@ -43,7 +43,14 @@ export interface JobWorld {
 /** `lines`: more YAML of the entry (lifecycle, budget), indented for it. */
 export async function jobWorld(
   ca: TestCa,
-  options: { windowMin?: number; lines?: readonly string[] } = {},
+  options: {
+    windowMin?: number;
+    lines?: readonly string[];
+    /** The configured flavor (default l4x1, which the emulator lists). */
+    flavor?: string;
+    /** The Job secret HF_TOKEN's reference (default: the stored token's). */
+    secretRef?: string;
+  } = {},
 ): Promise<JobWorld> {
   const leaf = await ca.issue();
   const token = fakeHfToken();
@@ -75,9 +82,9 @@ export async function jobWorld(
     "    timeouts: { cold_start_s: 600 }",
     "    job:",
     `      repo: ${REPO}`,
-    "      flavor: l4x1",
+    `      flavor: ${options.flavor ?? "l4x1"}`,
     `      window_min: ${options.windowMin ?? 30}`,
-    `      secrets: { HF_TOKEN: "${ref}" }`,
+    `      secrets: { HF_TOKEN: "${options.secretRef ?? ref}" }`,
     ...(options.lines ?? ["    lifecycle: { exit_timeout_s: 5 }"]),
     "providers:",
     `  huggingface: { hub_api: ${hf.hubApiUrl} }`,

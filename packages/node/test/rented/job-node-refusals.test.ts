@@ -1,0 +1,78 @@
+// A Jobs node that can never start a job says why, everywhere a user looks, and creates nothing:
+// a Job secret whose credential reference holds nothing leaves the node unmanaged (the request gets
+// a clean error naming the secret, never its value); a flavor Hugging Face does not list makes the
+// node `never` with the reason (request refused, `pair rented list`'s row says why).
+import { createTestCa, type TestCa } from "@pair/testkit";
+import { request } from "undici";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { requireSecretService, uniqueName } from "../credentials/secret-service.js";
+import { jobWorld, NODE, NS, REPO, type JobWorld } from "./job-harness.js";
+
+let ca: TestCa;
+const worlds: JobWorld[] = [];
+beforeEach(async () => {
+  await requireSecretService();
+  ca ??= await createTestCa();
+});
+afterEach(async () => {
+  for (const w of worlds.splice(0)) await w.cleanup();
+});
+
+async function world(options: Parameters<typeof jobWorld>[1]): Promise<JobWorld> {
+  const w = await jobWorld(ca, options);
+  worlds.push(w);
+  await w.start();
+  return w;
+}
+
+async function chat(w: JobWorld): Promise<{ status: number; body: string }> {
+  const res = await request(`${w.node.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: REPO, messages: [{ role: "user", content: "hi" }] }),
+  });
+  return { status: res.statusCode, body: await res.body.text() };
+}
+
+async function rentedRow(w: JobWorld): Promise<Record<string, unknown>> {
+  const res = await request(`${w.node.url}/pair/v1/rented`, {
+    headers: { authorization: `Bearer ${w.node.adminToken}` },
+  });
+  const rows = (await res.body.json()) as Record<string, unknown>[];
+  return rows.find((r) => r["name"] === NODE) ?? {};
+}
+
+describe("a Jobs node that cannot start a job", () => {
+  it("a Job secret whose reference holds nothing: unmanaged, the request is refused naming the secret, nothing is created", async () => {
+    const missing = `os-credential-store:pair/${uniqueName("absent-secret")}`;
+    const w = await world({ secretRef: missing });
+    expect(w.node.jobs.has(NODE)).toBe(false);
+    const answer = await chat(w);
+    expect(answer.status).toBe(503);
+    expect(answer.body).not.toContain(w.token);
+    const row = await rentedRow(w);
+    expect(answer.body).toContain("rented_node_ineligible");
+    expect(answer.body).toContain("the Job secret HF_TOKEN is not in the OS credential store");
+    expect(row["state"]).toBe("credential_unavailable");
+    expect(row["reason"]).toContain(
+      "the Job secret HF_TOKEN is not in the OS credential store: pair credential set",
+    );
+    expect(w.log.join("\n")).toContain("HF_TOKEN");
+    expect(w.log.join("\n")).not.toContain(w.token);
+    expect(w.hf.jobs.list(NS)).toEqual([]);
+  });
+
+  it("a flavor Hugging Face does not list: `never` with the reason, the request is refused, nothing is created", async () => {
+    const w = await world({ flavor: "h999x8" });
+    const answer = await chat(w);
+    expect(answer.status).toBe(503);
+    const row = await rentedRow(w);
+    expect(row["policy"]).toBe("never");
+    expect(row["reason"]).toMatch(
+      /flavor h999x8 is not listed by Hugging Face Jobs \(listed: .*l4x1.*\): fix job\.flavor/,
+    );
+    expect(answer.body).toContain("rented_node_ineligible");
+    expect(answer.body).toContain("flavor h999x8 is not listed");
+    expect(w.hf.jobs.list(NS)).toEqual([]);
+  });
+});
