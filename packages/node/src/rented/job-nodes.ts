@@ -20,7 +20,7 @@ import type { CredentialRef, HuggingFaceJobNode, RentedNodeConfig } from "../con
 import { JobManagedNode } from "./job-node.js";
 import { PresetIds, SYSTEM_CLOCK, SYSTEM_TIMERS, type TimerSeam } from "./managed-endpoints.js";
 import type { ManagedHooks, ManagedStatus } from "./rented-nodes.js";
-import { onDemandHooks, readNodeCredential } from "./on-demand-hooks.js";
+import { credentialUnavailable, onDemandHooks, readNodeCredential } from "./on-demand-hooks.js";
 import type { SharedLedger } from "./shared-ledger.js";
 
 export interface JobNodesOptions {
@@ -206,10 +206,8 @@ export class JobNodes {
 
   /** A configured job node that could not be opened (its token or a Job secret missing): shown with the reason. */
   #unmanaged(name: string): ManagedStatus | undefined {
-    const problem = this.#problems.get(name);
     const config = this.#configs.find((c) => c.name === name);
-    if (problem === undefined || config === undefined) return undefined;
-    return { state: "credential_unavailable", models: [config.job.repo], gpu: undefined, lastError: problem };
+    return credentialUnavailable(this.#problems, name, config === undefined ? undefined : [config.job.repo]);
   }
 
   #log(line: string): void {

@@ -55,6 +55,17 @@ export async function readNodeCredential(
   }
 }
 
+/** How a configured node that could not be opened (a credential missing) shows: with the reason kept in `problems`. */
+export function credentialUnavailable(
+  problems: ReadonlyMap<string, string>,
+  name: string,
+  models: readonly string[] | undefined,
+): ManagedStatus | undefined {
+  const problem = problems.get(name);
+  if (problem === undefined || models === undefined) return undefined;
+  return { state: "credential_unavailable", models, gpu: undefined, lastError: problem };
+}
+
 /** The routing hooks of a manager's nodes; `unmanaged` shows a configured node that could not open. */
 export function onDemandHooks(
   nodes: ReadonlyMap<string, OnDemandNode>,

@@ -23,7 +23,7 @@ import type { CredentialRef, RentedNodeConfig, RunpodPodNode } from "../config/i
 import { PresetIds, SYSTEM_CLOCK, SYSTEM_TIMERS, type TimerSeam } from "./managed-endpoints.js";
 import type { ManagedHooks, ManagedStatus } from "./rented-nodes.js";
 import { RunpodPodManagedNode } from "./runpod-pod-node.js";
-import { onDemandHooks, readNodeCredential } from "./on-demand-hooks.js";
+import { credentialUnavailable, onDemandHooks, readNodeCredential } from "./on-demand-hooks.js";
 import type { SharedLedger } from "./shared-ledger.js";
 
 export interface RunpodPodNodesOptions {
@@ -168,15 +168,8 @@ export class RunpodPodNodes {
 
   /** A configured pod node that could not be opened (a key missing): shown with the reason. */
   #unmanaged(name: string): ManagedStatus | undefined {
-    const problem = this.#problems.get(name);
     const config = this.#configs.find((c) => c.name === name);
-    if (problem === undefined || config === undefined) return undefined;
-    return {
-      state: "credential_unavailable",
-      models: [config.pod.model],
-      gpu: undefined,
-      lastError: problem,
-    };
+    return credentialUnavailable(this.#problems, name, config === undefined ? undefined : [config.pod.model]);
   }
 
   #schedule(): void {
