@@ -11,11 +11,11 @@
 import { IDENTITY_ENV } from "@pair/runpod";
 import type { HostingState } from "@pair/provision";
 import { createTestCa, type TestCa } from "@pair/testkit";
-import { request } from "undici";
 import { beforeEach, describe, expect, it, type TestContext } from "vitest";
 import { requireSecretService } from "../credentials/secret-service.js";
+import { chat as chatThrough, streamChat } from "./crash-clients.js";
 import { runpodSponsorChild, SERVED, type RunpodSponsorChild } from "./runpod-sponsor-child.js";
-import { SCALE, until } from "./serve-child.js";
+import { killDuringStartUp, SCALE, until } from "./sponsor-process.js";
 
 /** Real ms: the pod's start (3.25 s), the child's 10 s pass twice, one idle minute (3 s), slack. */
 const ENFORCEMENT_BOUND_MS = 35_000;
@@ -83,40 +83,7 @@ async function expectTerminatedAndBilled(
   console.log(`crash runpod ${scenario}: meter ${meter} µUSD, ledger ${ledger} µUSD`);
 }
 
-/** A chat request through the sponsor; settles with its status, or "cut" when the connection broke. */
-function chat(w: RunpodSponsorChild): Promise<number | "cut"> {
-  return fetch(`${w.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: SERVED, max_tokens: 3, messages: [{ role: "user", content: "hi" }] }),
-  }).then(
-    async (res) => {
-      await res.arrayBuffer();
-      return res.status;
-    },
-    () => "cut" as const,
-  );
-}
-
-async function streamChat(w: RunpodSponsorChild, onFirstBytes: () => void): Promise<string> {
-  const res = await request(`${w.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      model: SERVED,
-      stream: true,
-      max_tokens: 500,
-      messages: [{ role: "user", content: "hi" }],
-    }),
-  });
-  expect(res.statusCode).toBe(200);
-  let text = "";
-  for await (const chunk of res.body) {
-    if (text === "") onFirstBytes();
-    text += (chunk as Buffer).toString();
-  }
-  return text;
-}
+const chat = (w: RunpodSponsorChild) => chatThrough(w.url, SERVED);
 
 // Concurrent: each test waits mostly on the child's 10 s passes, so together they take about as long as the longest.
 describe.concurrent(
@@ -190,7 +157,7 @@ describe.concurrent(
       await w.start();
       let firstBytes!: () => void;
       const streaming = new Promise<void>((resolve) => (firstBytes = resolve));
-      const outcome = streamChat(w, () => firstBytes()).then(
+      const outcome = streamChat(w.url, SERVED, () => firstBytes()).then(
         (text) => ({ ok: true as const, text }),
         (error: unknown) => ({ ok: false as const, error }),
       );
@@ -254,12 +221,7 @@ describe.concurrent(
       expect(await chat(w)).toBe(200);
       await w.kill();
       const [podId] = w.livePods().map((p) => p.wire.id);
-      for (const delayMs of [0, 300, 900]) {
-        await w.start();
-        await new Promise((r) => setTimeout(r, delayMs));
-        await w.kill();
-        expectInvariants(w);
-      }
+      await killDuringStartUp(w, () => expectInvariants(w));
       await w.start();
       const live = Object.values(w.hosting().deployments).filter((d) => d.key !== undefined);
       expect(new Set(live.map((d) => d.key?.incarnation))).toEqual(new Set([podId]));

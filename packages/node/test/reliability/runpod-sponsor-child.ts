@@ -1,5 +1,5 @@
 /**
- * The Runpod crash tests' world: the sponsor as a real `pair serve` child process (serve-child.ts)
+ * The Runpod crash tests' world: the sponsor as a real `pair serve` child process (sponsor-process.ts)
  * with one managed Runpod node (`gpu-rp`, a `pod:` section: PAIR creates the pod on demand) against
  * the Runpod emulator running in the test process over HTTPS. The child reaches the emulator's pods
  * through `providers.runpod.proxy_url` (the emulator serves them at `/proxy/{pod_id}-{port}`); the
@@ -13,14 +13,14 @@ import { randomBytes } from "node:crypto";
 import { startRunpodEmulator, type RunpodEmulator, type RunpodEmulatorOptions } from "@pair/emulators";
 import type { TestCa } from "@pair/testkit";
 import { NODE, podLines } from "../rented/runpod-harness.js";
-import { SCALE, serveChild, type ServeChild } from "./serve-child.js";
+import { SCALE, sponsorProcess, type SponsorProcess } from "./sponsor-process.js";
 
 export { NODE, SERVED } from "../rented/runpod-harness.js";
 
 /** The pod's start (virtual): provision 5 s + image 20 s + model 40 s = 65 s, 3.25 s real. */
 export const POD_TIMINGS = { provisionMs: 5_000, imagePullMs: 20_000, modelLoadMs: 40_000 } as const;
 
-export interface RunpodSponsorChild extends ServeChild {
+export interface RunpodSponsorChild extends SponsorProcess {
   readonly emu: RunpodEmulator;
   /** Create requests (`POST /v2/pods`) the emulator received, whatever became of them. */
   createsReceived(): number;
@@ -53,7 +53,7 @@ export async function runpodSponsorChild(
     timings: POD_TIMINGS,
     ...options.emulator,
   });
-  const child = await serveChild(ca, {
+  const child = await sponsorProcess(ca, {
     node: NODE,
     secrets: { runpod: apiKey, vllm: vllmKey },
     originMs,

@@ -1,5 +1,5 @@
 /**
- * The crash tests' world: the sponsor as a real `pair serve` child process (serve-child.ts) with one
+ * The crash tests' world: the sponsor as a real `pair serve` child process (sponsor-process.ts) with one
  * managed Hugging Face endpoint (`gpu-hf` → alice/qwen) against the HF emulator running in the test
  * process over HTTPS, the token in the real OS credential store. The child's wall clock and the
  * emulator's run on the same virtual time, SCALE times real time, so minutes bill in seconds while
@@ -11,9 +11,9 @@ import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulat
 import { HfToken, HttpsEndpointsTransport, type HfEndpointSpec } from "@pair/huggingface";
 import type { TestCa } from "@pair/testkit";
 import { fakeHfToken } from "../support/fake-token.js";
-import { SCALE, serveChild, type ServeChild } from "./serve-child.js";
+import { SCALE, sponsorProcess, type SponsorProcess } from "./sponsor-process.js";
 
-export { freePort, MIN, SCALE, until } from "./serve-child.js";
+export { freePort, MIN, SCALE, until } from "./sponsor-process.js";
 
 export const NODE = "gpu-hf";
 export const MODEL = "Qwen/Qwen3-0.6B";
@@ -32,7 +32,7 @@ export const SPEC: HfEndpointSpec = {
   repository: MODEL,
 };
 
-export interface SponsorChild extends ServeChild {
+export interface SponsorChild extends SponsorProcess {
   readonly hf: HuggingFaceEmulator;
   /** The test's own Endpoints API client (alice's token). */
   readonly api: HttpsEndpointsTransport;
@@ -64,7 +64,7 @@ export async function sponsorChild(
     hubApi: hf.hubApiUrl,
     extraCaPem: ca.certPem,
   });
-  const child = await serveChild(ca, {
+  const child = await sponsorProcess(ca, {
     node: NODE,
     secrets: { hf: token },
     originMs,

@@ -10,7 +10,6 @@
 
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -22,21 +21,16 @@ import { Redacted } from "../../src/cluster/index.js";
 import type { CredentialRef } from "../../src/config/index.js";
 import { OsCredentialStore } from "../../src/credentials/index.js";
 import { uniqueName } from "../credentials/secret-service.js";
+import { freePort } from "../support/serve-child.js";
 
 const PAIR_BIN = fileURLToPath(new URL("../../../../bin/pair.js", import.meta.url));
+export { freePort } from "../support/serve-child.js";
+
 const CLOCK_PRELOAD = fileURLToPath(new URL("./scaled-clock.mjs", import.meta.url));
 
 /** Virtual ms per real ms: a billed minute is 3 s; the child's 10 s pass is 200 virtual s. */
 export const SCALE = 20;
 export const MIN = 60_000;
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Polls `check` every 25 ms until it gives a value, or throws after `withinMs` real ms. */
 export async function until<T>(
@@ -55,7 +49,20 @@ export async function until<T>(
   }
 }
 
-export interface ServeChildSetup {
+/**
+ * Starts the child and SIGKILLs it 0, 300 and 900 ms after its port answered — during start-up
+ * adoption and reconciliation — calling `afterKill` after each kill.
+ */
+export async function killDuringStartUp(child: SponsorProcess, afterKill: () => void): Promise<void> {
+  for (const delayMs of [0, 300, 900]) {
+    await child.start();
+    await new Promise((r) => setTimeout(r, delayMs));
+    await child.kill();
+    afterKill();
+  }
+}
+
+export interface SponsorProcessSetup {
   /** The configured managed node: what `hosting()` and `spend()` read by default. */
   readonly node: string;
   /** Secrets stored in the OS credential store, by a name the config lines use (value: the secret). */
@@ -70,7 +77,7 @@ export interface ServeChildSetup {
   readonly close: () => Promise<void>;
 }
 
-export interface ServeChild {
+export interface SponsorProcess {
   readonly dataDir: string;
   readonly url: string;
   /** Everything the children wrote on stdout and stderr, across restarts. */
@@ -98,7 +105,7 @@ export interface ServeChild {
   cleanup(): Promise<void>;
 }
 
-export async function serveChild(ca: TestCa, setup: ServeChildSetup): Promise<ServeChild> {
+export async function sponsorProcess(ca: TestCa, setup: SponsorProcessSetup): Promise<SponsorProcess> {
   const dir = mkdtempSync(join(tmpdir(), "pair-crash-"));
   const dataDir = join(dir, "data");
   const caFile = join(dir, "test-ca.pem");
@@ -135,7 +142,7 @@ export async function serveChild(ca: TestCa, setup: ServeChildSetup): Promise<Se
 
   let child: ChildProcess | undefined;
   let exit: Promise<number | null> = Promise.resolve(null);
-  const world: ServeChild = {
+  const world: SponsorProcess = {
     dataDir,
     url,
     output: "",
