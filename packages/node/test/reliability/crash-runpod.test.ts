@@ -69,9 +69,8 @@ async function expectTerminatedAndBilled(
   w: RunpodSponsorChild,
   scenario: string,
   creates: number,
-  boundMs = ENFORCEMENT_BOUND_MS,
 ): Promise<void> {
-  await until("pod terminated after restart", () => w.livePods().length === 0, boundMs);
+  await until("pod terminated after restart", () => w.livePods().length === 0, ENFORCEMENT_BOUND_MS);
   await until("obligation discharged", () => openObligations(w.hosting()).length === 0, 10_000);
   await w.kill(); // the ledger is read from SQLite: its last accrual is committed
   expectInvariants(w);
