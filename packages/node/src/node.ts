@@ -105,7 +105,7 @@ export interface NodeOptions {
   readonly headersTimeoutMs?: number;
   /** Managed endpoints' clock, timer seam, pass interval, poll interval and budget time zone. */
   readonly managed?: RentedManagedOptions;
-  /** Runpod pods' proxy base URL (default `https://{podId}-{port}.proxy.runpod.net`; an emulator's own). */
+  /** Runpod pods' proxy base URL; overrides the config's `providers.runpod.proxy_url` (in-process tests). */
   readonly runpodProxyUrl?: ProxyUrlOf;
 }
 

@@ -14,7 +14,7 @@ import {
   RetryAfterGate,
   type JobsTransport,
 } from "@pair/huggingface";
-import type { ProxyUrlOf } from "@pair/runpod";
+import { proxyUrlFromTemplate, type ProxyUrlOf } from "@pair/runpod";
 import type { Dispatcher } from "undici";
 import type { Redacted } from "./cluster/index.js";
 import type { PairConfig } from "./config/index.js";
@@ -51,7 +51,7 @@ export interface RentedWiringOptions {
   readonly scheduler: Scheduler;
   readonly log: (line: string) => void;
   readonly managed?: RentedManagedOptions | undefined;
-  /** Runpod pods' proxy base URL (default `https://{podId}-{port}.proxy.runpod.net`; an emulator's own). */
+  /** Runpod pods' proxy base URL; overrides the config's `providers.runpod.proxy_url` (in-process tests). */
   readonly runpodProxyUrl?: ProxyUrlOf | undefined;
   /** How often rented nodes are probed (default 30 s). */
   readonly rentedProbeIntervalMs?: number | undefined;
@@ -142,7 +142,7 @@ function runpodPodNodes(
     credentials: options.credentials,
     apiBaseUrl: config.providers.runpod.api,
     ...(extraCaPem === undefined ? {} : { extraCaPem }),
-    ...(options.runpodProxyUrl === undefined ? {} : { proxyUrl: options.runpodProxyUrl }),
+    proxyUrl: options.runpodProxyUrl ?? proxyUrlFromTemplate(config.providers.runpod.proxyUrl),
     ledger: deps.ledger,
     inFlight: (name) => options.scheduler.inFlight(`rented:${name}`),
     log: options.log,

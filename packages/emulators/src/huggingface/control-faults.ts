@@ -9,6 +9,8 @@
  * Must not know: sockets (the server acts on the decision), endpoint states.
  */
 
+import { HeldRequests, type HeldApplied, type HeldRelease } from "../held-requests.js";
+
 /** Which requests a switch acts on; all control-plane requests when empty. */
 export interface FaultFilter {
   /** e.g. "POST". */
@@ -20,7 +22,7 @@ export interface FaultFilter {
 export type ControlDecision =
   | { readonly kind: "none" }
   | { readonly kind: "lose" }
-  | { readonly kind: "hold"; readonly applied: "before-answer" | "on-release" }
+  | { readonly kind: "hold"; readonly applied: HeldApplied }
   | { readonly kind: "fail"; readonly status: number }
   | { readonly kind: "rate-limit"; readonly retryAfterS: number };
 
@@ -41,14 +43,10 @@ function checkCount(what: string, count: number): void {
     throw new RangeError(`faults.${what}: count must be an integer in [1, 1000000], got ${count}`);
 }
 
-/** What happens to held requests when released: carried out (and answered if the client still waits), or dropped. */
-export type HeldRelease = "apply" | "drop";
-
 export class ControlFaults {
   #armed: Armed[] = [];
-  #held: ((how: HeldRelease) => void)[] = [];
+  readonly #held = new HeldRequests();
   #arrived: { readonly method: string; readonly path: string }[] = [];
-  #holdWaiters: (() => void)[] = [];
   #slowMs = 0;
   #deployFailures: string[] = [];
   /** Endpoint name → how many more listings omit it. */
@@ -66,38 +64,29 @@ export class ControlFaults {
    * waiting never learns it happened); `"on-release"` holds the request itself: the action happens only
    * if released with "apply" — even when the client has gone, as a server that already read the request would.
    */
-  holdNext(
-    count: number,
-    filter: FaultFilter = {},
-    applied: "before-answer" | "on-release" = "on-release",
-  ): void {
+  holdNext(count: number, filter: FaultFilter = {}, applied: HeldApplied = "on-release"): void {
     checkCount("holdNext", count);
     this.#armed.push({ remaining: count, filter, decision: { kind: "hold", applied } });
   }
 
   /** Requests currently held. */
   get heldCount(): number {
-    return this.#held.length;
+    return this.#held.count;
   }
 
   /** Resolves once at least one request is held (for a test that acts while a request hangs). */
-  async whenHeld(): Promise<void> {
-    if (this.#held.length > 0) return;
-    await new Promise<void>((resolve) => this.#holdWaiters.push(resolve));
+  whenHeld(): Promise<void> {
+    return this.#held.whenHeld();
   }
 
   /** Releases every held request: carried out and answered ("apply") or dropped unapplied ("drop"). */
   releaseHeld(how: HeldRelease = "apply"): number {
-    const held = this.#held.splice(0);
-    for (const release of held) release(how);
-    return held.length;
+    return this.#held.release(how);
   }
 
   /** The server parks a held request here; resolves with how it was released. */
   park(): Promise<HeldRelease> {
-    const released = new Promise<HeldRelease>((resolve) => this.#held.push(resolve));
-    for (const wake of this.#holdWaiters.splice(0)) wake();
-    return released;
+    return this.#held.park();
   }
 
   /** The next `count` matching requests fail with `status` (default 500) and change nothing. */

@@ -78,6 +78,29 @@ async function readBody(ctx: ApiContext, exchange: Exchange): Promise<Record<str
   return undefined;
 }
 
+/**
+ * Carries out a create or terminate — held first when a hold is armed for it: at once with only the
+ * answer held, or only once released with "apply". Undefined when nothing is to be answered (dropped
+ * unapplied: the connection is cut; or the client left while it was held).
+ */
+async function carryOut<T>(
+  ctx: ApiContext,
+  exchange: Exchange,
+  call: "create" | "terminate",
+  act: () => Outcome<T>,
+): Promise<Outcome<T> | undefined> {
+  const applied = ctx.calls.takeHold(call);
+  if (applied === undefined) return act();
+  const early = applied === "before-answer" ? act() : undefined;
+  const how = await ctx.calls.held.park();
+  if (how === "drop" && early === undefined) {
+    exchange.req.socket.destroy();
+    return undefined;
+  }
+  const outcome = early ?? act();
+  return exchange.req.socket.destroyed ? undefined : outcome; // gone: carried out, never answered
+}
+
 function methodNotAllowed(res: ServerResponse, allow: string): void {
   sendProblem(res, problem(405, "The requested method is not allowed for this path."), { allow });
 }
@@ -133,7 +156,8 @@ export async function handleApi(ctx: ApiContext, exchange: Exchange): Promise<vo
     if (method !== "POST") return methodNotAllowed(res, "GET, POST");
     const body = await readBody(ctx, exchange);
     if (!body) return;
-    const outcome = ctx.plane.create(body);
+    const outcome = await carryOut(ctx, exchange, "create", () => ctx.plane.create(body));
+    if (outcome === undefined) return;
     if (outcome.ok && ctx.calls.takeLostCreate()) {
       // The pod exists and bills; the client never hears of it.
       res.socket?.destroy();
@@ -171,7 +195,8 @@ export async function handleApi(ctx: ApiContext, exchange: Exchange): Promise<vo
     if (method === "DELETE") {
       if (ctx.calls.stopsIgnored && ctx.plane.get(id).ok)
         return sendOutcome(res, { ok: true, value: undefined }, 204);
-      const removed = ctx.plane.remove(id);
+      const removed = await carryOut(ctx, exchange, "terminate", () => ctx.plane.remove(id));
+      if (removed === undefined) return;
       if (removed.ok && ctx.calls.takeLostTerminate()) {
         // Terminated; the client never hears of it.
         res.socket?.destroy();

@@ -3,12 +3,14 @@
  * live here: the next N control-plane calls answer 5xx, or 429 with a retry-after; the next create's
  * (or terminate's) answer is lost after it was carried out; a partial listing (the next N pod
  * listings omit a pod, which its own GET still finds); terminates that are accepted (204) while the
- * pod keeps running and billing. Capacity and per-pod faults are forwarded to the catalogue and the
+ * pod keeps running and billing; creates or terminates held unanswered until the test releases them
+ * (carried out at once with only the answer held, or only if released with "apply"). Capacity and per-pod faults are forwarded to the catalogue and the
  * control plane, which own that state. Deterministic: each switch acts on the calls it names, in
  * arrival order.
- * Must not know: HTTP framing (the server asks `takeCallFailure` / `takeLostCreate`).
+ * Must not know: HTTP framing (the server asks `takeCallFailure` / `takeLostCreate` / `takeHold`).
  */
 
+import { HeldRequests, type HeldApplied, type HeldRelease } from "../held-requests.js";
 import type { GpuCatalog } from "./catalog.js";
 import type { RunpodControlPlane } from "./control-plane.js";
 
@@ -23,6 +25,19 @@ export interface RunpodFaults {
   failNextCalls(count: number, status?: number): void;
   /** The next `count` control-plane calls answer 429 with `retry-after: retryAfterS`, doing nothing. */
   rateLimitNext(count: number, retryAfterS: number): void;
+  /**
+   * The next `count` creates (`POST /v2/pods`) or terminates (`DELETE /v2/pods/{id}`) are held
+   * unanswered until `releaseHeld`. `"before-answer"` carries the call out at once and holds only the
+   * answer (a client killed while waiting never learns it happened); `"on-release"` (default) holds the
+   * call itself: it happens only if released with "apply" — even when the client has gone.
+   */
+  holdNext(count: number, call: "create" | "terminate", applied?: HeldApplied): void;
+  /** Resolves once at least one call is held (for a test that acts while a call hangs). */
+  whenHeld(): Promise<void>;
+  /** Releases every held call: carried out and answered ("apply", default) or dropped unapplied; how many. */
+  releaseHeld(how?: HeldRelease): number;
+  /** Calls held now. */
+  readonly heldCount: number;
   /** The next `count` terminates (DELETE) terminate their pod, then drop the connection unanswered. */
   loseTerminateAnswers(count?: number): void;
   /** The next `count` listings (`GET /v2/pods`) omit this pod; `GET /v2/pods/{id}` still finds it. */
@@ -42,7 +57,7 @@ export interface RunpodFaults {
   slowStart(extraMs: number): void;
   /** The pod goes EXITED without a request (volume still billed). */
   exitPod(podId: string): void;
-  /** Clears the call-level faults and the switches for new pods (capacity and pod states stay). */
+  /** Clears the call-level faults (held calls are dropped) and the switches for new pods (capacity and pod states stay). */
   clear(): void;
 }
 
@@ -54,6 +69,13 @@ export class CallFaults {
   #rateLimited = 0;
   #retryAfterS = 1;
   readonly #hidden = new Map<string, number>();
+  readonly #holds: {
+    remaining: number;
+    readonly call: "create" | "terminate";
+    readonly applied: HeldApplied;
+  }[] = [];
+  /** Calls held now, parked by the server. */
+  readonly held = new HeldRequests();
   /** The status every catalogue read answers with, while set. */
   catalogFailure: number | undefined;
   /** Terminates and stops are accepted and do nothing, while set. */
@@ -73,6 +95,25 @@ export class CallFaults {
     if (this.#rateLimited === 0) return undefined;
     this.#rateLimited -= 1;
     return this.#retryAfterS;
+  }
+
+  holdNext(count: number, call: "create" | "terminate", applied: HeldApplied): void {
+    if (!Number.isInteger(count) || count < 1)
+      throw new RangeError("runpod emulator: holdNext count must be an integer ≥ 1");
+    if (call !== "create" && call !== "terminate")
+      throw new RangeError(`runpod emulator: holdNext holds "create" or "terminate", got ${String(call)}`);
+    if (applied !== "before-answer" && applied !== "on-release")
+      throw new RangeError(`runpod emulator: holdNext applied must be "before-answer" or "on-release"`);
+    this.#holds.push({ remaining: count, call, applied });
+  }
+
+  /** Whether to hold this call, and when it is carried out (and counts it); first armed hold wins. */
+  takeHold(call: "create" | "terminate"): HeldApplied | undefined {
+    const hold = this.#holds.find((h) => h.call === call && h.remaining > 0);
+    if (hold === undefined) return undefined;
+    hold.remaining -= 1;
+    if (hold.remaining === 0) this.#holds.splice(this.#holds.indexOf(hold), 1);
+    return hold.applied;
   }
 
   loseTerminates(count: number): void {
@@ -111,6 +152,8 @@ export class CallFaults {
     this.#lostTerminates = 0;
     this.#rateLimited = 0;
     this.#hidden.clear();
+    this.#holds.length = 0;
+    this.held.release("drop");
     this.catalogFailure = undefined;
     this.stopsIgnored = false;
   }
@@ -156,6 +199,12 @@ export function faultSwitches(
     loseCreateAnswers: (count = 1) => calls.loseCreates(count),
     failNextCalls: (count, status = 500) => calls.failNext(count, status),
     rateLimitNext: (count, retryAfterS) => calls.rateLimitNext(count, retryAfterS),
+    holdNext: (count, call, applied = "on-release") => calls.holdNext(count, call, applied),
+    whenHeld: () => calls.held.whenHeld(),
+    releaseHeld: (how = "apply") => calls.held.release(how),
+    get heldCount() {
+      return calls.held.count;
+    },
     loseTerminateAnswers: (count = 1) => calls.loseTerminates(count),
     hideFromListing: (podId, count) => calls.hide(podId, count),
     ignoreStops: (on = true) => {

@@ -140,6 +140,66 @@ describe("control plane over HTTP", () => {
     expect(emu.pods.get(id)?.wire.status).toBe("TERMINATED");
   });
 
+  it("holds a create: carried out before the answer, or only if released with apply, even after the client left", async () => {
+    const emu = await emulator();
+    const post = () => api(emu, "/pods", { method: "POST", body: JSON.stringify(vllmPod) });
+    // Carried out at once, answer held: the pod exists (and bills) while the client still waits.
+    emu.faults.holdNext(1, "create", "before-answer");
+    const first = post();
+    await emu.faults.whenHeld();
+    expect(emu.pods.list()).toHaveLength(1);
+    expect(emu.faults.heldCount).toBe(1);
+    expect(emu.faults.releaseHeld()).toBe(1);
+    expect((await first).status).toBe(201);
+    // Held before carrying out, then dropped: nothing is created and the connection is cut.
+    emu.faults.holdNext(1, "create");
+    const dropped = post();
+    await emu.faults.whenHeld();
+    expect(emu.pods.list()).toHaveLength(1);
+    expect(emu.faults.releaseHeld("drop")).toBe(1);
+    await expect(dropped).rejects.toThrow();
+    expect(emu.pods.list()).toHaveLength(1);
+    // Held, the client gives up, released with apply: carried out with nobody to answer.
+    emu.faults.holdNext(1, "create");
+    const gone = new AbortController();
+    const abandoned = api(emu, "/pods", {
+      method: "POST",
+      body: JSON.stringify(vllmPod),
+      signal: gone.signal,
+    });
+    await emu.faults.whenHeld();
+    gone.abort();
+    await expect(abandoned).rejects.toThrow();
+    await new Promise((r) => setTimeout(r, 20)); // the server sees the connection close
+    expect(emu.faults.releaseHeld("apply")).toBe(1);
+    await new Promise((r) => setTimeout(r, 20)); // the held call resumes
+    expect(emu.pods.list()).toHaveLength(2);
+    // Not armed any more: the next create is answered at once. Every create was seen on arrival.
+    expect((await post()).status).toBe(201);
+    expect(emu.requests().filter((r) => r.method === "POST" && r.path === "/v2/pods")).toHaveLength(4);
+  });
+
+  it("holds a terminate without touching other calls; clear() drops what is held", async () => {
+    const emu = await emulator();
+    const { id } = await createPod(emu);
+    emu.faults.holdNext(1, "terminate");
+    const held = api(emu, `/pods/${id}`, { method: "DELETE" });
+    await emu.faults.whenHeld();
+    expect((await api(emu, `/pods/${id}`)).status).toBe(200); // a GET is not held
+    expect(emu.pods.get(id)?.wire.status).not.toBe("TERMINATED");
+    emu.faults.clear();
+    await expect(held).rejects.toThrow();
+    expect(emu.faults.heldCount).toBe(0);
+    expect(emu.pods.get(id)?.wire.status).not.toBe("TERMINATED");
+    emu.faults.holdNext(1, "terminate", "before-answer");
+    const applied = api(emu, `/pods/${id}`, { method: "DELETE" });
+    await emu.faults.whenHeld();
+    expect(emu.pods.get(id)?.wire.status).toBe("TERMINATED");
+    emu.faults.releaseHeld();
+    expect((await applied).status).toBe(204);
+    expect(() => emu.faults.holdNext(0, "create")).toThrow(RangeError);
+  });
+
   it("hides a pod from the next N listings while its own GET still finds it", async () => {
     const emu = await emulator();
     const { id } = await createPod(emu);

@@ -204,7 +204,11 @@ export interface ProviderApis {
     /** Hugging Face's endpoint catalog (`pair rented catalog`, `create --catalog`). */
     readonly catalogApi: string;
   };
-  readonly runpod: { readonly api: string };
+  readonly runpod: {
+    readonly api: string;
+    /** A pod's proxy base URL template: `{pod_id}` and `{port}` (both present) are replaced. */
+    readonly proxyUrl: string;
+  };
 }
 
 export interface TlsSettings {

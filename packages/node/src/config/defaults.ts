@@ -69,6 +69,8 @@ export const PROVIDER_DEFAULTS = {
   huggingface_hub_api: "https://huggingface.co",
   huggingface_catalog_api: "https://endpoints.huggingface.co/api/catalog",
   runpod_api: "https://api.runpod.io",
+  /** A pod's proxy base URL: `{pod_id}` and `{port}` are replaced (the emulator serves its own). */
+  runpod_proxy_url: "https://{pod_id}-{port}.proxy.runpod.net",
 } as const;
 
 /** Limits: every number and list is bounded where it enters. */

@@ -32,7 +32,7 @@ const EXPECTED: PairConfig = {
       hubApi: "https://huggingface.co",
       catalogApi: "https://endpoints.huggingface.co/api/catalog",
     },
-    runpod: { api: "https://api.runpod.io" },
+    runpod: { api: "https://api.runpod.io", proxyUrl: "https://{pod_id}-{port}.proxy.runpod.net" },
   },
   tls: { extraCaFile: null },
 };

@@ -49,7 +49,7 @@ describe("the interface.md example", () => {
         hubApi: "https://huggingface.co",
         catalogApi: "https://endpoints.huggingface.co/api/catalog",
       },
-      runpod: { api: "https://api.runpod.io" },
+      runpod: { api: "https://api.runpod.io", proxyUrl: "https://{pod_id}-{port}.proxy.runpod.net" },
     });
     expect(config.tls).toEqual({ extraCaFile: null });
   });
@@ -147,7 +147,7 @@ describe("a file with every key", () => {
         hubApi: "http://localhost:9002",
         catalogApi: "https://endpoints.huggingface.co/api/catalog",
       },
-      runpod: { api: "https://[::1]:9003" },
+      runpod: { api: "https://[::1]:9003", proxyUrl: "https://[::1]:9003/proxy/{pod_id}-{port}" },
     });
     expect(config.tls).toEqual({ extraCaFile: "/home/ada/pair-test/ca.pem" });
   });

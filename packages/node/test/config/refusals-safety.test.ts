@@ -26,6 +26,11 @@ const insecure: Case[] = [
     ["providers.runpod.api: insecure_url"],
   ],
   [
+    "http to Runpod's pod proxy",
+    "providers: { runpod: { proxy_url: 'http://{pod_id}-{port}.proxy.runpod.net' } }\n",
+    ["providers.runpod.proxy_url: insecure_url"],
+  ],
+  [
     "a name that only starts like localhost",
     rentedNode("").replace("https://gpu.example.com", "http://localhost.evil.example"),
     ["rented_nodes[0].base_url: insecure_url"],
@@ -195,6 +200,10 @@ describe("accepted where the rules allow", () => {
     ["[::1] listen without API keys", 'node: { listen: "[::1]:11434" }\n'],
     ["managed: false on openai-compatible", rentedNode("lifecycle: { managed: false }")],
     ["openai-compatible without a credential", rentedNode("")],
+    [
+      "an http pod proxy on loopback (the emulator's)",
+      "providers: { runpod: { proxy_url: 'http://127.0.0.1:9003/proxy/{pod_id}-{port}' } }\n",
+    ],
   ])("%s", (_label, yaml) => {
     expect(() => parse(yaml)).not.toThrow();
   });
@@ -205,6 +214,13 @@ describe("messages", () => {
     const error = refusal(rentedNode("").replace("https://gpu.example.com", "http://10.0.0.5"));
     expect(error.toString()).toContain(
       "rented_nodes[0].base_url: insecure_url: http:// is allowed only to a loopback host (127.0.0.0/8, ::1, localhost)",
+    );
+  });
+
+  test("a pod proxy URL template names what it lacks and the key path", () => {
+    const error = refusal("providers: { runpod: { proxy_url: 'https://pods.example.com/x' } }\n");
+    expect(error.toString()).toContain(
+      "providers.runpod.proxy_url: invalid_value: the template needs {pod_id} and {port}",
     );
   });
 

@@ -154,6 +154,26 @@ const badValues: Case[] = [
     "providers: { huggingface: { endpoints_api: https://api.endpoints.huggingface.cloud/v2 } }\n",
     ["providers.huggingface.endpoints_api: invalid_value"],
   ],
+  [
+    "a pod proxy URL without {pod_id}",
+    "providers: { runpod: { proxy_url: 'https://pods.example.com:{port}' } }\n",
+    ["providers.runpod.proxy_url: invalid_value"],
+  ],
+  [
+    "a pod proxy URL without {port}",
+    "providers: { runpod: { proxy_url: 'https://{pod_id}.proxy.runpod.net' } }\n",
+    ["providers.runpod.proxy_url: invalid_value"],
+  ],
+  [
+    "a pod proxy URL with an unknown placeholder",
+    "providers: { runpod: { proxy_url: 'https://{pod_id}-{port}.{region}.proxy.runpod.net' } }\n",
+    ["providers.runpod.proxy_url: invalid_value"],
+  ],
+  [
+    "a pod proxy URL with a query",
+    "providers: { runpod: { proxy_url: 'https://{pod_id}-{port}.proxy.runpod.net/?k=1' } }\n",
+    ["providers.runpod.proxy_url: invalid_value"],
+  ],
   ["a relative data_dir", "node: { data_dir: data }\n", ["node.data_dir: invalid_value"]],
   ["another user's home", "node: { data_dir: ~bob/pair }\n", ["node.data_dir: invalid_value"]],
   ["a relative CA file", "tls: { extra_ca_file: ca.pem }\n", ["tls.extra_ca_file: invalid_value"]],

@@ -13,6 +13,7 @@ import type { HostingState } from "@pair/provision";
 import { createTestCa, type TestCa } from "@pair/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { requireSecretService } from "../credentials/secret-service.js";
+import { statusOrCut } from "./crash-clients.js";
 import { SCALE, sponsorChild, until, type SponsorChild } from "./sponsor-child.js";
 
 /** The node (and endpoint) the test creates. */
@@ -55,26 +56,22 @@ async function world(): Promise<SponsorChild> {
 
 /** Sends the create to the child (as `pair rented create --no-wait` does); settles when answered or cut. */
 function sendCreate(w: SponsorChild): Promise<number | "cut"> {
-  return fetch(`${w.url}/pair/v1/rented/create`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${w.adminToken()}`, "content-type": "application/json" },
-    body: JSON.stringify({
-      name: FRESH,
-      provider: "huggingface-endpoint",
-      credential: w.credentialRef,
-      repo: "Qwen/Qwen3-0.6B",
-      vendor: "aws",
-      region: "us-east-1",
-      instance_type: "nvidia-l4",
-      instance_size: "x1",
-      lifecycle: { idle_pause_min: 1 },
+  return statusOrCut(
+    fetch(`${w.url}/pair/v1/rented/create`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${w.adminToken()}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        name: FRESH,
+        provider: "huggingface-endpoint",
+        credential: w.credentialRef,
+        repo: "Qwen/Qwen3-0.6B",
+        vendor: "aws",
+        region: "us-east-1",
+        instance_type: "nvidia-l4",
+        instance_size: "x1",
+        lifecycle: { idle_pause_min: 1 },
+      }),
     }),
-  }).then(
-    async (res) => {
-      await res.arrayBuffer();
-      return res.status;
-    },
-    () => "cut" as const,
   );
 }
 

@@ -8,10 +8,11 @@
 // Needs the OS credential store: run through `bash scripts/test.sh`.
 import { granulesCostMicroUsd } from "@pair/ledger";
 import { createTestCa, type TestCa } from "@pair/testkit";
-import { request } from "undici";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { requireSecretService } from "../credentials/secret-service.js";
+import { chat as chatThrough, streamChat } from "./crash-clients.js";
 import { MIN, MODEL, SCALE, SPEC, sponsorChild, until, type SponsorChild } from "./sponsor-child.js";
+import { killDuringStartUp } from "./sponsor-process.js";
 
 const L4_MICRO_USD_PER_HOUR = 800_000;
 /** Real ms: the child's 10 s pass, twice, plus slack (idle_pause_min: 1 is 3 s real). */
@@ -110,38 +111,10 @@ async function expectIdleEnforcementResumes(
   reportLedgerAndMeter(w, scenario);
 }
 
-async function chat(w: SponsorChild): Promise<number> {
-  const res = await fetch(`${w.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: MODEL, max_tokens: 3, messages: [{ role: "user", content: "hi" }] }),
-  });
-  await res.arrayBuffer();
-  return res.status;
-}
+const chat = (w: SponsorChild) => chatThrough(w.url, MODEL);
 
 function openObligationCount(w: SponsorChild): number {
   return Object.values(w.hosting().obligations).filter((o) => o.state === "open").length;
-}
-
-async function streamChat(w: SponsorChild, onFirstBytes: () => void): Promise<string> {
-  const res = await request(`${w.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      model: MODEL,
-      stream: true,
-      max_tokens: 500,
-      messages: [{ role: "user", content: "hi" }],
-    }),
-  });
-  expect(res.statusCode).toBe(200);
-  let text = "";
-  for await (const chunk of res.body) {
-    if (text === "") onFirstBytes();
-    text += (chunk as Buffer).toString();
-  }
-  return text;
 }
 
 describe(
@@ -153,7 +126,7 @@ describe(
       await w.start();
       let firstBytes!: () => void;
       const streaming = new Promise<void>((resolve) => (firstBytes = resolve));
-      const outcome = streamChat(w, () => firstBytes()).then(
+      const outcome = streamChat(w.url, MODEL, () => firstBytes()).then(
         (text) => ({ ok: true as const, text }),
         (error: unknown) => ({ ok: false as const, error }),
       );
@@ -201,12 +174,7 @@ describe(
     it("during start-up adoption and reconciliation (killed three times at staggered points): adopted once, and idle pauses it", async () => {
       // Pending for 24 s (real): the restarts all happen before it bills.
       const w = await world("{ idle_pause_min: 1 }", "pending", undefined, 8 * MIN);
-      for (const delayMs of [0, 300, 900]) {
-        await w.start();
-        await new Promise((r) => setTimeout(r, delayMs));
-        await w.kill();
-        expectInvariants(w);
-      }
+      await killDuringStartUp(w, () => expectInvariants(w));
       await w.start();
       await until("adopted", () => openObligationCount(w) === 1, 10_000);
       const live = Object.values(w.hosting().deployments).filter((d) => d.key?.name === "qwen");
@@ -222,7 +190,7 @@ describe(
       const w = await world("{ idle_pause_min: 1 }", "paused", undefined, 5 * MIN);
       await w.start();
       w.hf.faults.loseAnswers(1, { method: "POST", path: "/resume" });
-      const asked = chat(w).catch(() => "connection lost" as const);
+      const asked = chat(w);
       await until("resume applied", () => qwenState(w) !== "paused", 10_000);
       await w.kill();
       expect(await asked).not.toBe(200);

@@ -38,8 +38,22 @@ export function identityEnv(identity: PodIdentity): Record<string, string> {
 
 /** `https://{podId}-{port}.proxy.runpod.net` (reference §6); the emulator passes its own. */
 export type ProxyUrlOf = (podId: string, port: number) => string;
-export const RUNPOD_PROXY_URL: ProxyUrlOf = (podId, port) =>
-  `https://${podId.toLowerCase()}-${port}.proxy.runpod.net`;
+
+/** Runpod's pod proxy (reference §6), as a template (`providers.runpod.proxy_url`). */
+export const RUNPOD_PROXY_URL_TEMPLATE = "https://{pod_id}-{port}.proxy.runpod.net";
+
+/**
+ * A pod's proxy base URL from a template with `{pod_id}` and `{port}`: the id lowercased (Runpod's
+ * host names are) and percent-encoded, so an id from the API can never change the URL's shape.
+ */
+export function proxyUrlFromTemplate(template: string): ProxyUrlOf {
+  return (podId, port) =>
+    template
+      .replaceAll("{pod_id}", encodeURIComponent(podId.toLowerCase()))
+      .replaceAll("{port}", String(Math.trunc(port)));
+}
+
+export const RUNPOD_PROXY_URL: ProxyUrlOf = proxyUrlFromTemplate(RUNPOD_PROXY_URL_TEMPLATE);
 
 /** The first `<port>/http` the pod exposes. */
 export function httpPort(pod: Pod): number | undefined {

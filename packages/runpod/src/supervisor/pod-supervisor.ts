@@ -5,7 +5,9 @@
  * - Single flight: one pod per cold model; concurrent `acquire` calls share one start.
  * - Readiness: `/v1/models` through the proxy with the vLLM key; a crash loop (more restarts than the
  *   limit inside the window), a refused key, ERROR/EXITED, or a missed startup deadline → terminate.
- * - Idle reaping: never below the measured cold-start time, never while a stream lease is held.
+ * - Idle reaping: never below the measured cold-start time, never while a stream lease is held. Only
+ *   a create this process sent is measured: after a restart, create → ready would include the time
+ *   the sponsor was down.
  * - Orphans: `reconcileOnce` records pods with our owner tag that no record holds, then stops them;
  *   other owners' pods are never touched.
  * It owns no timer: the daemon calls `tick()` again after `requeueAfterMs`. State that matters is in
@@ -86,9 +88,12 @@ export class RunpodPodSupervisor {
   readonly #watches = new Map<DeploymentId, PodWatch>();
   /** Measured cold start per model: create intent → first ready probe. */
   readonly #coldStartMs = new Map<string, number>();
+  /** Wall time this supervisor (this process) began: creates sent before it are not measured. */
+  readonly #startedAtMs: number;
 
   constructor(options: RunpodPodSupervisorOptions) {
     this.#o = options;
+    this.#startedAtMs = this.#now();
     for (const spec of options.specs) {
       const model = readRunpodModel(spec);
       if (!model.ok) throw new RangeError(`RunpodPodSupervisor: ${model.error}`);
@@ -224,7 +229,7 @@ export class RunpodPodSupervisor {
           watch.address = record.observed.address;
           watch.lastUsedMs = now;
           const sentAtMs = record.intent?.sentAtMs;
-          if (sentAtMs !== undefined && record.origin === "create")
+          if (sentAtMs !== undefined && sentAtMs >= this.#startedAtMs && record.origin === "create")
             this.#coldStartMs.set(model, now - sentAtMs);
           readied.push(model);
           if (record.key !== undefined)

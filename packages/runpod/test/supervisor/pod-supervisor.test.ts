@@ -218,6 +218,21 @@ describe("RunpodPodSupervisor: idle reaping", () => {
     expectTerminated(w, pod.key.incarnation);
     expect(w.openObligationCount()).toBe(0);
   });
+
+  it("after a restart, the time the sponsor was down is not taken for a cold start: idle reaps at the idle timeout", async () => {
+    const w = await world({ model: { idleTimeoutMs: 60_000 } });
+    const t = track(w.supervisor.acquire("qwen"));
+    await w.run(COLD_START_MS + 10_000, () => t.result !== undefined);
+    const pod = ready(t.result);
+    w.advance(3 * 3_600_000); // the sponsor is down for 3 h; the pod runs (and bills) on
+    w.restart();
+    await w.run(5_000); // the restarted process probes it ready
+    expect(w.supervisor.state("qwen")).toBe("ready");
+    expect(w.supervisor.coldStartMs("qwen")).toBeUndefined(); // not measured by this process
+    await w.run(90_000, () => w.supervisor.state("qwen") !== "ready");
+    expect(w.events.find((e) => e.type === "StopRequired" && e.reason === "idle")).toBeDefined();
+    expectTerminated(w, pod.key.incarnation);
+  });
 });
 
 describe("RunpodPodSupervisor: orphan sweep", () => {
