@@ -45,6 +45,8 @@ export interface ServeChildOptions {
   readonly engineUrl: string;
   /** The engine's `max_concurrent` (default 4). */
   readonly maxConcurrent?: number;
+  /** Extra environment variables for the child (this process's environment otherwise). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** A `pair serve` child process with its own data dir, ports and config file. */
@@ -56,6 +58,7 @@ export class ServeChild {
   readonly clusterAddress: string;
   readonly dataDir: string;
   readonly #config: string;
+  readonly #env: Readonly<Record<string, string>>;
 
   private constructor(options: ServeChildOptions, port: number, clusterPort: number) {
     this.name = options.name;
@@ -63,6 +66,7 @@ export class ServeChild {
     this.clusterAddress = `127.0.0.1:${clusterPort}`;
     this.dataDir = join(options.dir, "data");
     this.#config = join(options.dir, "pair.yaml");
+    this.#env = options.env ?? {};
     writeFileSync(
       this.#config,
       [
@@ -91,6 +95,7 @@ export class ServeChild {
   async start(): Promise<void> {
     const child = spawn(process.execPath, [PAIR_BIN, "serve", "--config", this.#config], {
       stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...this.#env },
     });
     this.process = child;
     child.stdout?.on("data", (d: Buffer) => (this.output += d.toString()));
