@@ -2,10 +2,17 @@
  * The IPC between the benchmark and its two child processes (engine emulator, PAIR node): the
  * messages, the child side (answer samples of RSS, CPU time and event-loop use; close on request or
  * when the parent goes away) and the parent side (fork with tsx, wait for ready, call, stop for sure).
+ * A PAIR node child (`pairNode: true`) runs as `pair` does after `npm run build`: its entry script
+ * built into one file by scripts/build-cli.mjs (dist/bench/, rebuilt when a source changed) and
+ * run by plain node, without tsx's loader thread; `PAIR_BENCH_NODE_FROM=sources` (or `from:
+ * "sources"`) runs it from the sources through tsx instead, as `pair` does without a fresh bundle.
  * Must not know: what a child serves, how load is generated or reported.
  */
 
-import { fork, type ChildProcess } from "node:child_process";
+import { execFileSync, fork, type ChildProcess } from "node:child_process";
+import { basename, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { whyNotFresh } from "../bin/bundle-freshness.js";
 import {
   monitorEventLoopDelay,
   performance,
@@ -189,17 +196,49 @@ export interface ForkOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Run `script` (plain JavaScript, e.g. a bundle) with node alone, without the tsx loader. */
   readonly withoutTsx?: boolean;
-  /** A PAIR node: start it with the V8 flags `pair` runs with (`PAIR_NODE_FLAGS`). */
+  /**
+   * A PAIR node: start it as `pair` runs, with the V8 flags `pair` runs with (`PAIR_NODE_FLAGS`),
+   * from its bundle unless `from` (or `PAIR_BENCH_NODE_FROM`) says `sources`.
+   */
   readonly pairNode?: boolean;
+  /** Where a PAIR node's code comes from: its bundle (default) or its sources through tsx. */
+  readonly from?: NodeCodeFrom;
+}
+
+export type NodeCodeFrom = "bundle" | "sources";
+
+const BUILD_SCRIPT = fileURLToPath(new URL("../scripts/build-cli.mjs", import.meta.url));
+/** Beside `pair`'s own bundle, git-ignored. */
+const BENCH_BUNDLES = fileURLToPath(new URL("../dist/bench/", import.meta.url));
+
+/** Where a PAIR node's code comes from when the caller does not say: `PAIR_BENCH_NODE_FROM`, or the bundle. */
+export function defaultNodeFrom(): NodeCodeFrom {
+  const from = process.env["PAIR_BENCH_NODE_FROM"] ?? "bundle";
+  if (from !== "bundle" && from !== "sources")
+    throw new RangeError(`PAIR_BENCH_NODE_FROM=${from}: use bundle or sources`);
+  return from;
+}
+
+/**
+ * The bundle of a TypeScript entry script (`dist/bench/NAME.mjs`, not committed), built now
+ * unless it is fresh (bin/bundle-freshness.js: built from the sources as they are).
+ */
+export function bundleOf(script: string): string {
+  const out = join(BENCH_BUNDLES, basename(script).replace(/\.ts$/, ".mjs"));
+  if (whyNotFresh(out) !== undefined)
+    execFileSync(process.execPath, [BUILD_SCRIPT, "--entry", script, "--outfile", out], { stdio: "inherit" });
+  return out;
 }
 
 /** Forks a TypeScript entry script under tsx and waits for its ready message. */
 export async function forkChild(options: ForkOptions): Promise<BenchChild> {
-  const child: ChildProcess = fork(options.script, [JSON.stringify(options.arg)], {
+  const bundled = options.pairNode === true && (options.from ?? defaultNodeFrom()) === "bundle";
+  const script = bundled ? bundleOf(resolve(options.script)) : options.script;
+  const child: ChildProcess = fork(script, [JSON.stringify(options.arg)], {
     cwd: options.cwd,
     ...(options.env === undefined ? {} : { env: { ...process.env, ...options.env } }),
     execArgv: [
-      ...(options.withoutTsx === true ? [] : ["--import", "tsx"]),
+      ...(options.withoutTsx === true || bundled ? [] : ["--import", "tsx"]),
       ...(options.pairNode === true ? PAIR_NODE_FLAGS : []),
       ...(options.extraExecArgv ?? []),
     ],
