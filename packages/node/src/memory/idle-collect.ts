@@ -2,10 +2,13 @@
  * When a node that has been busy goes idle, give its memory back: the decision, pure. The node looks
  * at its event loop's utilization (the share of time it was not waiting) once per check; a check at
  * or above `busyUtilization` marks it busy, and after `idleForMs` of checks under `idleUtilization`
- * following a busy one, it collects once — one full garbage collection while nobody waits, after
- * which V8 shrinks the young generation the load grew (16 MiB semi-spaces, tens of MB of RSS that
- * otherwise stay: docs/benchmarks.md, "Memory, session 5"). At most one collection per busy period
- * and per `minGapMs`, so a flapping load cannot turn it into a cost.
+ * following a busy one, it runs a young-generation collection, and after as long again a full one,
+ * after which V8 shrinks the young generation the load grew (16 MiB semi-spaces, tens of MB of RSS
+ * that otherwise stay: docs/benchmarks.md, "Memory, session 5"). Why two: V8 shrinks the young
+ * generation at a full collection only when the allocation rate since the previous collection is
+ * low (under 1,000 bytes/ms), and without the first one that window would still hold the load's
+ * tail (measured: the full collection alone gave memory back in 1 of 3 runs, the pair in 3 of 3).
+ * At most one pair per busy period and per `minGapMs`, so a flapping load cannot make it a cost.
  * Must not know: timers, V8, what made the node busy.
  */
 
@@ -14,7 +17,7 @@ export interface IdleCollectPolicy {
   readonly busyUtilization: number;
   /** A check under this utilization counts as idle. */
   readonly idleUtilization: number;
-  /** Idle this long (ms, monotonic) after a busy check before collecting. */
+  /** Idle this long (ms, monotonic) after a busy check before the minor collection, and as long again before the full one. */
   readonly idleForMs: number;
   /** Least time between two collections, ms. */
   readonly minGapMs: number;
@@ -27,17 +30,23 @@ export const DEFAULT_IDLE_COLLECT: IdleCollectPolicy = Object.freeze({
   minGapMs: 60_000,
 });
 
+/** A young-generation (minor) or full (major) collection. */
+export type IdleCollection = "minor" | "major";
+
 export interface IdleCollectState {
-  /** Busy since the last collection. */
+  /** Busy since the last full collection. */
   readonly busy: boolean;
+  /** When the current idle run's minor collection ran, or undefined. */
+  readonly minorAtMs: number | undefined;
   /** When the current idle run began (monotonic ms), or undefined while not idle. */
   readonly idleSinceMs: number | undefined;
-  /** When it last collected, or undefined. */
+  /** When it last ran a full collection, or undefined. */
   readonly lastCollectMs: number | undefined;
 }
 
 export const INITIAL_IDLE_COLLECT: IdleCollectState = Object.freeze({
   busy: false,
+  minorAtMs: undefined,
   idleSinceMs: undefined,
   lastCollectMs: undefined,
 });
@@ -61,16 +70,25 @@ export function decideIdleCollect(
   state: IdleCollectState,
   utilization: number,
   nowMs: number,
-): { readonly state: IdleCollectState; readonly collect: boolean } {
+): { readonly state: IdleCollectState; readonly collect: IdleCollection | undefined } {
   if (utilization >= policy.busyUtilization)
-    return { state: { ...state, busy: true, idleSinceMs: undefined }, collect: false };
+    return {
+      state: { ...state, busy: true, minorAtMs: undefined, idleSinceMs: undefined },
+      collect: undefined,
+    };
   if (utilization >= policy.idleUtilization)
-    return { state: { ...state, idleSinceMs: undefined }, collect: false };
+    return { state: { ...state, minorAtMs: undefined, idleSinceMs: undefined }, collect: undefined };
   const idleSinceMs = state.idleSinceMs ?? nowMs;
-  const due =
-    state.busy &&
-    nowMs - idleSinceMs >= policy.idleForMs &&
-    (state.lastCollectMs === undefined || nowMs - state.lastCollectMs >= policy.minGapMs);
-  if (!due) return { state: { ...state, idleSinceMs }, collect: false };
-  return { state: { busy: false, idleSinceMs, lastCollectMs: nowMs }, collect: true };
+  const gapOk = state.lastCollectMs === undefined || nowMs - state.lastCollectMs >= policy.minGapMs;
+  const waiting = { state: { ...state, idleSinceMs }, collect: undefined };
+  if (!state.busy || !gapOk) return waiting;
+  if (state.minorAtMs === undefined)
+    return nowMs - idleSinceMs >= policy.idleForMs
+      ? { state: { ...state, minorAtMs: nowMs, idleSinceMs }, collect: "minor" }
+      : waiting;
+  if (nowMs - state.minorAtMs < policy.idleForMs) return waiting;
+  return {
+    state: { busy: false, minorAtMs: undefined, idleSinceMs, lastCollectMs: nowMs },
+    collect: "major",
+  };
 }

@@ -1,8 +1,8 @@
 /**
  * Runs the idle-collect decision (idle-collect.ts) on a timer: once per `checkEveryMs` it reads the
  * event loop's utilization since the last check (`performance.eventLoopUtilization`, a few counters,
- * no heap walk) and, when the decision says so, runs one full garbage collection. The collection
- * needs V8's `gc` function, which node only gives with `--expose-gc` (PAIR_NODE_FLAGS, on `pair`'s
+ * no heap walk) and, when the decision says so, runs a minor or a full garbage collection. They
+ * need V8's `gc` function, which node only gives with `--expose-gc` (PAIR_NODE_FLAGS, on `pair`'s
  * `#!` line): without it this does nothing. Never on the request path: it runs only after the node
  * has been idle for seconds.
  * Must not know: what the node serves.
@@ -15,6 +15,7 @@ import {
   decideIdleCollect,
   DEFAULT_IDLE_COLLECT,
   INITIAL_IDLE_COLLECT,
+  type IdleCollection,
   type IdleCollectPolicy,
 } from "./idle-collect.js";
 
@@ -30,15 +31,17 @@ export interface IdleCollectorOptions {
   /** The event loop's utilization since the previous call (0..1). */
   readonly utilization?: () => number;
   /** The collection (default: V8's `gc` when node exposes it). */
-  readonly collect?: () => void;
+  readonly collect?: (kind: IdleCollection) => void;
   /** Told after each collection, with how long it took (ms). */
-  readonly onCollected?: (tookMs: number) => void;
+  readonly onCollected?: (kind: IdleCollection, tookMs: number) => void;
 }
 
-/** V8's `gc()`, present when node runs with `--expose-gc`. */
-export function exposedGc(): (() => void) | undefined {
+/** V8's `gc()`, present when node runs with `--expose-gc`: `gc({ type: "minor" })` or a full `gc()`. */
+export function exposedGc(): ((kind: IdleCollection) => void) | undefined {
   const gc = (globalThis as { gc?: unknown }).gc;
-  return typeof gc === "function" ? () => void (gc as () => unknown)() : undefined;
+  if (typeof gc !== "function") return undefined;
+  const call = gc as (options?: { type: "minor" }) => unknown;
+  return (kind) => void (kind === "minor" ? call({ type: "minor" }) : call());
 }
 
 function eventLoopUtilization(): () => number {
@@ -62,8 +65,8 @@ export function startIdleCollector(options: IdleCollectorOptions): { cancel(): v
     const now = options.nowMs();
     const next = decideIdleCollect(policy, state, utilization(), now);
     state = next.state;
-    if (!next.collect) return;
-    collect();
-    options.onCollected?.(options.nowMs() - now);
+    if (next.collect === undefined) return;
+    collect(next.collect);
+    options.onCollected?.(next.collect, options.nowMs() - now);
   }, options.checkEveryMs ?? IDLE_COLLECT_CHECK_MS);
 }

@@ -8,6 +8,7 @@ export {
   decideIdleCollect,
   DEFAULT_IDLE_COLLECT,
   INITIAL_IDLE_COLLECT,
+  type IdleCollection,
   type IdleCollectPolicy,
   type IdleCollectState,
 } from "./idle-collect.js";

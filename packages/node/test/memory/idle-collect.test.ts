@@ -1,5 +1,6 @@
-// The idle collector: one full GC when a node that was busy has been idle long enough, never while
-// it is busy or was never busy, at most once per busy period and per minGapMs; and the timer side
+// The idle collector: a minor GC when a node that was busy has been idle long enough, a full one
+// after as long again, never while it is busy or was never busy, at most one pair per busy period and
+// per minGapMs; and the timer side
 // reads utilization once per check and collects when told (virtual time, a fake interval).
 import { describe, expect, it } from "vitest";
 import {
@@ -19,15 +20,15 @@ const POLICY: IdleCollectPolicy = {
   minGapMs: 60_000,
 };
 
-/** Feeds one utilization per second from t = 1 s; returns the times it collected at. */
-function run(utilizations: readonly number[], policy = POLICY): number[] {
+/** Feeds one utilization per second from t = 1 s; returns the collections, as "minor@16" (seconds). */
+function run(utilizations: readonly number[], policy = POLICY): string[] {
   let state: IdleCollectState = INITIAL_IDLE_COLLECT;
-  const at: number[] = [];
+  const at: string[] = [];
   utilizations.forEach((u, i) => {
     const now = (i + 1) * 1_000;
     const next = decideIdleCollect(policy, state, u, now);
     state = next.state;
-    if (next.collect) at.push(now);
+    if (next.collect !== undefined) at.push(`${next.collect}@${now / 1000}`);
   });
   return at;
 }
@@ -40,24 +41,32 @@ describe("decideIdleCollect", () => {
     expect(run(idle(120))).toEqual([]);
   });
 
-  it("collects once, idleForMs after the load ended", () => {
-    // busy at 1..10 s; idle from 11 s; 11 + 5 = 16 s.
-    expect(run([...busy(10), ...idle(60)])).toEqual([16_000]);
+  it("a minor collection idleForMs after the load ended, a full one idleForMs later, then nothing", () => {
+    // busy at 1..10 s; idle from 11 s; 11 + 5 = 16 s, 11 + 10 = 21 s.
+    expect(run([...busy(10), ...idle(60)])).toEqual(["minor@16", "major@21"]);
   });
 
   it("never while busy, and a moderately used loop (between the thresholds) restarts the idle wait", () => {
     expect(run(busy(120))).toEqual([]);
     // busy, idle 3 s, 0.03 (neither busy nor idle), idle again from 15 s: 15 + 5 = 20 s.
-    expect(run([...busy(10), ...idle(3), 0.03, ...idle(30)])).toEqual([20_000]);
+    expect(run([...busy(10), ...idle(3), 0.03, ...idle(30)])).toEqual(["minor@20", "major@25"]);
+    // Between the two: a busy check starts over (the minor one again, then the full one).
+    expect(run([...busy(10), ...idle(7), ...busy(1), ...idle(30)])).toEqual([
+      "minor@16",
+      "minor@24",
+      "major@29",
+    ]);
   });
 
-  it("at most once per minGapMs when the load flaps, and once per busy period", () => {
-    const flap = [...busy(2), ...idle(8)]; // a burst every 10 s
-    const at = run(Array.from({ length: 20 }, () => flap).flat()); // 200 s
-    expect(at[0]).toBe(8_000);
-    for (let i = 1; i < at.length; i++) expect(at[i]! - at[i - 1]!).toBeGreaterThanOrEqual(60_000);
-    expect(at.length).toBe(4); // 8, 68, 128, 188 s
-    expect(run([...busy(5), ...idle(200)])).toHaveLength(1);
+  it("at most one pair per minGapMs when the load flaps, and one per busy period", () => {
+    const flap = [...busy(2), ...idle(18)]; // a burst every 20 s
+    // The first pair at 8 and 13 s; the next once 60 s have passed (73 s), the full one always idleForMs
+    // after the minor; at 138 s the minor ran, the burst at 141 s came before the full one: over at 148 s.
+    expect(run(Array.from({ length: 10 }, () => flap).flat())).toEqual([
+      ...["minor@8", "major@13", "minor@73", "major@78"],
+      ...["minor@138", "minor@148", "major@153"],
+    ]);
+    expect(run([...busy(5), ...idle(200)])).toEqual(["minor@11", "major@16"]);
   });
 
   it("refuses a policy out of bounds, naming the field", () => {
@@ -86,10 +95,10 @@ describe("startIdleCollector", () => {
     let everyMs = 0;
     let cancelled = false;
     let now = 0;
-    const feed = [...busy(3), ...idle(10)];
+    const feed = [...busy(3), ...idle(12)];
     let reads = 0;
-    const collected: number[] = [];
-    const took: number[] = [];
+    const collected: string[] = [];
+    const took: string[] = [];
     const c = startIdleCollector({
       policy: POLICY,
       intervals: {
@@ -101,11 +110,11 @@ describe("startIdleCollector", () => {
       },
       nowMs: () => now,
       utilization: () => feed[reads++]!,
-      collect: () => {
-        collected.push(now);
+      collect: (kind) => {
+        collected.push(`${kind}@${now / 1000}`);
         now += 12; // the collection takes 12 ms
       },
-      onCollected: (ms) => took.push(ms),
+      onCollected: (kind, ms) => took.push(`${kind} ${ms} ms`),
     });
     expect(everyMs).toBe(1_000);
     for (let i = 0; i < feed.length; i++) {
@@ -113,8 +122,8 @@ describe("startIdleCollector", () => {
       tick!();
     }
     expect(reads).toBe(feed.length);
-    expect(collected).toEqual([9_000]); // idle from 4 s, 4 + 5
-    expect(took).toEqual([12]);
+    expect(collected).toEqual(["minor@9", "major@14"]); // idle from 4 s: 4 + 5, 4 + 10
+    expect(took).toEqual(["minor 12 ms", "major 12 ms"]);
     c!.cancel();
     expect(cancelled).toBe(true);
   });
