@@ -19,10 +19,11 @@ import {
   type EventLoopUtilization,
   type IntervalHistogram,
 } from "node:perf_hooks";
+import { getHeapSpaceStatistics } from "node:v8";
 import { PAIR_NODE_FLAGS } from "../packages/node/src/process-flags.js";
 
 /** What the parent may ask a child. */
-export type ChildOp = "sample-start" | "sample-stop" | "rss" | "memory" | "close";
+export type ChildOp = "sample-start" | "sample-stop" | "rss" | "memory" | "heap" | "close";
 
 /** Resource use of one child between `sample-start` and `sample-stop`. */
 export interface ResourceSample {
@@ -102,6 +103,12 @@ export function serveParent(ready: unknown, onClose: () => Promise<void>): void 
     switch (op) {
       case "rss":
         return process.memoryUsage.rss();
+      case "heap":
+        // As it is, without a collection first: the young generation's size, the heap, the rest.
+        return {
+          ...process.memoryUsage(),
+          newSpace: getHeapSpaceStatistics().find((s) => s.space_name === "new_space")?.space_size ?? 0,
+        };
       case "memory":
         // After a full GC when the child runs with --expose-gc: what stays, not what awaits collection.
         (globalThis as { gc?: () => void }).gc?.();

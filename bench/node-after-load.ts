@@ -107,6 +107,10 @@ try {
   });
   children.push(node);
   const started = rssBytes(node.pid);
+  const heap = async () => {
+    const m = (await node.call("heap")) as NodeJS.MemoryUsage & { newSpace: number };
+    return `rss ${mib(m.rss)}, heap total ${mib(m.heapTotal)} (new space ${mib(m.newSpace)}) used ${mib(m.heapUsed)}, external ${mib(m.external)}, array buffers ${mib(m.arrayBuffers)}`;
+  };
   const u = new URL((node.ready as NodeChildReady).url);
   const target: Target = {
     label: "node",
@@ -132,6 +136,7 @@ try {
   await paced(16, 1);
   await sleep(2_000);
   const idle = rssBytes(node.pid);
+  console.log(`idle: ${await heap()}`);
   const [load, [peak]] = await withPeakRss([node.pid], () => paced(streams, 2));
   if (load.errors > 0) console.error(`  ! ${load.errors} errors: ${load.firstError}`);
   let cpuPeak = NaN;
@@ -150,11 +155,14 @@ try {
     if (cpu.errors > 0) console.error(`  ! ${cpu.errors} errors (CPU-bound): ${cpu.firstError}`);
     cpuPeak = p!;
   }
+  const heapAfter = await heap();
   const series: number[] = [];
   for (let s = 1; s <= idleSeconds; s++) {
     await sleep(1_000);
     series.push(rssBytes(node.pid));
   }
+  console.log(`right after the load: ${heapAfter}`);
+  console.log(`${idleSeconds} s later: ${await heap()}`);
   const at = (s: number) => mib(series[Math.min(s, series.length) - 1]!);
   console.log(
     "| node | env / flags | RSS started | RSS idle | peak, streams | peak, CPU-bound | after 1 s | 5 s | 10 s | 20 s | 30 s | lowest after |",
