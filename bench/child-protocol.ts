@@ -2,10 +2,10 @@
  * The IPC between the benchmark and its two child processes (engine emulator, PAIR node): the
  * messages, the child side (answer samples of RSS, CPU time and event-loop use; close on request or
  * when the parent goes away) and the parent side (fork with tsx, wait for ready, call, stop for sure).
- * A PAIR node child (`pairNode: true`) runs as `pair` does after `npm run build`: its entry script
- * built into one file by scripts/build-cli.mjs (dist/bench/, rebuilt when a source changed) and
- * run by plain node, without tsx's loader thread; `PAIR_BENCH_NODE_FROM=sources` (or `from:
- * "sources"`) runs it from the sources through tsx instead, as `pair` does without a fresh bundle.
+ * Every child runs as `pair` does after `npm run build`: its entry script built into one file by
+ * scripts/build-cli.mjs (dist/bench/, rebuilt when a source changed) and run by plain node, without
+ * tsx's loader thread; for a PAIR node child (`pairNode: true`), `PAIR_BENCH_NODE_FROM=sources` (or
+ * `from: "sources"`) runs it from the sources through tsx instead, as `pair` does without a fresh bundle.
  * Must not know: what a child serves, how load is generated or reported.
  */
 
@@ -237,9 +237,13 @@ export function bundleOf(script: string): string {
   return out;
 }
 
-/** Forks a TypeScript entry script under tsx and waits for its ready message. */
+/** Forks a TypeScript entry script (from its bundle, or under tsx) and waits for its ready message. */
 export async function forkChild(options: ForkOptions): Promise<BenchChild> {
-  const bundled = options.pairNode === true && (options.from ?? defaultNodeFrom()) === "bundle";
+  // Every TypeScript child runs from its bundle, so the proxies compared start alike (tsx's loader
+  // thread alone is 35–55 MB of RSS); a PAIR node runs from its sources when asked.
+  const bundled =
+    options.withoutTsx !== true &&
+    (options.pairNode !== true || (options.from ?? defaultNodeFrom()) === "bundle");
   const script = bundled ? bundleOf(resolve(options.script)) : options.script;
   const child: ChildProcess = fork(script, [JSON.stringify(options.arg)], {
     cwd: options.cwd,

@@ -15,6 +15,7 @@
  * Must not know: the node's internals (it is measured from outside, over HTTP and /proc).
  */
 
+import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
@@ -66,6 +67,12 @@ const env = Object.fromEntries(
 const nodeFlags = values["node-flags"].split(" ").filter((f) => f !== "");
 if (!nodeFlags.every((f) => /^--[a-z-]+(=[\w./-]+)?$/.test(f)))
   throw new RangeError("--node-flags: --flag[=value] …");
+
+/** The process's user + system CPU time, in clock ticks (10 ms). */
+function cpuTicks(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "latin1").split(") ")[1]!.split(" ");
+  return Number(fields[11]) + Number(fields[12]);
+}
 
 const children: BenchChild[] = [];
 process.on("exit", () => children.forEach((c) => c.kill()));
@@ -141,6 +148,7 @@ try {
   if (load.errors > 0) console.error(`  ! ${load.errors} errors: ${load.firstError}`);
   let cpuPeak = NaN;
   if (cpuSeconds > 0) {
+    const cpu0 = cpuTicks(node.pid);
     const [cpu, [p]] = await withPeakRss([node.pid], () =>
       runLoad({
         target,
@@ -154,6 +162,11 @@ try {
     );
     if (cpu.errors > 0) console.error(`  ! ${cpu.errors} errors (CPU-bound): ${cpu.firstError}`);
     cpuPeak = p!;
+    const ms = (cpuTicks(node.pid) - cpu0) * 10;
+    console.log(
+      `CPU-bound: ${cpu.samples.length} requests in ${(cpu.elapsedMs / 1000).toFixed(1)} s, ` +
+        `${(cpu.samples.length / (cpu.elapsedMs / 1000)).toFixed(0)} req/s, node CPU ${(ms / cpu.samples.length).toFixed(3)} ms per request`,
+    );
   }
   const heapAfter = await heap();
   const series: number[] = [];
