@@ -100,7 +100,7 @@ export interface NodeOptions {
   /** Write the workload history's batches on a worker thread (default) or on the event loop (benchmarks compare). */
   readonly historyOnThread?: boolean;
   /**
-   * Give memory back when the node goes idle after a load (one full GC; needs node's --expose-gc,
+   * Give memory back when the node goes idle after a load (a minor, then a full GC; needs node's --expose-gc,
    * which `pair` runs with): the policy, or false for never. Default DEFAULT_IDLE_COLLECT.
    */
   readonly idleCollect?: IdleCollectPolicy | false;
