@@ -2,20 +2,28 @@
  * The IPC between the benchmark and its two child processes (engine emulator, PAIR node): the
  * messages, the child side (answer samples of RSS, CPU time and event-loop use; close on request or
  * when the parent goes away) and the parent side (fork with tsx, wait for ready, call, stop for sure).
+ * Every child runs as `pair` does after `npm run build`: its entry script built into one file by
+ * scripts/build-cli.mjs (dist/bench/, rebuilt when a source changed) and run by plain node, without
+ * tsx's loader thread; for a PAIR node child (`pairNode: true`), `PAIR_BENCH_NODE_FROM=sources` (or
+ * `from: "sources"`) runs it from the sources through tsx instead, as `pair` does without a fresh bundle.
  * Must not know: what a child serves, how load is generated or reported.
  */
 
-import { fork, type ChildProcess } from "node:child_process";
+import { execFileSync, fork, type ChildProcess } from "node:child_process";
+import { basename, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { whyNotFresh } from "../bin/bundle-freshness.js";
 import {
   monitorEventLoopDelay,
   performance,
   type EventLoopUtilization,
   type IntervalHistogram,
 } from "node:perf_hooks";
+import { getHeapSpaceStatistics } from "node:v8";
 import { PAIR_NODE_FLAGS } from "../packages/node/src/process-flags.js";
 
 /** What the parent may ask a child. */
-export type ChildOp = "sample-start" | "sample-stop" | "rss" | "memory" | "close";
+export type ChildOp = "sample-start" | "sample-stop" | "rss" | "memory" | "heap" | "close";
 
 /** Resource use of one child between `sample-start` and `sample-stop`. */
 export interface ResourceSample {
@@ -95,6 +103,12 @@ export function serveParent(ready: unknown, onClose: () => Promise<void>): void 
     switch (op) {
       case "rss":
         return process.memoryUsage.rss();
+      case "heap":
+        // As it is, without a collection first: the young generation's size, the heap, the rest.
+        return {
+          ...process.memoryUsage(),
+          newSpace: getHeapSpaceStatistics().find((s) => s.space_name === "new_space")?.space_size ?? 0,
+        };
       case "memory":
         // After a full GC when the child runs with --expose-gc: what stays, not what awaits collection.
         (globalThis as { gc?: () => void }).gc?.();
@@ -189,17 +203,53 @@ export interface ForkOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Run `script` (plain JavaScript, e.g. a bundle) with node alone, without the tsx loader. */
   readonly withoutTsx?: boolean;
-  /** A PAIR node: start it with the V8 flags `pair` runs with (`PAIR_NODE_FLAGS`). */
+  /**
+   * A PAIR node: start it as `pair` runs, with the V8 flags `pair` runs with (`PAIR_NODE_FLAGS`),
+   * from its bundle unless `from` (or `PAIR_BENCH_NODE_FROM`) says `sources`.
+   */
   readonly pairNode?: boolean;
+  /** Where a PAIR node's code comes from: its bundle (default) or its sources through tsx. */
+  readonly from?: NodeCodeFrom;
 }
 
-/** Forks a TypeScript entry script under tsx and waits for its ready message. */
+export type NodeCodeFrom = "bundle" | "sources";
+
+const BUILD_SCRIPT = fileURLToPath(new URL("../scripts/build-cli.mjs", import.meta.url));
+/** Beside `pair`'s own bundle, git-ignored. */
+const BENCH_BUNDLES = fileURLToPath(new URL("../dist/bench/", import.meta.url));
+
+/** Where a PAIR node's code comes from when the caller does not say: `PAIR_BENCH_NODE_FROM`, or the bundle. */
+export function defaultNodeFrom(): NodeCodeFrom {
+  const from = process.env["PAIR_BENCH_NODE_FROM"] ?? "bundle";
+  if (from !== "bundle" && from !== "sources")
+    throw new RangeError(`PAIR_BENCH_NODE_FROM=${from}: use bundle or sources`);
+  return from;
+}
+
+/**
+ * The bundle of a TypeScript entry script (`dist/bench/NAME.mjs`, not committed), built now
+ * unless it is fresh (bin/bundle-freshness.js: built from the sources as they are).
+ */
+export function bundleOf(script: string): string {
+  const out = join(BENCH_BUNDLES, basename(script).replace(/\.ts$/, ".mjs"));
+  if (whyNotFresh(out) !== undefined)
+    execFileSync(process.execPath, [BUILD_SCRIPT, "--entry", script, "--outfile", out], { stdio: "inherit" });
+  return out;
+}
+
+/** Forks a TypeScript entry script (from its bundle, or under tsx) and waits for its ready message. */
 export async function forkChild(options: ForkOptions): Promise<BenchChild> {
-  const child: ChildProcess = fork(options.script, [JSON.stringify(options.arg)], {
+  // Every TypeScript child runs from its bundle, so the proxies compared start alike (tsx's loader
+  // thread alone is 35–55 MB of RSS); a PAIR node runs from its sources when asked.
+  const bundled =
+    options.withoutTsx !== true &&
+    (options.pairNode !== true || (options.from ?? defaultNodeFrom()) === "bundle");
+  const script = bundled ? bundleOf(resolve(options.script)) : options.script;
+  const child: ChildProcess = fork(script, [JSON.stringify(options.arg)], {
     cwd: options.cwd,
     ...(options.env === undefined ? {} : { env: { ...process.env, ...options.env } }),
     execArgv: [
-      ...(options.withoutTsx === true ? [] : ["--import", "tsx"]),
+      ...(options.withoutTsx === true || bundled ? [] : ["--import", "tsx"]),
       ...(options.pairNode === true ? PAIR_NODE_FLAGS : []),
       ...(options.extraExecArgv ?? []),
     ],

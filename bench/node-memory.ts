@@ -8,12 +8,11 @@
  *
  *   npx tsx bench/node-memory.ts [--streams 256] [--only tsx|bundle] [--node-flags "--max-semi-space-size=4"]
  *
- * The bundle is built into bench/.node-child.bundle.mjs (not committed) with the esbuild tsx ships.
+ * The bundle is dist/bench/node-child.mjs (not committed), built by scripts/build-cli.mjs as
+ * `forkChild({ pairNode: true })` does for every benchmark.
  * Must not know: the node's internals (it asks the node's process for its memory over IPC).
  */
 
-import { execFileSync } from "node:child_process";
-import { rmSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -26,7 +25,6 @@ import type { NodeChildArg, NodeChildReady } from "./node-child.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..");
-const BUNDLE = resolve(HERE, ".node-child.bundle.mjs");
 const MB = 1024 * 1024;
 
 const { values } = parseArgs({
@@ -45,33 +43,10 @@ if (!nodeFlags.every((f) => /^--[a-z-]+(=[\w./-]+)?$/.test(f)))
 const streams = Number(values.streams);
 if (!Number.isInteger(streams) || streams < 1 || streams > 512) throw new RangeError("--streams: 1..512");
 
-function bundle(): void {
-  execFileSync(
-    resolve(ROOT, "node_modules/.bin/esbuild"),
-    [
-      resolve(HERE, "node-child.ts"),
-      "--bundle",
-      "--platform=node",
-      "--format=esm",
-      "--target=node20",
-      `--outfile=${BUNDLE}`,
-      "--external:better-sqlite3",
-      "--external:@napi-rs/keyring",
-      "--log-level=warning",
-      "--banner:js=import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
-    ],
-    { cwd: ROOT, stdio: "inherit" },
-  );
-}
-
 const children: BenchChild[] = [];
-process.on("exit", () => {
-  children.forEach((c) => c.kill());
-  rmSync(BUNDLE, { force: true });
-});
+process.on("exit", () => children.forEach((c) => c.kill()));
 const mb = (n: number) => (n / MB).toFixed(1);
 try {
-  bundle();
   const engineArg: EngineChildArg = {
     engines: [{ model: "bench-5ms", tokenDelayMs: 5, maxTokens: 64, maxConcurrent: 1024 }],
   };
@@ -99,11 +74,11 @@ try {
       };
       const node = await forkChild({
         name: "node",
-        script: bundled ? BUNDLE : resolve(HERE, "node-child.ts"),
+        script: resolve(HERE, "node-child.ts"),
         pairNode: true,
+        from: bundled ? "bundle" : "sources",
         arg,
         cwd: ROOT,
-        withoutTsx: bundled,
         extraExecArgv: ["--expose-gc", ...nodeFlags],
       });
       children.push(node);

@@ -1,8 +1,24 @@
-#!/usr/bin/env node
-// The `pair` command. PAIR runs from its TypeScript sources through tsx: no build step. V8 flags, if
-// any, go on the first line as `#!/usr/bin/env -S node FLAGS`: PAIR_NODE_FLAGS (packages/node/src/process-flags.ts).
-import { register } from "tsx/esm/api";
+#!/usr/bin/env -S node --expose-gc
+// The `pair` command. It runs dist/pair.mjs (the CLI built into one file by `npm run build`, also
+// run by `npm ci`) with plain node when that bundle is fresh: built from the sources as they are now
+// (bin/bundle-freshness.js). Otherwise it runs the TypeScript sources through tsx, so an edited
+// source never runs stale code. PAIR_SHOW_RUNTIME=1 says on stderr which one runs, and why.
+// V8 flags, if any, go on the first line as `#!/usr/bin/env -S node FLAGS`: PAIR_NODE_FLAGS
+// (packages/node/src/process-flags.ts).
+import { fileURLToPath } from "node:url";
+import { whyNotFresh } from "./bundle-freshness.js";
 
-register();
-const { main } = await import("../packages/node/src/cli/main.ts");
+const bundle = fileURLToPath(new URL("../dist/pair.mjs", import.meta.url));
+const stale = whyNotFresh(bundle);
+if (process.env.PAIR_SHOW_RUNTIME === "1")
+  process.stderr.write(
+    stale === undefined ? `pair: running ${bundle}\n` : `pair: running the sources through tsx: ${stale}\n`,
+  );
+let main;
+if (stale === undefined) ({ main } = await import(bundle));
+else {
+  const { register } = await import("tsx/esm/api");
+  register();
+  ({ main } = await import("../packages/node/src/cli/main.ts"));
+}
 process.exitCode = await main(process.argv.slice(2));

@@ -33,6 +33,7 @@ import {
 import { formatHostPort, type PairConfig } from "./config/index.js";
 import { EngineInventory } from "./engines/engine-inventory.js";
 import { WorkloadHistory } from "./history/workload-history.js";
+import { startIdleCollector, type IdleCollectPolicy } from "./memory/index.js";
 import { Metrics } from "./observability/metrics.js";
 import { OsCredentialStore } from "./credentials/index.js";
 import {
@@ -98,6 +99,11 @@ export interface NodeOptions {
   readonly intervals?: IntervalSeam;
   /** Write the workload history's batches on a worker thread (default) or on the event loop (benchmarks compare). */
   readonly historyOnThread?: boolean;
+  /**
+   * Give memory back when the node goes idle after a load (a minor, then a full GC; needs node's --expose-gc,
+   * which `pair` runs with): the policy, or false for never. Default DEFAULT_IDLE_COLLECT.
+   */
+  readonly idleCollect?: IdleCollectPolicy | false;
   /**
    * Longest time a client may take to send a request's headers (default 30 s); a connection that
    * dribbles them (slow-loris) is closed after it (Node looks once a second).
@@ -423,6 +429,14 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     observeRented();
     events.check();
   }, options.liveCheckMs ?? 500);
+  const idleCollector =
+    options.idleCollect === false
+      ? undefined
+      : startIdleCollector({
+          intervals,
+          nowMs: () => performance.now(),
+          ...(options.idleCollect === undefined ? {} : { policy: options.idleCollect }),
+        });
   const address = () => server.address() as AddressInfo;
   const shownHost = host.includes(":") ? `[${host}]` : host;
   const url = `http://${shownHost}:${address().port}`;
@@ -452,6 +466,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
       (closing ??= (async () => {
         local.notify = undefined;
         liveCheck.cancel();
+        idleCollector?.cancel();
         events.close();
         inventory.stop();
         rented.stop();

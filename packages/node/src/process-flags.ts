@@ -1,12 +1,17 @@
 /**
  * The V8 flags a PAIR node's process runs with: `bin/pair.js` passes them on its `#!` line (a test
  * keeps the two in step), and the benchmarks start their node processes with them, as `pair` runs.
- * None today. `--max-semi-space-size=2` took the node's RSS at 256 streams from 180–190 to about
- * 152 MiB, but cost 40–50 % more CPU per request at 0 ms/token (0.36–0.44 ms against 0.25–0.29 ms
- * with V8's default, 2026-11-30 18:17–18:21 at load 1.4–4.4; 4 MiB: 0.39 ms): the requests/s target
- * is further off than the RSS one, so the young generation keeps its default size
- * (docs/benchmarks.md, "Memory: the young generation").
+ *
+ * `--expose-gc`: gives the node V8's `gc()`, which the idle collector (src/memory/) calls once when
+ * the node goes idle after a load, so the young generation the load grew is given back (RSS 133 →
+ * about 100 MiB after 256 streams: docs/benchmarks.md, "Memory, session 5"). It adds the one global
+ * function and nothing on the request path.
+ *
+ * Not here: `--max-semi-space-size=2` took the node's RSS at 256 streams from 180–190 to about
+ * 152 MiB under tsx, but cost 40–50 % more CPU per request at 0 ms/token (0.36–0.44 ms against
+ * 0.25–0.29 ms with V8's default, 2026-11-30 18:17–18:21 at load 1.4–4.4; 4 MiB: 0.39 ms): the
+ * young generation keeps its default size (docs/benchmarks.md, "Memory: the young generation").
  * Must not know: anything about the node itself.
  */
 
-export const PAIR_NODE_FLAGS: readonly string[] = Object.freeze([]);
+export const PAIR_NODE_FLAGS: readonly string[] = Object.freeze(["--expose-gc"]);

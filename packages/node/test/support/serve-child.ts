@@ -11,6 +11,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { PAIR_NODE_FLAGS } from "../../src/process-flags.js";
 
 const PAIR_BIN = fileURLToPath(new URL("../../../../bin/pair.js", import.meta.url));
 
@@ -45,6 +46,8 @@ export interface ServeChildOptions {
   readonly engineUrl: string;
   /** The engine's `max_concurrent` (default 4). */
   readonly maxConcurrent?: number;
+  /** Extra environment variables for the child (this process's environment otherwise). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** A `pair serve` child process with its own data dir, ports and config file. */
@@ -56,6 +59,7 @@ export class ServeChild {
   readonly clusterAddress: string;
   readonly dataDir: string;
   readonly #config: string;
+  readonly #env: Readonly<Record<string, string>>;
 
   private constructor(options: ServeChildOptions, port: number, clusterPort: number) {
     this.name = options.name;
@@ -63,6 +67,7 @@ export class ServeChild {
     this.clusterAddress = `127.0.0.1:${clusterPort}`;
     this.dataDir = join(options.dir, "data");
     this.#config = join(options.dir, "pair.yaml");
+    this.#env = options.env ?? {};
     writeFileSync(
       this.#config,
       [
@@ -87,10 +92,11 @@ export class ServeChild {
     return new ServeChild(options, await freePort(), await freePort());
   }
 
-  /** Spawn `pair serve` and wait (up to 20 s) until its client port answers. */
+  /** Spawn `pair serve` (with the flags `pair`'s `#!` line gives node) and wait (up to 20 s) until its client port answers. */
   async start(): Promise<void> {
-    const child = spawn(process.execPath, [PAIR_BIN, "serve", "--config", this.#config], {
+    const child = spawn(process.execPath, [...PAIR_NODE_FLAGS, PAIR_BIN, "serve", "--config", this.#config], {
       stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...this.#env },
     });
     this.process = child;
     child.stdout?.on("data", (d: Buffer) => (this.output += d.toString()));

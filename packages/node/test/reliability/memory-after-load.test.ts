@@ -1,0 +1,100 @@
+// The node's memory returns toward its baseline after a load (issue 12): a real `pair serve` child
+// (from the bundle when it is fresh, with the flags `pair` runs with), 256 concurrent streams through
+// it twice, then idle. Its RSS is read from outside (/proc/PID/status VmRSS): the load must have grown
+// it (else the test proves nothing), and once idle the node gives back most of what the load took
+// (the idle collector, src/memory/: a minor then a full GC, V8 shrinks the young generation). The
+// bound has margin: the heap's own growth (caches, the history's rows) stays; the young generation's
+// 32 MiB must not. Waits for the drop (up to 40 s), never sleeps a fixed time to assert.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startEngineEmulator, type EngineEmulator } from "@pair/emulators";
+import { Agent, request } from "undici";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { ServeChild, untilValue } from "../support/serve-child.js";
+
+const MODEL = "qwen:0.5b";
+const STREAMS = 256;
+/** What may stay after the load, over the idle baseline. Measured: 10–25 MiB (docs/benchmarks.md, "Memory, session 5"). */
+const STAYS_MIB = 35;
+/** The load must grow RSS at least this much over the baseline for the test to mean anything. */
+const GROWS_MIB = 25;
+
+let engine: EngineEmulator;
+let node: ServeChild;
+let dir: string;
+const agent = new Agent({ connections: STREAMS + 8, pipelining: 0 });
+
+function rssMib(pid: number): number {
+  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "latin1"))?.[1];
+  if (kb === undefined) throw new Error(`no VmRSS for pid ${pid}`);
+  return Number(kb) / 1024;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "pair-memory-"));
+  engine = await startEngineEmulator({
+    api: "ollama",
+    name: "memory-ollama",
+    models: [{ name: MODEL, maxTokens: 64 }],
+    tokenDelayMs: 5,
+    maxConcurrent: 1024,
+  });
+  node = await ServeChild.create({ name: "memory", dir, engineUrl: engine.url, maxConcurrent: 1024 });
+  await node.start();
+});
+
+afterAll(async () => {
+  await node?.kill();
+  await engine?.close();
+  await agent.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function stream(): Promise<number> {
+  const res = await request(`${node.url}/v1/chat/completions`, {
+    method: "POST",
+    dispatcher: agent,
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: MODEL, stream: true, messages: [{ role: "user", content: "hi" }] }),
+  });
+  await res.body.text();
+  return res.statusCode;
+}
+
+async function load(concurrent: number, rounds: number): Promise<number[]> {
+  const statuses: number[] = [];
+  await Promise.all(
+    Array.from({ length: concurrent }, async () => {
+      for (let r = 0; r < rounds; r++) statuses.push(await stream());
+    }),
+  );
+  return statuses;
+}
+
+it(`gives back what ${STREAMS} streams took once it is idle`, async () => {
+  const pid = node.process!.pid!;
+  await load(16, 2); // warm: code paths compiled, connections made
+  await new Promise((r) => setTimeout(r, 300));
+  const baseline = rssMib(pid);
+
+  let peak = baseline;
+  const sampler = setInterval(() => (peak = Math.max(peak, rssMib(pid))), 100);
+  const statuses = await load(STREAMS, 2).finally(() => clearInterval(sampler));
+  peak = Math.max(peak, rssMib(pid));
+  expect(statuses.filter((s) => s !== 200)).toEqual([]);
+  expect(statuses).toHaveLength(STREAMS * 2);
+  const afterLoad = rssMib(pid);
+
+  let lowest = afterLoad;
+  const settled = await untilValue(() => {
+    lowest = Math.min(lowest, rssMib(pid));
+    return Promise.resolve(lowest <= baseline + STAYS_MIB ? lowest : undefined);
+  }, 40_000).catch(() => undefined);
+  console.log(
+    `pair serve RSS: baseline ${baseline.toFixed(1)} MiB, peak ${peak.toFixed(1)}, right after ${afterLoad.toFixed(1)}, ` +
+      `lowest within 40 s ${lowest.toFixed(1)}`,
+  );
+  expect(peak - baseline, "the load grew the node's RSS").toBeGreaterThanOrEqual(GROWS_MIB);
+  expect(settled, `RSS back within ${STAYS_MIB} MiB of the baseline`).toBeDefined();
+});

@@ -1,0 +1,115 @@
+/**
+ * Builds the `pair` command into one ESM file, `dist/pair.mjs` (git-ignored), with esbuild, so that
+ * `pair` runs on plain node without tsx's loader thread (35–43 MB of RSS: docs/benchmarks.md,
+ * "Memory, session 5"). Beside it, `dist/pair.inputs.json` lists every file the bundle was built from
+ * with its mtime and size: `bin/bundle-freshness.js` runs the bundle only while all of them are
+ * unchanged, and falls back to the sources through tsx otherwise.
+ *
+ *   node scripts/build-cli.mjs                       # `npm run build`; also run by `npm ci` (prepare)
+ *   node scripts/build-cli.mjs --entry X.ts --outfile Y.mjs   # another entry (the benchmarks' node child)
+ *
+ * In the bundle, every source file's `import.meta.url` is its own source file's URL (resolved from the
+ * bundle's location), so files found relative to a source (the dashboard's dist/, better-sqlite3 for
+ * the history thread) are found from the bundle too. Native and CJS-only modules that must stay in
+ * node_modules are external. The bundle and its inputs list are each written to a temp file and
+ * renamed: a `pair` starting meanwhile sees the old pair, or no inputs list (so it runs the sources).
+ * Must not know: what the CLI does.
+ */
+
+import { build } from "esbuild";
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, isAbsolute, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** Modules kept in node_modules: native addons (a .node file cannot be bundled). */
+export const EXTERNAL_MODULES = Object.freeze(["better-sqlite3", "@napi-rs/keyring"]);
+
+/** The inputs list's format version: another version reads as "not fresh". */
+export const INPUTS_FORMAT = 1;
+
+/** `X.mjs` → `X.inputs.json`. */
+export function inputsPathOf(outfile) {
+  return outfile.replace(/\.mjs$/, "") + ".inputs.json";
+}
+
+/**
+ * An esbuild plugin: in the workspace's own TypeScript files, `import.meta.url` becomes the source
+ * file's URL, found relative to the bundle's own URL at run time (so the tree can move).
+ */
+function sourceUrlPlugin(outfile) {
+  return {
+    name: "pair-source-url",
+    setup(b) {
+      b.onLoad({ filter: /\.[cm]?tsx?$/ }, (args) => {
+        if (args.path.includes(`${"/"}node_modules${"/"}`)) return undefined;
+        const text = readFileSync(args.path, "utf8");
+        if (!text.includes("import.meta.url")) return { contents: text, loader: "ts" };
+        const fromBundle = relative(dirname(outfile), args.path).split("\\").join("/");
+        const expression = `new URL(${JSON.stringify(fromBundle)}, import.meta.url).href`;
+        return { contents: text.split("import.meta.url").join(expression), loader: "ts" };
+      });
+    },
+  };
+}
+
+/**
+ * Builds `entry` into `outfile` and writes its inputs list. Returns the number of inputs and the
+ * bundle's size. Throws (with esbuild's messages) when the sources do not build.
+ */
+export async function buildCli({ entry, outfile, root = ROOT }) {
+  const started = Date.now();
+  mkdirSync(dirname(outfile), { recursive: true });
+  const inputsPath = inputsPathOf(outfile);
+  const tmp = `${outfile}.${process.pid}.tmp`;
+  const result = await build({
+    absWorkingDir: root,
+    entryPoints: [entry],
+    outfile: tmp,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    external: [...EXTERNAL_MODULES],
+    metafile: true,
+    logLevel: "warning",
+    legalComments: "none",
+    // CommonJS dependencies call require() for node's built-ins: give the ESM bundle one.
+    banner: {
+      js: "import { createRequire as __pairCreateRequire } from 'node:module'; const require = __pairCreateRequire(import.meta.url);",
+    },
+    plugins: [sourceUrlPlugin(outfile)],
+  });
+  const inputs = {};
+  for (const path of Object.keys(result.metafile.inputs)) {
+    const absolute = isAbsolute(path) ? path : resolve(root, path);
+    const s = statSync(absolute);
+    // A file saved while esbuild read it may be newer than what the bundle holds: record it as
+    // changed (never fresh) rather than trust it.
+    inputs[relative(dirname(outfile), absolute)] = s.mtimeMs >= started ? [-1, -1] : [s.mtimeMs, s.size];
+  }
+  rmSync(inputsPath, { force: true });
+  renameSync(tmp, outfile);
+  const inputsTmp = `${inputsPath}.${process.pid}.tmp`;
+  writeFileSync(inputsTmp, JSON.stringify({ format: INPUTS_FORMAT, inputs }));
+  renameSync(inputsTmp, inputsPath);
+  return { inputs: Object.keys(inputs).length, bytes: statSync(outfile).size };
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const { values } = parseArgs({
+    options: {
+      entry: { type: "string", default: resolve(ROOT, "packages/node/src/cli/main.ts") },
+      outfile: { type: "string", default: resolve(ROOT, "dist/pair.mjs") },
+    },
+    strict: true,
+  });
+  const outfile = resolve(values.outfile);
+  const t0 = performance.now();
+  const { inputs, bytes } = await buildCli({ entry: resolve(values.entry), outfile });
+  console.log(
+    `build-cli: ${relative(process.cwd(), outfile) || outfile} (${(bytes / 1024).toFixed(0)} KiB from ${inputs} files) in ${(performance.now() - t0).toFixed(0)} ms`,
+  );
+}
