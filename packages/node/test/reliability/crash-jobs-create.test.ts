@@ -20,6 +20,7 @@ import {
   expectInvariants,
   expectLedgerCoversMeter,
   jobsChild,
+  ledgerClosed,
   openObligations,
 } from "./jobs-child.js";
 import { SCALE, until, type SponsorChild } from "./sponsor-child.js";
@@ -91,6 +92,7 @@ describe(
           // No request: one idle minute (3 s real) later a pass cancels it; its end closes the obligation.
           await until("idle cancel", () => w.hf.jobs.get(job.id)?.stage === "CANCELED", ENFORCEMENT_BOUND_MS);
           await until("discharged", () => openObligations(w.hosting(JOB_NODE)).length === 0, 15_000);
+          await ledgerClosed(w, ids[0]!);
           await w.kill();
           expectInvariants(w);
           expect(createsReceived(w), "creates sent").toBe(1);

@@ -18,6 +18,7 @@ import {
   expectInvariants,
   expectLedgerCoversMeter,
   jobsChild,
+  ledgerClosed,
   openFor,
   openObligations,
   streamChild,
@@ -55,6 +56,7 @@ async function running(engine: { tokenDelayMs?: number; maxTokens?: number } = {
 async function expectIdleCancel(w: SponsorChild, id: string, records: string[], what: string) {
   await until("idle cancel", () => w.hf.jobs.get(id)?.stage === "CANCELED", ENFORCEMENT_BOUND_MS);
   await until("discharged", () => openObligations(w.hosting(JOB_NODE)).length === 0, 15_000);
+  await ledgerClosed(w, records[0]!);
   await w.kill();
   expectInvariants(w);
   const state = w.hosting(JOB_NODE);
@@ -107,6 +109,7 @@ describe(
       await w.start(); // the required stop is restored and sent again (backoff ≤ 60 s virtual = 3 s real)
       await until("cancelled", () => w.hf.jobs.get(id)?.stage === "CANCELED", ENFORCEMENT_BOUND_MS);
       await until("discharged", () => openObligations(w.hosting(JOB_NODE)).length === 0, 15_000);
+      await ledgerClosed(w, records[0]!);
       await w.kill();
       expectInvariants(w);
       expect(Object.keys(w.hosting(JOB_NODE).deployments)).toEqual(records);

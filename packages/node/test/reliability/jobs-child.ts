@@ -9,11 +9,13 @@
  * Must not know: which scenario runs.
  */
 
+import { join } from "node:path";
 import type { HostingState, StopObligation } from "@pair/provision";
+import { SqliteLedgerStore } from "@pair/store";
 import type { TestCa } from "@pair/testkit";
 import { request } from "undici";
 import { expect } from "vitest";
-import { sponsorChild, type SponsorChild } from "./sponsor-child.js";
+import { sponsorChild, until, type SponsorChild } from "./sponsor-child.js";
 
 export const JOB_NODE = "batch";
 export const NS = "alice";
@@ -73,6 +75,19 @@ export function expectInvariants(w: SponsorChild, bound = true): void {
     expect(o.evidence, `evidence of discharged ${o.deploymentId}`).toBeDefined();
   expect(w.hf.jobs.list(NS).length, "jobs created").toBeLessThanOrEqual(1);
   expect(w.tokenLeaks()).toEqual([]);
+}
+
+/**
+ * Resolves once the ledger closed the episode of deployment `id` (the ledger's SQLite is a second
+ * file, committed right after the hosting store's discharge).
+ */
+export function ledgerClosed(w: SponsorChild, id: string): Promise<true> {
+  const ledger = new SqliteLedgerStore({ path: join(w.dataDir, "managed", "ledger.db") });
+  return until(
+    "the ledger closed the episode",
+    () => ledger.load()?.episodes[id]?.state === "closed" || undefined,
+    10_000,
+  ).finally(() => ledger.close());
 }
 
 /** Ledger ≥ the Jobs meter (both read now); returns both for the report. */

@@ -164,6 +164,11 @@ describe("provider faults: Hugging Face Jobs", () => {
     // The refused listing was sent again, once the window had passed.
     const again = w.hf.jobs.requests().find((r) => r.atRealMs > t0 && r.path === `/api/jobs/${NS}`);
     expect(again!.atRealMs - t0).toBeGreaterThanOrEqual(RETRY_AFTER_MS - 100);
+    console.log(
+      `jobs 429: listing sent again ${Math.round(again!.atRealMs - t0)} ms after the 429 (retry-after ` +
+        `${RETRY_AFTER_MS} ms); calls inside the window: 0; a chat inside it: ${during.status} in ` +
+        `${Math.round(during.elapsedMs)} ms`,
+    );
     expect(jobs(w)).toHaveLength(1);
     expect(w.hf.jobs.get(job!.id)?.stage).toBe("RUNNING");
     expectCovered(w);
@@ -206,6 +211,7 @@ describe("provider faults: Hugging Face Jobs", () => {
     expect(refused.status).toBe(504);
     expect(refused.text).toContain("cold_start_timeout");
     expect(refused.elapsedMs).toBeLessThan(COLD_START_S * 1000 + 1_500);
+    console.log(`jobs slow scheduling: cold_start_timeout after ${Math.round(refused.elapsedMs)} ms`);
     expect(jobs(w).map((j) => j.stage)).toEqual(["SCHEDULING"]);
     expect(openObligations(w)).toHaveLength(1); // it may bill soon: covered from the intent on
     await w.advance(4 * MIN);
