@@ -106,10 +106,41 @@ export function expectLedgerCoversMeter(w: SponsorChild, what: string): { meter:
     `crash jobs ${what}: meter ${minutes} min = ${meter} µUSD, ledger ${ledger} µUSD` +
       (ledger < meter ? ` — UNDER the meter by ${meter - ledger} µUSD` : ""),
   );
+  if (ledger < meter) console.log(underMeterDiagnosis(w));
   expect(ledger, `ledger ≥ meter − 1 min (${minutes} min)`).toBeGreaterThanOrEqual(
     meter - METER_MINUTE_MICRO_USD,
   );
   return { meter, ledger };
+}
+
+/**
+ * For the open finding (docs/reliability.md): the meter's stretches, the ledger's billed-time entries
+ * and the obligations' evidence, in virtual ms from the first stretch's start, the cancels' arrivals.
+ */
+function underMeterDiagnosis(w: SponsorChild): string {
+  const t0 = w.hf.jobs.meter.stretches()[0]?.startMs ?? 0;
+  const lines = w.hf.jobs.meter.stretches().map((m) => `meter ${m.startMs - t0} → ${(m.endMs ?? NaN) - t0}`);
+  const store = new SqliteLedgerStore({ path: join(w.dataDir, "managed", "ledger.db") });
+  try {
+    for (const e of store.entries())
+      if (e.kind === "billed-time")
+        lines.push(
+          `ledger entry at ${e.atMs - t0}: granules ${e.firstGranule}+${e.granules}, ` +
+            `${e.amountMicroUsd} µUSD, recorded at ${e.recordedAtMs - t0}`,
+        );
+    for (const ep of Object.values(store.load()?.episodes ?? {}))
+      lines.push(
+        `episode ${ep.state}, started ${ep.startedAtMs - t0}, closed ${(ep.closedAtMs ?? NaN) - t0}`,
+      );
+  } finally {
+    store.close();
+  }
+  for (const o of Object.values(w.hosting(JOB_NODE).obligations))
+    lines.push(`obligation ${o.state}: ${JSON.stringify(o.evidence)} closed ${(o.closedAtMs ?? NaN) - t0}`);
+  for (const r of w.hf.jobs.requests())
+    if (r.path.endsWith("/cancel") || r.method === "POST")
+      lines.push(`${r.method} ${r.path} at ${r.atMs - t0}`);
+  return lines.join("\n");
 }
 
 /** A chat request to the job's model through the child; settles with the status, or "cut". */
