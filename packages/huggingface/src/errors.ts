@@ -137,3 +137,10 @@ export function kindOfStatus(status: number): HfErrorKind {
   if (status >= 500) return "server";
   return "invalid_request";
 }
+
+/** `{ retryAfterMs }` when Hugging Face said how long to wait (a 429's retry-after), else nothing. */
+export function retryAfterOf(error: unknown): { retryAfterMs?: number } {
+  return error instanceof HuggingFaceApiError && error.retryAfterMs !== undefined
+    ? { retryAfterMs: error.retryAfterMs }
+    : {};
+}

@@ -76,7 +76,8 @@ export interface RentedWiring {
 export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
   const { config, credentials, scheduler, log } = o;
   const dataDir = config.node.dataDir;
-  // One retry-after window for every Endpoints API client of this sponsor: a 429 to one holds all.
+  // One retry-after window for every Hugging Face client of this sponsor (Endpoints and Jobs APIs,
+  // the node probe, the creator): HF counts limits per account, so a 429 to one holds all.
   const hfGate = new RetryAfterGate();
   const ledger = new SharedLedger({
     dataDir,
@@ -99,7 +100,7 @@ export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
     ...o.managed,
   });
   const runpod = runpodPodNodes(config, o, { ledger });
-  const jobs = jobNodes(config, o, { ledger });
+  const jobs = jobNodes(config, o, { ledger, gate: hfGate });
   const rented = new RentedNodes({
     nodeName: config.node.name,
     dataDir,
@@ -118,7 +119,7 @@ export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
     rented,
     managed,
     jobs,
-    jobsTransportFor: jobsTransport(config),
+    jobsTransportFor: jobsTransport(config, hfGate),
     ...(o.managed?.pollMs === undefined ? {} : { watchMs: o.managed.pollMs }),
     ...(o.managed?.timers === undefined ? {} : { timers: o.managed.timers }),
     onChange: o.onCreatorChange,
@@ -154,7 +155,7 @@ function runpodPodNodes(
 function jobNodes(
   config: PairConfig,
   options: RentedWiringOptions,
-  deps: { ledger: SharedLedger },
+  deps: { ledger: SharedLedger; gate: RetryAfterGate },
 ): JobNodes {
   const extraCaPem =
     config.tls.extraCaFile === null ? undefined : readFileSync(config.tls.extraCaFile, "utf8");
@@ -166,6 +167,7 @@ function jobNodes(
     credentials: options.credentials,
     hubApi: config.providers.huggingface.hubApi,
     ...(extraCaPem === undefined ? {} : { extraCaPem }),
+    gate: deps.gate,
     ledger: deps.ledger,
     inFlight: (name) => options.scheduler.inFlight(`rented:${name}`),
     log: options.log,
@@ -174,7 +176,7 @@ function jobNodes(
 }
 
 /** A Jobs API client per token, for `pair rented create --provider huggingface-job` (verified HTTPS). */
-function jobsTransport(config: PairConfig): (token: Redacted<string>) => JobsTransport {
+function jobsTransport(config: PairConfig, gate: RetryAfterGate): (token: Redacted<string>) => JobsTransport {
   const extraCaPem =
     config.tls.extraCaFile === null ? undefined : readFileSync(config.tls.extraCaFile, "utf8");
   return (token) =>
@@ -182,6 +184,7 @@ function jobsTransport(config: PairConfig): (token: Redacted<string>) => JobsTra
       token: { reveal: () => token.reveal() },
       hubApi: config.providers.huggingface.hubApi,
       ...(extraCaPem === undefined ? {} : { extraCaPem }),
+      gate,
     });
 }
 

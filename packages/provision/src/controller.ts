@@ -17,6 +17,12 @@ import { validateCapabilities } from "./provider-port.js";
 import { reconcile, type ReconcilePlan } from "./reconcile.js";
 import { restore } from "./restore.js";
 import { err, ok, type Result } from "./result.js";
+import {
+  DEFAULT_MAX_STOP_RETRY_MS,
+  nextStopAttemptAtMs,
+  validateStopBackoff,
+  type StopBackoff,
+} from "./stop-backoff.js";
 import { liveRecords, type DeploymentId, type HostingState, type TransferTarget } from "./state.js";
 import type { Clock } from "./time.js";
 
@@ -50,8 +56,13 @@ export interface ControllerOptions {
   readonly busyRequeueMs: number;
   /** Requeue when all is quiet: the periodic pass that repairs missed events. */
   readonly idleRequeueMs: number;
-  /** Wait at least this long between two stop attempts of one resource. */
+  /**
+   * The wait after the first unconfirmed stop attempt of one resource; it doubles with each further
+   * attempt (`stop-backoff.ts`), up to `maxStopRetryMs`, and never undercuts a provider's retry-after.
+   */
   readonly stopRetryMs: number;
+  /** The longest wait between two stop attempts (default 60 s: a billed resource keeps being stopped). */
+  readonly maxStopRetryMs?: number;
   /** One sink for everything that happened (ledger, history, logs). */
   readonly onEvent?: (event: HostingEvent) => void;
 }
@@ -86,7 +97,7 @@ export class HostingController {
       ...(options.leaseTtlMs > 0 ? [] : ["leaseTtlMs: must be > 0"]),
       ...(options.busyRequeueMs > 0 ? [] : ["busyRequeueMs: must be > 0"]),
       ...(options.idleRequeueMs > 0 ? [] : ["idleRequeueMs: must be > 0"]),
-      ...(options.stopRetryMs >= 0 ? [] : ["stopRetryMs: must be >= 0"]),
+      ...validateStopBackoff(backoffOf(options)),
     ];
     if (problems.length > 0) throw new RangeError(`HostingController options: ${problems.join("; ")}`);
     for (let attempt = 0; ; attempt += 1) {
@@ -330,11 +341,9 @@ export class HostingController {
 
   async #retryDueStops(note: (r: Result<unknown, Refusal>) => void): Promise<void> {
     const now = this.#o.clock.now().wallMs;
+    const backoff = backoffOf(this.#o);
     const due = liveRecords(this.#state).filter(
-      (d) =>
-        d.phase === "StopRequired" &&
-        d.key !== undefined &&
-        (d.lastStopAttemptAtMs === undefined || now - d.lastStopAttemptAtMs >= this.#o.stopRetryMs),
+      (d) => d.phase === "StopRequired" && d.key !== undefined && now >= nextStopAttemptAtMs(d, backoff),
     );
     for (const record of due) {
       const key = record.key;
@@ -399,6 +408,13 @@ export class HostingController {
     }
     return last;
   }
+}
+
+function backoffOf(o: ControllerOptions): StopBackoff {
+  return {
+    stopRetryMs: o.stopRetryMs,
+    maxStopRetryMs: o.maxStopRetryMs ?? Math.max(DEFAULT_MAX_STOP_RETRY_MS, o.stopRetryMs),
+  };
 }
 
 function describe(cause: unknown): string {

@@ -60,7 +60,14 @@ export function stopAnswered(
       );
     case "refused":
     case "unknown": {
-      draft.putDeployment(attempted);
+      const wait = outcome.retryAfterMs;
+      const { stopNotBeforeMs: _previous, ...rest } = attempted;
+      // A provider's retry-after holds the next attempt back; without one, only the backoff does.
+      draft.putDeployment(
+        wait !== undefined && Number.isFinite(wait) && wait > 0
+          ? { ...rest, stopNotBeforeMs: atMs + wait }
+          : rest,
+      );
       const detail = outcome.kind === "refused" ? `${outcome.code}: ${outcome.message}` : outcome.cause;
       draft.events.push({ type: "StopFailed", id: record.id, detail, attempts: attempted.stopAttempts });
       return ok(draft.finish());

@@ -18,5 +18,6 @@ export * from "./inputs.js";
 export { decide, reportEndsBilling, reportIsCharging } from "./decide.js";
 export * from "./reconcile.js";
 export * from "./restore.js";
+export * from "./stop-backoff.js";
 export * from "./controller.js";
 export * from "./memory-store.js";

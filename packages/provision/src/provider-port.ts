@@ -76,10 +76,16 @@ export type DescribeOutcome =
   | { readonly kind: "not-found" }
   | { readonly kind: "unknown"; readonly cause: string };
 
+/** `retryAfterMs`: the provider asked for no new attempt sooner (a 429's retry-after). */
 export type StopOutcome =
   | { readonly kind: "accepted" }
-  | { readonly kind: "refused"; readonly code: string; readonly message: string }
-  | { readonly kind: "unknown"; readonly cause: string };
+  | {
+      readonly kind: "refused";
+      readonly code: string;
+      readonly message: string;
+      readonly retryAfterMs?: number;
+    }
+  | { readonly kind: "unknown"; readonly cause: string; readonly retryAfterMs?: number };
 
 export type ResumeOutcome = StopOutcome;
 

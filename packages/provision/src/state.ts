@@ -69,6 +69,8 @@ export interface DeploymentRecord {
   readonly stopMode?: StopMode;
   readonly stopAttempts: number;
   readonly lastStopAttemptAtMs?: number;
+  /** The provider's retry-after on the last unconfirmed stop: no attempt before this (epoch ms). */
+  readonly stopNotBeforeMs?: number;
   /** Highest epoch ever granted for this deployment. Durable; never reused. */
   readonly leaseHighWater: number;
   /** Current lease. Dropped on restart. */

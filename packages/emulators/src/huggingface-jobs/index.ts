@@ -4,7 +4,7 @@
  * Must not know: anything beyond re-exports.
  */
 
-export type { JobView, JobsEmulator, JobsEmulatorOptions } from "./jobs-service.js";
+export type { JobView, JobsEmulator, JobsEmulatorOptions, JobsRequestSeen } from "./jobs-service.js";
 export type { JobsFaults } from "./jobs-faults.js";
 export type { JobStretch, JobsMeter } from "./jobs-meter.js";
 export type { JobTimings } from "./jobs-world.js";

@@ -1,7 +1,8 @@
 /**
- * Fault switches of the Jobs API: those of the Endpoints control plane (lost answers, 5xx, 429 with
- * retry-after, slow state changes — here: a slow cancel) plus slow scheduling and a job that errors
- * with a message instead of coming up. Deterministic, in arrival order.
+ * Fault switches of the Jobs API: those of the Endpoints control plane (lost answers, held requests,
+ * 5xx, 429 with retry-after, slow state changes — here: a slow cancel) plus slow scheduling, a job
+ * that errors with a message instead of coming up, and a partial listing (a live job left out of the
+ * next listings, by id). Deterministic, in arrival order.
  * Must not know: sockets, job records.
  */
 
@@ -26,6 +27,14 @@ export class JobsFaults extends ControlFaults {
   /** The next job to come up errors instead (stage ERROR, this message); its port never answers. */
   failNextJob(message: string): void {
     this.failNextDeploy(message);
+  }
+
+  /**
+   * The next `count` listings of jobs leave out the job `id` while still answering as complete (no
+   * `Link: rel="next"` for it); its own `GET /api/jobs/{ns}/{id}` still finds it. A partial page.
+   */
+  hideJobFromListing(id: string, count: number): void {
+    this.hideFromListing(id, count);
   }
 
   override clear(): void {

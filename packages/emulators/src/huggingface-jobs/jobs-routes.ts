@@ -3,7 +3,8 @@
  * (`GET`, repeatable `stage=` and `label=key=value` filters, `Link: <…>; rel="next"` pagination),
  * inspect, cancel, labels (replace all), logs (SSE) and `GET /api/jobs/hardware`. Auth as the hub:
  * a bearer token with access to the namespace (401 otherwise), write role to mutate (403).
- * Must not know: sockets, TLS, fault switches (the service applies them), the proxy.
+ * Must not know: sockets, TLS, fault switches (the service applies them; a listing only asks which
+ * ids to leave out), the proxy.
  */
 
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
@@ -22,6 +23,8 @@ export interface JobsRouteContext {
   readonly baseUrl: () => string;
   readonly nowMs: () => number;
   readonly pageSize: number;
+  /** Job ids this listing leaves out (the partial-listing fault; counts the listing against each). */
+  readonly hiddenFromListing: () => ReadonlySet<string>;
 }
 
 export interface JobsRequest {
@@ -80,7 +83,10 @@ function list(ctx: JobsRouteContext, namespace: string, request: JobsRequest): J
   const cursorRaw = request.query.get("cursor") ?? "0";
   if (!/^\d{1,9}$/.test(cursorRaw)) return error(400, "cursor: expected the value from the Link header");
   const cursor = Number(cursorRaw);
-  const all = ctx.world.list(namespace).filter((record) => matchesFilters(record, stages, labels));
+  const hidden = ctx.hiddenFromListing();
+  const all = ctx.world
+    .list(namespace)
+    .filter((record) => !hidden.has(record.id) && matchesFilters(record, stages, labels));
   const page = all.slice(cursor, cursor + ctx.pageSize);
   const headers: Record<string, string> = {};
   if (cursor + ctx.pageSize < all.length) {

@@ -1,14 +1,16 @@
 /**
  * The Hugging Face Jobs emulator, mounted on the Hugging Face emulator's server (the hub host, so
  * `/api/whoami-v2` answers beside it with the same tokens and clock): the Jobs API routes with the
- * request-level faults (429 with retry-after, 5xx, lost answers) and request ids, the exposed-port
- * proxy, and what tests inspect (jobs without secrets, the meter, the faults, the container env).
+ * request-level faults (429 with retry-after, 5xx, lost answers, held requests) and request ids, the
+ * exposed-port proxy, and what tests inspect (jobs without secrets, the meter, the faults, the
+ * container env, the API requests received with their virtual and real arrival times).
  * Must not know: the Endpoints world, TLS, how the server listens.
  */
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { EngineHandler } from "../engine/handler.js";
 import type { EmulatorTime } from "../huggingface/emulator-time.js";
+import type { ControlDecision } from "../huggingface/control-faults.js";
 import type { TokenRegistry } from "../huggingface/tokens.js";
 import { DEFAULT_FLAVORS, type JobFlavor } from "./flavors.js";
 import { readJsonBody, sendError } from "./http-io.js";
@@ -28,6 +30,20 @@ export interface JobsEmulatorOptions {
   /** Jobs per listing page before a `Link: rel="next"` (default 50). */
   readonly pageSize?: number;
 }
+
+/** One Jobs API request as it arrived (not the exposed-port proxy). */
+export interface JobsRequestSeen {
+  readonly method: string;
+  readonly path: string;
+  /** Virtual wall time, epoch ms. */
+  readonly atMs: number;
+  /** Real monotonic time (`performance.now()`): retry-after waits are real time on the client. */
+  readonly atRealMs: number;
+  /** What the fault switches did with it. */
+  readonly fault: ControlDecision["kind"];
+}
+
+const MAX_REQUESTS_SEEN = 10_000;
 
 /** What a test may inspect of one job (secret names only). */
 export interface JobView {
@@ -53,6 +69,8 @@ export interface JobsEmulator {
   /** A deletion outside the API (web UI): the job goes DELETED. */
   markDeleted(id: string): boolean;
   exposeUrl(id: string, port: number): string;
+  /** Jobs API requests received so far, oldest first (the last 10,000). */
+  requests(): readonly JobsRequestSeen[];
 }
 
 function checkedMs(name: string, value: number | undefined, fallback: number): number {
@@ -71,6 +89,8 @@ export class HuggingFaceJobsService {
   readonly #faults = new JobsFaults();
   readonly #tokens: TokenRegistry;
   #requestIds = 0;
+  readonly #seen: JobsRequestSeen[] = [];
+  readonly #time: EmulatorTime;
 
   constructor(init: {
     time: EmulatorTime;
@@ -90,6 +110,7 @@ export class HuggingFaceJobsService {
     const flavors = options.flavors ?? DEFAULT_FLAVORS;
     if (flavors.length === 0) throw new RangeError("jobs.flavors: expected at least one flavor");
     const meter = new JobsMeter(() => init.time.nowMs());
+    this.#time = init.time;
     this.#tokens = init.tokens;
     this.world = new JobsWorld({
       time: init.time,
@@ -106,6 +127,7 @@ export class HuggingFaceJobsService {
       baseUrl: init.baseUrl,
       nowMs: () => init.time.nowMs(),
       pageSize,
+      hiddenFromListing: () => this.#faults.takeHiddenFromListing(),
     };
     const view = (record: JobRecord): JobView => ({
       id: record.id,
@@ -136,6 +158,7 @@ export class HuggingFaceJobsService {
       containerEnv: (id) => this.world.containerEnv(id),
       markDeleted: (id) => this.world.markDeleted(id),
       exposeUrl: (id, port) => exposeUrl(init.baseUrl(), id, port),
+      requests: () => [...this.#seen],
     };
   }
 
@@ -161,6 +184,14 @@ export class HuggingFaceJobsService {
     const method = req.method ?? "GET";
     res.setHeader("x-request-id", `emu-jobs-${++this.#requestIds}`);
     const decision = this.#faults.decide(method, path);
+    this.#seen.push({
+      method,
+      path,
+      atMs: this.#time.nowMs(),
+      atRealMs: performance.now(),
+      fault: decision.kind,
+    });
+    if (this.#seen.length > MAX_REQUESTS_SEEN) this.#seen.splice(0, this.#seen.length - MAX_REQUESTS_SEEN);
     if (decision.kind === "rate-limit") {
       req.resume();
       res.setHeader("retry-after", String(decision.retryAfterS));
@@ -181,13 +212,28 @@ export class HuggingFaceJobsService {
       );
     }
     const body = await readJsonBody(req);
-    const reply = jobsReply(this.#ctx, {
-      method,
-      path,
-      query: new URLSearchParams(query.startsWith("?") ? query.slice(1) : query),
-      headers: req.headers,
-      body,
-    });
+    const replyNow = () =>
+      jobsReply(this.#ctx, {
+        method,
+        path,
+        query: new URLSearchParams(query.startsWith("?") ? query.slice(1) : query),
+        headers: req.headers,
+        body,
+      });
+    if (decision.kind === "hold") {
+      // "before-answer": carried out now, only the answer waits; "on-release": carried out only if
+      // released with "apply" — even when the client has gone, as a server that read the request would.
+      const early = decision.applied === "before-answer" ? replyNow() : undefined;
+      const how = await this.#faults.park();
+      this.world.settle();
+      if (how === "drop" && early === undefined) return void req.socket.destroy();
+      const late = early ?? replyNow();
+      if (req.socket.destroyed) return; // the client went away: carried out, never answered
+      if (late.kind === "logs")
+        return streamLogs(this.world, late.record, res, new URLSearchParams(query.slice(1)));
+      return writeJobsReply(res, late);
+    }
+    const reply = replyNow();
     if (decision.kind === "lose") {
       // The action was carried out; the answer never arrives.
       req.socket.destroy();

@@ -1,7 +1,8 @@
 // The Hugging Face Jobs emulator over HTTPS (test CA, virtual time): create/list/inspect/cancel/
 // labels/logs/hardware, stages with timeout enforcement, the token-protected exposed port, the
 // billing meter (started minutes × flavor price + exposed-port surcharge), secrets kept out of every
-// answer, and the faults (429 + retry-after, 5xx, lost answer, slow scheduling, job error).
+// answer, and the faults (429 + retry-after, 5xx, lost answer, held requests, a partial listing, slow
+// scheduling, job error), with the requests received.
 import { afterEach, describe, expect, it } from "vitest";
 import { ALICE, BOB, READER, startHarness, type Harness } from "../huggingface/hf-harness.js";
 
@@ -223,5 +224,70 @@ describe("Jobs faults", () => {
     h.emu.advance(10 * MIN);
     expect(h.emu.jobs.get(other.id)?.stage).toBe("DELETED");
     expect(h.emu.jobs.meter.billedMinutes("alice", other.id)).toBe(1);
+  });
+
+  it("holds a create: carried out before the answer, on release, or dropped unapplied", async () => {
+    const h = await harness();
+    const url = `${h.emu.hubApiUrl}/api/jobs/alice`;
+    const faults = h.emu.jobs.faults;
+    // before-answer: the job exists while the answer is held.
+    faults.holdNext(1, { method: "POST" }, "before-answer");
+    const early = h.call("POST", url, { token: ALICE, body: jobBody() });
+    await faults.whenHeld();
+    expect(h.emu.jobs.list("alice")).toHaveLength(1);
+    expect(faults.releaseHeld("apply")).toBe(1);
+    expect((await early).status).toBe(200);
+    // on-release: nothing until released; "apply" creates it and answers.
+    faults.holdNext(1, { method: "POST" }, "on-release");
+    const late = h.call("POST", url, { token: ALICE, body: jobBody() });
+    await faults.whenHeld();
+    expect(h.emu.jobs.list("alice")).toHaveLength(1);
+    faults.releaseHeld("apply");
+    expect((await late).status).toBe(200);
+    expect(h.emu.jobs.list("alice")).toHaveLength(2);
+    // on-release, dropped: the connection is cut and nothing is created.
+    faults.holdNext(1, { method: "POST" }, "on-release");
+    const dropped = h.call("POST", url, { token: ALICE, body: jobBody() });
+    await faults.whenHeld();
+    faults.releaseHeld("drop");
+    await expect(dropped).rejects.toThrow();
+    expect(h.emu.jobs.list("alice")).toHaveLength(2);
+    expect(faults.arrived({ method: "POST" })).toBe(3);
+  });
+
+  it("a partial listing leaves a live job out of the next listings (as complete) while its own GET finds it", async () => {
+    const h = await harness(); // pageSize 2
+    const a = await create(h);
+    const b = await create(h);
+    h.emu.jobs.faults.hideJobFromListing(a.id, 2);
+    const ids = async () => {
+      const reply = await h.call("GET", `${h.emu.hubApiUrl}/api/jobs/alice`, { token: ALICE });
+      return { ids: reply.json as unknown as { id: string }[], link: reply.headers["link"] };
+    };
+    for (let i = 0; i < 2; i++) {
+      const page = await ids();
+      expect(page.ids.map((j) => j.id)).toEqual([b.id]);
+      expect(page.link).toBeUndefined(); // answers as a whole listing
+    }
+    expect((await h.call("GET", `${h.emu.hubApiUrl}/api/jobs/alice/${a.id}`, { token: ALICE })).status).toBe(
+      200,
+    );
+    expect((await ids()).ids.map((j) => j.id)).toEqual([a.id, b.id]);
+  });
+
+  it("records every Jobs API request with its virtual and real arrival time and the fault applied", async () => {
+    const h = await harness();
+    h.emu.jobs.faults.rateLimitNext(1, 3, { method: "GET" });
+    const url = `${h.emu.hubApiUrl}/api/jobs/alice`;
+    expect((await h.call("GET", url, { token: ALICE })).status).toBe(429);
+    h.emu.advance(5_000);
+    expect((await h.call("GET", url, { token: ALICE })).status).toBe(200);
+    const seen = h.emu.jobs.requests();
+    expect(seen.map((r) => [r.method, r.path, r.fault])).toEqual([
+      ["GET", "/api/jobs/alice", "rate-limit"],
+      ["GET", "/api/jobs/alice", "none"],
+    ]);
+    expect(seen[1]!.atMs - seen[0]!.atMs).toBe(5_000);
+    expect(seen[1]!.atRealMs).toBeGreaterThanOrEqual(seen[0]!.atRealMs);
   });
 });

@@ -25,7 +25,7 @@ import type {
 } from "@pair/provision";
 import { assertNever, err, ok, type Result } from "@pair/provision";
 import type { EndpointsTransport } from "../endpoints-transport.js";
-import { HuggingFaceApiError } from "../errors.js";
+import { HuggingFaceApiError, retryAfterOf } from "../errors.js";
 import type { HfEndpoint } from "../model.js";
 import { HF_ENDPOINT_PROVIDER, capabilitiesFor } from "./capabilities.js";
 import { toEndpointSpec } from "./create-spec.js";
@@ -238,7 +238,9 @@ export class HuggingFaceEndpointsProvider implements ProviderPort {
   }
 
   #actionFailure(error: unknown): StopOutcome {
-    if (answeredRefusal(error)) return refusedBy(error);
-    return { kind: "unknown", cause: causeOf(error) };
+    // A 429's retry-after travels with the outcome: the controller sends no stop again sooner.
+    const wait = retryAfterOf(error);
+    if (answeredRefusal(error)) return { ...refusedBy(error), ...wait };
+    return { kind: "unknown", cause: causeOf(error), ...wait };
   }
 }

@@ -4,7 +4,9 @@
  * may be added to the system roots, nothing turns checks off), connect/response timeouts, the
  * bearer token revealed only into the outgoing header, and the shared retry policy: reads and
  * cancel retry on 429/503 after `retry-after` and on 5xx/lost answers with backoff; create is never
- * retried — a lost answer or a 5xx is `uncertain`, resolved by listing with the owner labels.
+ * retried — a lost answer or a 5xx is `uncertain`, resolved by listing with the owner labels. A 429's
+ * retry-after closes the `RetryAfterGate` it shares with the sponsor's other HF clients: the refused
+ * call waits it out, any other call fails `rate_limited` without being sent.
  * Must not know: PAIR's lifecycle or stage mapping, where the token is stored.
  */
 
@@ -20,6 +22,7 @@ import {
   headerValue,
 } from "../https-transport.js";
 import type { HfAccount } from "../model.js";
+import { RetryAfterGate } from "../retry-after-gate.js";
 import {
   DEFAULT_RETRY_POLICY,
   decideRetry,
@@ -47,6 +50,8 @@ export interface HttpsJobsTransportOptions {
   readonly sleep?: (ms: number) => Promise<void>;
   readonly random?: () => number;
   readonly nowMs?: () => number;
+  /** The retry-after window shared with the sponsor's other Hugging Face clients (default: its own). */
+  readonly gate?: RetryAfterGate;
 }
 
 interface Call<T> {
@@ -68,6 +73,7 @@ export class HttpsJobsTransport implements JobsTransport {
   readonly #sleep: (ms: number) => Promise<void>;
   readonly #random: () => number;
   readonly #now: () => number;
+  readonly #gate: RetryAfterGate;
 
   constructor(options: HttpsJobsTransportOptions) {
     if (typeof options.token?.reveal !== "function")
@@ -91,6 +97,7 @@ export class HttpsJobsTransport implements JobsTransport {
     this.#sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.#random = options.random ?? Math.random;
     this.#now = options.nowMs ?? Date.now;
+    this.#gate = options.gate ?? new RetryAfterGate();
   }
 
   toString(): string {
@@ -99,6 +106,16 @@ export class HttpsJobsTransport implements JobsTransport {
 
   async #call<T>(spec: Call<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
+      const closedForMs = this.#gate.closedForMs(this.#now());
+      // A retry (the refused call itself) waits the rest of the window; a new call is not sent.
+      if (closedForMs > 0 && attempt > 1) await this.#sleep(closedForMs);
+      else if (closedForMs > 0)
+        throw new HuggingFaceApiError({
+          kind: "rate_limited",
+          operation: spec.operation,
+          retryAfterMs: closedForMs,
+          detail: `not sent: Hugging Face asked for no requests for another ${Math.ceil(closedForMs / 1000)} s (retry-after)`,
+        });
       let status: number;
       let text: string;
       let headers: Record<string, string | string[] | undefined>;
@@ -164,6 +181,7 @@ export class HttpsJobsTransport implements JobsTransport {
         }
       }
       const retryAfterMs = parseRetryAfter(headerValue(headers["retry-after"]), this.#now());
+      if (status === 429 && retryAfterMs !== undefined) this.#gate.close(this.#now() + retryAfterMs);
       const decision = decideRetry(
         this.#policy,
         spec.idempotent,

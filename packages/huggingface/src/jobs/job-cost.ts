@@ -8,11 +8,22 @@
 import { EXPOSED_PORT_USD_PER_HOUR } from "./capabilities.js";
 import type { HfJobFlavor } from "./jobs-model.js";
 
-/** Micro-USD per hour (integer), as the ledger counts money. */
+/**
+ * Half a micro-dollar per minute, per hour: the listing rounds each per-minute price to the
+ * micro-dollar (l4x1, $0.80/h, is listed 0.013333 USD/min), so the price HF bills may be up to half
+ * a micro-dollar a minute more than listed. Counting it keeps the ledger at or above what HF bills.
+ */
+export const LISTING_ROUNDING_MICRO_USD_PER_HOUR = 30;
+
+/**
+ * Micro-USD per hour (integer), as the ledger counts money: the listed per-minute price × 60, plus
+ * the listing's rounding margin (never less than HF bills), plus the port surcharge.
+ */
 export function jobRateMicroUsdPerHour(flavor: HfJobFlavor, exposesPort: boolean): number {
   if (!(flavor.usdPerMinute >= 0)) throw new RangeError(`flavor ${flavor.name}: usdPerMinute must be >= 0`);
   return (
-    Math.round(flavor.usdPerMinute * 60 * 1e6) +
+    Math.round(flavor.usdPerMinute * 1e6) * 60 +
+    LISTING_ROUNDING_MICRO_USD_PER_HOUR +
     (exposesPort ? Math.round(EXPOSED_PORT_USD_PER_HOUR * 1e6) : 0)
   );
 }

@@ -25,7 +25,7 @@ import type {
   StopMode,
   StopOutcome,
 } from "@pair/provision";
-import { HuggingFaceApiError } from "../errors.js";
+import { HuggingFaceApiError, retryAfterOf } from "../errors.js";
 import type { RevealableToken } from "../secret-token.js";
 import { HF_JOB_CAPABILITIES, HF_JOB_PROVIDER } from "./capabilities.js";
 import { toJobSpec } from "./job-create-spec.js";
@@ -220,8 +220,10 @@ export class HuggingFaceJobsProvider implements ProviderPort {
   }
 
   #failure(error: unknown): StopOutcome {
+    // A 429's retry-after travels with the outcome: the controller sends no cancel again sooner.
+    const wait = retryAfterOf(error);
     if (answeredRefusal(error))
-      return { kind: "refused", code: error.kind, message: error.providerMessage ?? error.message };
-    return { kind: "unknown", cause: causeOf(error) };
+      return { kind: "refused", code: error.kind, message: error.providerMessage ?? error.message, ...wait };
+    return { kind: "unknown", cause: causeOf(error), ...wait };
   }
 }

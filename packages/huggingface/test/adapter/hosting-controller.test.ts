@@ -195,6 +195,8 @@ describe("HostingController + MemoryHostingStore + the Hugging Face adapter", ()
     expect(l.c.state.obligations[id]?.state).toBe("open");
     await l.run(20_000); // the second attempt also fails
     expect(l.c.state.obligations[id]?.state).toBe("open");
+    await l.run(40_000); // backed off: 2 × stopRetryMs after the second attempt, not yet
+    expect(l.c.state.obligations[id]?.state).toBe("open");
     await l.run(40_000); // the third is accepted
     expect(l.h.emu.endpoints.get(NS, "flaky")?.state).toBe("paused");
     expect(l.c.state.obligations[id]).toMatchObject({ state: "discharged" });

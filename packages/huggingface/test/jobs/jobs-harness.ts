@@ -62,6 +62,7 @@ export async function startJobsHarness(jobs: JobsEmulatorOptions = {}): Promise<
     jobs: { timings: { schedulingMs: 20_000, loadMs: 90_000 }, ...jobs },
   });
   const sleeps: number[] = [];
+  let sleptMs = 0;
   const made: HttpsJobsTransport[] = [];
   const newTransport = (overrides: Partial<HttpsJobsTransportOptions> = {}) => {
     const t = new HttpsJobsTransport({
@@ -70,8 +71,11 @@ export async function startJobsHarness(jobs: JobsEmulatorOptions = {}): Promise<
       extraCaPem: caPem,
       sleep: (ms) => {
         sleeps.push(ms);
+        sleptMs += ms;
         return Promise.resolve();
       },
+      // Recorded waits pass on the transport's clock (a retry-after window ends after them).
+      nowMs: () => Date.now() + sleptMs,
       random: () => 0.5,
       ...overrides,
     });

@@ -10,6 +10,7 @@ import {
   HfToken,
   HuggingFaceApiError,
   HttpsJobsTransport,
+  RetryAfterGate,
   jobCostMicroUsd,
   jobTreatment,
 } from "../../src/index.js";
@@ -154,6 +155,43 @@ describe("transport", () => {
     expect(capped.complete).toBe(false);
   });
 
+  it("shares the retry-after window: after a 429 no client of the gate sends anything inside it", async () => {
+    const h = await harness();
+    const gate = new RetryAfterGate();
+    const poller = h.newTransport({ gate, retry: { maxAttempts: 1 } });
+    const other = h.newTransport({ gate });
+    h.emu.jobs.faults.rateLimitNext(1, 30, { method: "GET" });
+    await expect(poller.listJobsPage(NS)).rejects.toMatchObject({ kind: "rate_limited" });
+    const seen = h.emu.jobs.requests().length;
+    // Another client of the gate (a cancel, a create) is refused locally, with the time left.
+    const held = await other.cancelJob(NS, "0123456789abcdef01234567").catch((e: HuggingFaceApiError) => e);
+    expect(held).toMatchObject({ kind: "rate_limited" });
+    expect((held as HuggingFaceApiError).retryAfterMs).toBeGreaterThan(25_000);
+    await expect(other.hardware()).rejects.toMatchObject({ kind: "rate_limited" });
+    expect(h.emu.jobs.requests()).toHaveLength(seen);
+    expect(gate.closedForMs(Date.now() + 31_000)).toBe(0);
+    // The refused call itself, retried, waits the window out (recorded here) and is then sent.
+    h.emu.jobs.faults.rateLimitNext(1, 7, { method: "GET" });
+    const gated = h.newTransport({ gate: new RetryAfterGate() });
+    expect(await gated.listJobsPage(NS)).toMatchObject({ jobs: [] });
+    expect(
+      h.emu.jobs
+        .requests()
+        .filter((r) => r.method === "GET")
+        .slice(-2)
+        .map((r) => r.fault),
+    ).toEqual(["rate-limit", "none"]);
+  });
+
+  it("a cancel refused with 429 past the retry bound carries HF's retry-after to the controller", async () => {
+    const h = await harness();
+    const job = created(await h.provider.create(jobRequest("limited")));
+    h.emu.jobs.faults.rateLimitNext(1, 600, { path: "/cancel" });
+    const outcome = await h.provider.stop(job.key, "terminate");
+    expect(outcome).toMatchObject({ kind: "refused", code: "rate_limited", retryAfterMs: 600_000 });
+    expect(h.emu.jobs.get(job.key.incarnation)?.stage).toBe("SCHEDULING");
+  });
+
   it("verifies certificates: without the test CA the call fails `certificate`", async () => {
     const h = await harness();
     const untrusting = new HttpsJobsTransport({
@@ -170,7 +208,9 @@ describe("transport", () => {
     const l4 = flavors.find((f) => f.name === "l4x1");
     expect(l4).toMatchObject({ gpuModel: "L4", gpuCount: 1 });
     if (!l4) return;
-    expect(jobCostMicroUsd(l4, true, 60)).toBe(800_000 - 20 + 10_000); // 13 333 µ$/min × 60 + $0.01
+    // 13 333 µ$/min × 60, + 30 µ$/h for the listing's rounding (HF's exact $0.80/h is 800 000), + $0.01.
+    expect(jobCostMicroUsd(l4, true, 60)).toBe(800_000 - 20 + 30 + 10_000);
+    expect(jobCostMicroUsd(l4, true, 60)).toBeGreaterThanOrEqual(800_000 + 10_000);
   });
 
   it("names the failed operation and HF's message, never the token", async () => {

@@ -45,6 +45,7 @@ import {
 import type { HuggingFaceJobNode, RoutingUse } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
 import { jobDeploymentSpec, jobRentalWindow, jobRoutingUse, type JobNodeSettings } from "./job-node-plan.js";
+import { dischargesMissedByLedger } from "./ledger-catch-up.js";
 import type { CreatedInfo, ManagedAction, ManagedView } from "./managed-endpoint.js";
 import type { PresetIds } from "./managed-endpoints.js";
 import { reservationIdOf, type ManagedLedger } from "./managed-ledger.js";
@@ -158,6 +159,9 @@ export class JobManagedNode {
       onEvent: (event) => this.#onEvent(event),
     });
     this.#reserve();
+    // Discharges a crash kept from the ledger (two SQLite files): close those episodes now.
+    for (const event of dischargesMissedByLedger(this.#controller.state, options.ledger.state))
+      this.#onEvent(event);
   }
 
   get controller(): HostingController {

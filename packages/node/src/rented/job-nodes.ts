@@ -12,7 +12,13 @@
 
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { HfToken, HttpsJobsTransport, httpsPortProbe, type RevealableToken } from "@pair/huggingface";
+import {
+  HfToken,
+  HttpsJobsTransport,
+  httpsPortProbe,
+  type RetryAfterGate,
+  type RevealableToken,
+} from "@pair/huggingface";
 import type { Clock } from "@pair/provision";
 import { SqliteHostingStore } from "@pair/store";
 import type { Redacted } from "../cluster/index.js";
@@ -35,6 +41,8 @@ export interface JobNodesOptions {
   readonly hubApi: string;
   /** One more trusted CA (PEM) for the API and the exposed ports; verification stays on. */
   readonly extraCaPem?: string;
+  /** The sponsor's one Hugging Face retry-after window (shared with its Endpoints clients). */
+  readonly gate?: RetryAfterGate;
   readonly ledger: SharedLedger;
   readonly inFlight: (node: string) => number;
   readonly clock?: Clock;
@@ -138,7 +146,12 @@ export class JobNodes {
     }
     const ca = this.#o.extraCaPem === undefined ? {} : { extraCaPem: this.#o.extraCaPem };
     const hfToken = new HfToken(token.reveal());
-    const transport = new HttpsJobsTransport({ token: hfToken, hubApi: this.#o.hubApi, ...ca });
+    const transport = new HttpsJobsTransport({
+      token: hfToken,
+      hubApi: this.#o.hubApi,
+      ...ca,
+      ...(this.#o.gate === undefined ? {} : { gate: this.#o.gate }),
+    });
     this.#closers.push(() => transport.close());
     const namespace = (await transport.whoami()).name;
     const prober = httpsPortProbe({ token: hfToken, ...ca });

@@ -35,6 +35,7 @@ import type { HuggingFaceEndpointNode } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
 import { ADOPT_INCARNATION, ADOPTED_HARDWARE, AdoptingProvider } from "./adopting-provider.js";
 import { hardwareOf, offerFor } from "./endpoint-hardware.js";
+import { dischargesMissedByLedger } from "./ledger-catch-up.js";
 import { reservationIdOf, type ManagedLedger } from "./managed-ledger.js";
 import {
   describeBudget,
@@ -112,6 +113,9 @@ export class ManagedEndpoint {
       stopRetryMs: 30_000,
       onEvent: (event) => this.#onEvent(event),
     });
+    // Discharges a crash kept from the ledger (two SQLite files): close those episodes now.
+    for (const event of dischargesMissedByLedger(this.#controller.state, options.ledger.state))
+      this.#onEvent(event);
   }
 
   get controller(): HostingController {

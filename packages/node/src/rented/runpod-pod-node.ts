@@ -44,6 +44,7 @@ import type { RunpodPodNode } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
 import type { ManagedAction, ManagedView } from "./managed-endpoint.js";
 import type { PresetIds } from "./managed-endpoints.js";
+import { dischargesMissedByLedger } from "./ledger-catch-up.js";
 import { reservationIdOf, type ManagedLedger } from "./managed-ledger.js";
 import type { ManagedStatus } from "./rented-nodes.js";
 import { podPriceFromCatalog, storageMicroUsdPerHour } from "./runpod-catalog-price.js";
@@ -166,6 +167,9 @@ export class RunpodPodManagedNode {
       stopRetryMs: 10_000,
       onEvent: (event) => this.#onEvent(event),
     });
+    // Discharges a crash kept from the ledger (two SQLite files): close those episodes now.
+    for (const event of dischargesMissedByLedger(this.#controller.state, options.ledger.state))
+      this.#onEvent(event);
     const spec: DeploymentSpec = {
       provider: RUNPOD_PROVIDER,
       account,

@@ -1,14 +1,16 @@
 // Provider faults against a running sponsor, Hugging Face Jobs: a sponsor with one managed Jobs node
 // (`batch`, a job run on demand) over HTTPS to the HF emulator's Jobs API, the token in the real
 // keyring, virtual time. The Jobs API misbehaves (a lost create answer, a 5xx storm, a cancel
-// accepted while the job runs on) and each test asserts on the emulator's jobs and meter and on the
+// accepted while the job runs on, 429 with retry-after, a partial listing, a job stuck in
+// SCHEDULING) and each test asserts on the emulator's jobs, meter and received requests and on the
 // sponsor's SQLite (obligations).
 import { join } from "node:path";
+import { HfToken, HttpsEndpointsTransport } from "@pair/huggingface";
 import { createTestCa, type TestCa } from "@pair/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { requireSecretService } from "../credentials/secret-service.js";
 import { COLD_START_MS, jobWorld, MIN, NODE, NS, REPO, type JobWorld } from "../rented/job-harness.js";
-import { chat, storedHosting } from "./fault-harness.js";
+import { breathe, chat, storedHosting } from "./fault-harness.js";
 
 let ca: TestCa;
 const worlds: JobWorld[] = [];
@@ -23,9 +25,10 @@ afterEach(async () => {
   }
 });
 
-async function world(): Promise<JobWorld> {
-  const w = await jobWorld(ca, { windowMin: 120 });
+async function world(options: Parameters<typeof jobWorld>[1] = {}, before?: (w: JobWorld) => Promise<void>) {
+  const w = await jobWorld(ca, { windowMin: 120, ...options });
   worlds.push(w);
+  await before?.(w);
   await w.start();
   return w;
 }
@@ -94,5 +97,136 @@ describe("provider faults: Hugging Face Jobs", () => {
     expect(openObligations(w)).toHaveLength(0);
     expect(String(w.node.jobs.node(NODE)!.view().last_error)).not.toContain("stop unconfirmed");
     expect(jobs(w)).toHaveLength(1);
+  });
+
+  it("429 with retry-after: nothing of the sponsor reaches Hugging Face inside the window (Jobs and Endpoints clients alike); the running job keeps serving", async () => {
+    // Beside the Jobs node, a managed endpoint (paused) whose probe asks the Endpoints API every 200 ms.
+    const w = await world(
+      {
+        moreNodes: (ref) => [
+          "  - name: gpu-hf",
+          "    provider: huggingface-endpoint",
+          "    endpoint: alice/qwen",
+          `    credential: ${ref}`,
+        ],
+      },
+      async (w) => {
+        const api = new HttpsEndpointsTransport({
+          token: new HfToken(w.token),
+          endpointsApi: w.hf.endpointsApiUrl,
+          hubApi: w.hf.hubApiUrl,
+          extraCaPem: ca.certPem,
+        });
+        await api.createEndpoint(NS, {
+          name: "qwen",
+          accessType: "private",
+          vendor: "aws",
+          region: "us-east-1",
+          accelerator: "gpu",
+          instanceType: "nvidia-l4",
+          instanceSize: "x1",
+          minReplica: 0,
+          maxReplica: 1,
+          scaleToZeroTimeoutMin: 15,
+          repository: REPO,
+        });
+        await api.pause(NS, "qwen");
+        await api.close();
+      },
+    );
+    expect((await w.advanceUntil(chat(w.node, REPO), COLD_START_MS + 5 * MIN)).status).toBe(200);
+    const [job] = jobs(w);
+    const RETRY_AFTER_MS = 2_000;
+    w.hf.jobs.faults.rateLimitNext(1, RETRY_AFTER_MS / 1000, { method: "GET", path: `/api/jobs/${NS}` });
+    const pass = w.node.jobs.tick(); // its listing is refused; the pass waits the window out
+    await breathe(300);
+    const during = await chat(w.node, REPO); // inside the window: served by the running job
+    await pass;
+    expect(during.status).toBe(200);
+    const limited = w.hf.jobs.requests().find((r) => r.fault === "rate-limit");
+    expect(limited).toBeDefined();
+    const t0 = limited!.atRealMs;
+    await breathe(500); // the probe asks again after the window
+    const endpointsCalls = w.hf.controlRequests().map((r) => r.atRealMs);
+    const jobsCalls = w.hf.jobs.requests().map((r) => r.atRealMs);
+    // Requests already under way when the 429 arrived may land a few ms after it; none later inside.
+    const inside = (at: number) => at > t0 + 100 && at < t0 + RETRY_AFTER_MS - 50;
+    expect(endpointsCalls.filter(inside), "Endpoints API calls inside the window").toEqual([]);
+    expect(jobsCalls.filter(inside), "Jobs API calls inside the window").toEqual([]);
+    expect(
+      endpointsCalls.some((at) => at < t0),
+      "the probe ran before",
+    ).toBe(true);
+    expect(
+      endpointsCalls.some((at) => at >= t0 + RETRY_AFTER_MS),
+      "and after",
+    ).toBe(true);
+    // The refused listing was sent again, once the window had passed.
+    const again = w.hf.jobs.requests().find((r) => r.atRealMs > t0 && r.path === `/api/jobs/${NS}`);
+    expect(again!.atRealMs - t0).toBeGreaterThanOrEqual(RETRY_AFTER_MS - 100);
+    console.log(
+      `jobs 429: listing sent again ${Math.round(again!.atRealMs - t0)} ms after the 429 (retry-after ` +
+        `${RETRY_AFTER_MS} ms); calls inside the window: 0; a chat inside it: ${during.status} in ` +
+        `${Math.round(during.elapsedMs)} ms`,
+    );
+    expect(jobs(w)).toHaveLength(1);
+    expect(w.hf.jobs.get(job!.id)?.stage).toBe("RUNNING");
+    expectCovered(w);
+    expect(openObligations(w)).toHaveLength(1);
+    expect(w.hf.endpoints.get(NS, "qwen")?.state).toBe("paused");
+  });
+
+  it("a partial listing: a live job missing from complete listings keeps its obligation and record; it is not created again", async () => {
+    const w = await world();
+    expect((await w.advanceUntil(chat(w.node, REPO), COLD_START_MS + 5 * MIN)).status).toBe(200);
+    const [job] = jobs(w);
+    const records = () => Object.keys(storedHosting(join(w.dir, "data"), NODE).deployments);
+    const before = records();
+    w.hf.jobs.faults.hideJobFromListing(job!.id, 6);
+    for (let pass = 0; pass < 6; pass++) {
+      await w.advance(10_000);
+      expectCovered(w);
+      expect(openObligations(w)).toHaveLength(1);
+    }
+    expect(records()).toEqual(before); // the same record: not discharged, not re-adopted
+    expect((await chat(w.node, REPO)).status).toBe(200);
+    const creates = w.hf.jobs.requests().filter((r) => r.method === "POST" && r.path === `/api/jobs/${NS}`);
+    expect(creates).toHaveLength(1);
+    expect(jobs(w)).toHaveLength(1);
+    // Once it really ends, the obligation closes on that evidence.
+    expect((await w.node.jobs.node(NODE)!.pause()).ok).toBe(true);
+    await w.advance(10_000);
+    expect(w.hf.jobs.get(job!.id)?.stage).toBe("CANCELED");
+    expect(openObligations(w)).toHaveLength(0);
+    const [obligation] = Object.values(storedHosting(join(w.dir, "data"), NODE).obligations);
+    expect(obligation?.evidence).toBeDefined();
+  });
+
+  it("slow scheduling: a job stuck in SCHEDULING for minutes gives the client cold_start_timeout within its budget, stays covered, is never created twice, and serves once it runs", async () => {
+    const COLD_START_S = 3;
+    const w = await world({ coldStartS: COLD_START_S });
+    w.hf.jobs.faults.slowScheduling(8 * MIN);
+    // Virtual time stands still: the job stays SCHEDULING for the whole budget.
+    const refused = await chat(w.node, REPO);
+    expect(refused.status).toBe(504);
+    expect(refused.text).toContain("cold_start_timeout");
+    expect(refused.elapsedMs).toBeLessThan(COLD_START_S * 1000 + 1_500);
+    console.log(`jobs slow scheduling: cold_start_timeout after ${Math.round(refused.elapsedMs)} ms`);
+    expect(jobs(w).map((j) => j.stage)).toEqual(["SCHEDULING"]);
+    expect(openObligations(w)).toHaveLength(1); // it may bill soon: covered from the intent on
+    await w.advance(4 * MIN);
+    expect(jobs(w).map((j) => j.stage)).toEqual(["SCHEDULING"]);
+    expect(openObligations(w)).toHaveLength(1);
+    const again = await chat(w.node, REPO); // a second client: waits on the same job, no new create
+    expect(again.status).toBe(504);
+    expect(jobs(w)).toHaveLength(1);
+    // It comes up: the same job serves (advanced in 1-minute steps inside the budget).
+    const served = await w.advanceUntil(chat(w.node, REPO), 10 * MIN, MIN);
+    expect(served.status).toBe(200);
+    expect(jobs(w)).toHaveLength(1);
+    expect(
+      w.hf.jobs.requests().filter((r) => r.method === "POST" && r.path === `/api/jobs/${NS}`),
+    ).toHaveLength(1);
+    expectCovered(w);
   });
 });

@@ -7,7 +7,11 @@
  * Must not know: what a test asserts.
  */
 
-import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulators";
+import {
+  startHuggingFaceEmulator,
+  type HuggingFaceEmulator,
+  type JobsEmulatorOptions,
+} from "@pair/emulators";
 import { HfToken, HttpsEndpointsTransport, type HfEndpointSpec } from "@pair/huggingface";
 import type { TestCa } from "@pair/testkit";
 import { fakeHfToken } from "../support/fake-token.js";
@@ -40,12 +44,21 @@ export interface SponsorChild extends SponsorProcess {
   readonly credentialRef: string;
 }
 
+/** More of the world, for other providers (the Hugging Face endpoint node is the default). */
+export interface SponsorChildExtra {
+  /** The `rented_nodes:` items instead of the `gpu-hf` endpoint node (`lifecycle` is then unused). */
+  readonly nodes?: (credentialRef: string) => readonly string[];
+  /** The Jobs API's timings (and flavors, page size) in the emulator. */
+  readonly jobs?: JobsEmulatorOptions;
+}
+
 /** `lifecycle` are YAML lines for the rented node entry (indented four spaces). */
 export async function sponsorChild(
   ca: TestCa,
   lifecycle: readonly string[],
   engine: { tokenDelayMs?: number; maxTokens?: number } = {},
   pendingMs = 30_000,
+  extra: SponsorChildExtra = {},
 ): Promise<SponsorChild> {
   const token = fakeHfToken();
   const leaf = await ca.issue();
@@ -57,6 +70,7 @@ export async function sponsorChild(
     timeScale: SCALE,
     timings: { pendingMs, initializingMs: 60_000, scaleUpMs: 30_000, updatingMs: 30_000 },
     engine: { tokenDelayMs: engine.tokenDelayMs ?? 0, maxTokens: engine.maxTokens ?? 4 },
+    ...(extra.jobs === undefined ? {} : { jobs: extra.jobs }),
   });
   const api = new HttpsEndpointsTransport({
     token: new HfToken(token),
@@ -70,12 +84,14 @@ export async function sponsorChild(
     originMs,
     configLines: (refs) => [
       "rented_nodes:",
-      `  - name: ${NODE}`,
-      "    provider: huggingface-endpoint",
-      "    endpoint: alice/qwen",
-      `    credential: ${refs["hf"]}`,
-      "    timeouts: { cold_start_s: 30 }",
-      ...lifecycle,
+      ...(extra.nodes?.(refs["hf"] ?? "") ?? [
+        `  - name: ${NODE}`,
+        "    provider: huggingface-endpoint",
+        "    endpoint: alice/qwen",
+        `    credential: ${refs["hf"]}`,
+        "    timeouts: { cold_start_s: 30 }",
+        ...lifecycle,
+      ]),
       "providers:",
       `  huggingface: { endpoints_api: ${hf.endpointsApiUrl}, hub_api: ${hf.hubApiUrl} }`,
     ],

@@ -50,6 +50,10 @@ export async function jobWorld(
     flavor?: string;
     /** The Job secret HF_TOKEN's reference (default: the stored token's). */
     secretRef?: string;
+    /** The node's cold-start budget (real seconds, default 600). */
+    coldStartS?: number;
+    /** More YAML items of `rented_nodes:` after the Jobs node (e.g. a managed endpoint). */
+    moreNodes?: (credentialRef: string) => readonly string[];
   } = {},
 ): Promise<JobWorld> {
   const leaf = await ca.issue();
@@ -79,15 +83,16 @@ export async function jobWorld(
     `  - name: ${NODE}`,
     "    provider: huggingface-job",
     `    credential: ${ref}`,
-    "    timeouts: { cold_start_s: 600 }",
+    `    timeouts: { cold_start_s: ${options.coldStartS ?? 600} }`,
     "    job:",
     `      repo: ${REPO}`,
     `      flavor: ${options.flavor ?? "l4x1"}`,
     `      window_min: ${options.windowMin ?? 30}`,
     `      secrets: { HF_TOKEN: "${options.secretRef ?? ref}" }`,
     ...(options.lines ?? ["    lifecycle: { exit_timeout_s: 5 }"]),
+    ...(options.moreNodes?.(ref) ?? []),
     "providers:",
-    `  huggingface: { hub_api: ${hf.hubApiUrl} }`,
+    `  huggingface: { hub_api: ${hf.hubApiUrl}, endpoints_api: ${hf.endpointsApiUrl} }`,
     "tls:",
     `  extra_ca_file: ${caFile}`,
   ].join("\n");

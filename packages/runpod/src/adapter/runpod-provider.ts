@@ -204,9 +204,14 @@ export class RunpodProvider implements ProviderPort {
           "(billed): unconfirmed, terminated again until it shows TERMINATED",
       };
     } catch (error) {
+      // A 429's retry-after travels with the outcome: the controller sends no terminate again sooner.
+      const wait =
+        error instanceof RunpodApiError && error.retryAfterMs !== undefined
+          ? { retryAfterMs: error.retryAfterMs }
+          : {};
       if (error instanceof RunpodApiError && !error.retryable && error.kind !== "uncertain")
-        return refused(error.kind, error.message);
-      return { kind: "unknown", cause: why(error) };
+        return { ...refused(error.kind, error.message), ...wait };
+      return { kind: "unknown", cause: why(error), ...wait };
     }
   }
 
