@@ -80,10 +80,13 @@ const MAX_CONFLICT_RETRIES = 3;
 export class HostingController {
   readonly #o: ControllerOptions;
   #state: HostingState;
+  /** Wall time of this open: stop attempts before it (a previous process's) set no backoff. */
+  readonly #openedAtMs: number;
 
   private constructor(options: ControllerOptions, state: HostingState) {
     this.#o = options;
     this.#state = state;
+    this.#openedAtMs = options.clock.now().wallMs;
   }
 
   /**
@@ -343,7 +346,10 @@ export class HostingController {
     const now = this.#o.clock.now().wallMs;
     const backoff = backoffOf(this.#o);
     const due = liveRecords(this.#state).filter(
-      (d) => d.phase === "StopRequired" && d.key !== undefined && now >= nextStopAttemptAtMs(d, backoff),
+      (d) =>
+        d.phase === "StopRequired" &&
+        d.key !== undefined &&
+        now >= nextStopAttemptAtMs(d, backoff, this.#openedAtMs),
     );
     for (const record of due) {
       const key = record.key;

@@ -34,15 +34,18 @@ export function stopRetryDelayMs(attempts: number, b: StopBackoff): number {
 }
 
 /**
- * When the record's next stop attempt is due (epoch ms): at once when none was sent yet, else
- * the backoff after the last attempt, and never before the provider's retry-after.
+ * When the record's next stop attempt is due (epoch ms): at once when none was sent yet — or none
+ * since `sinceMs`, the controller's start: a restarted sponsor sends a required stop at once instead
+ * of waiting out the backoff its previous process had reached — else the backoff after the last
+ * attempt, and never before the provider's retry-after.
  */
 export function nextStopAttemptAtMs(
   record: Pick<DeploymentRecord, "stopAttempts" | "lastStopAttemptAtMs" | "stopNotBeforeMs">,
   b: StopBackoff,
+  sinceMs = Number.NEGATIVE_INFINITY,
 ): number {
   const backoff =
-    record.lastStopAttemptAtMs === undefined
+    record.lastStopAttemptAtMs === undefined || record.lastStopAttemptAtMs < sinceMs
       ? Number.NEGATIVE_INFINITY
       : record.lastStopAttemptAtMs + stopRetryDelayMs(record.stopAttempts, b);
   return Math.max(backoff, record.stopNotBeforeMs ?? Number.NEGATIVE_INFINITY);

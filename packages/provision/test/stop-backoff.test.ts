@@ -34,6 +34,11 @@ describe("stopRetryDelayMs", () => {
     const long = { stopAttempts: 1, lastStopAttemptAtMs: 1_000, stopNotBeforeMs: 91_000 };
     expect(nextStopAttemptAtMs(long, B)).toBe(91_000);
     expect(nextStopAttemptAtMs({ ...long, stopNotBeforeMs: 2_000 }, B)).toBe(6_000);
+    // Attempts before `sinceMs` (a previous process's) set no backoff; a retry-after still holds.
+    expect(nextStopAttemptAtMs({ stopAttempts: 3, lastStopAttemptAtMs: 1_000 }, B, 2_000)).toBe(
+      Number.NEGATIVE_INFINITY,
+    );
+    expect(nextStopAttemptAtMs(long, B, 2_000)).toBe(91_000);
   });
 
   it("refuses a cap below the first wait", () => {
@@ -60,12 +65,13 @@ function world(overrides: Partial<ControllerOptions> = {}) {
       return answer.kind === "accepted" ? fake.stop(key, mode) : answer;
     },
   };
-  const c = HostingController.open({
+  const store = new MemoryHostingStore();
+  const options = (): ControllerOptions => ({
     controllerId: "c1",
     ownerTag: OWNER,
     account: "acct",
     provider,
-    store: new MemoryHostingStore(),
+    store,
     clock,
     ids: new CountingIds(),
     policy: POLICY,
@@ -76,10 +82,12 @@ function world(overrides: Partial<ControllerOptions> = {}) {
     ...overrides,
   });
   const t0 = clock.now().wallMs;
-  return {
+  const w = {
     clock,
     fake,
-    c,
+    c: HostingController.open(options()),
+    /** Open the controller again on the same store, as a restarted sponsor does. */
+    restart: () => (w.c = HostingController.open(options())),
     /** Seconds after the start at which stops were sent. */
     stopSeconds: () => stopsAt.map((at) => (at - t0) / 1000),
     answer: (next: StopOutcome) => (answer = next),
@@ -87,10 +95,11 @@ function world(overrides: Partial<ControllerOptions> = {}) {
     async run(ms: number) {
       for (let t = 0; t < ms; t += 1_000) {
         clock.advance(1_000);
-        await c.reconcileOnce();
+        await w.c.reconcileOnce();
       }
     },
   };
+  return w;
 }
 
 async function running(w: ReturnType<typeof world>): Promise<string> {
@@ -137,6 +146,20 @@ describe("HostingController stop retries", () => {
 
   it("refuses a maxStopRetryMs below stopRetryMs at construction", () => {
     expect(() => world({ stopRetryMs: 30_000, maxStopRetryMs: 10_000 })).toThrow(/maxStopRetryMs/);
+  });
+
+  it("a restarted sponsor sends a required stop at once, not after the backoff its previous process reached", async () => {
+    const w = world();
+    const id = await running(w);
+    await w.c.requireStop(id, "idle");
+    await w.run(100_000); // attempts at 0, 5, 15, 35, 75 s: the next one was due at 135 s
+    expect(w.stopSeconds()).toEqual([0, 5, 15, 35, 75]);
+    w.restart();
+    await w.run(2_000);
+    expect(w.stopSeconds()).toEqual([0, 5, 15, 35, 75, 101]);
+    expect(w.c.state.obligations[id]?.state).toBe("open");
+    await w.run(60_000); // then the backoff the attempt count has reached (capped at 60 s)
+    expect(w.stopSeconds()).toEqual([0, 5, 15, 35, 75, 101, 161]);
   });
 
   it("defaults the cap to 60 s, or to stopRetryMs when that is longer", async () => {
