@@ -339,10 +339,14 @@ async function routed(
     workload.servingNode !== undefined && workload.servingNode !== deps.nodeName
       ? `node:${workload.servingNode}`
       : "none";
-  const series = { route, model, engine: workload.engine ?? servedBy };
+  const engine = workload.engine ?? servedBy;
+  const series = { route, model, engine };
   const outcomeLabel = outcome.kind === "error" ? outcome.error.code : outcome.kind;
+  // Not `{ ...series, outcome }`: a spread followed by a property is V8's slow path (µs per request).
   deps.metrics.inc("pair_requests_total", "Routed requests by route, model, engine and outcome.", {
-    ...series,
+    route,
+    model,
+    engine,
     outcome: outcomeLabel,
   });
   deps.metrics.observe(
