@@ -362,22 +362,7 @@ export function candidates(deps: ForwardDeps, fr: ForwardRequest, tried: Readonl
   const localFresh = freshOnly(localAll, tried);
   // Peers are looked at only when no local engine is left to try (a peer's upstream is not made
   // otherwise); with one, the LAN advertises the model whatever the peers say.
-  let peerUpstream: ((peer: PeerUpstream) => Upstream | undefined) | undefined;
-  const peerUpstreamOf = (peer: PeerUpstream): Upstream | undefined =>
-    peers === undefined ? undefined : (peerUpstream ??= peerUpstreamsFor(peers, fr))(peer);
-  let peerList: Upstream[] | undefined;
-  const peerAll = (): Upstream[] => {
-    if (peerList !== undefined) return peerList;
-    const list: Upstream[] = [];
-    if (peers !== undefined)
-      for (const name of names)
-        for (const p of peers.serving(name)) {
-          const u = peerUpstreamOf(p);
-          if (u !== undefined) list.push(named(u, model, name));
-        }
-    return (peerList = uniqueUpstreams(list, names.length));
-  };
-  const lanAdvertises = () => localAll.length > 0 || peerAll().length > 0;
+  const peerView = peers === undefined ? undefined : new PeerCandidates(peers, fr, names);
 
   let refusal: PairError | undefined;
   const rentedAll: RentedCandidate[] = [];
@@ -401,7 +386,7 @@ export function candidates(deps: ForwardDeps, fr: ForwardRequest, tried: Readonl
   if (peers !== undefined) {
     const sponsored = names.flatMap((name) => peers.sponsoring(name).map((r) => ({ r, name })));
     for (const { r, name } of sponsored.filter((x) => x.r.shared && x.r.eligible)) {
-      const upstream = peerUpstreamOf(r.peer);
+      const upstream = peerView?.upstream(r.peer);
       if (upstream !== undefined && !tried.has(upstream.id) && !listed(rentedAll, upstream.id))
         rentedAll.push({
           upstream: named(upstream, model, name),
@@ -429,18 +414,53 @@ export function candidates(deps: ForwardDeps, fr: ForwardRequest, tried: Readonl
   }
   const preferred = withPolicies(rentedAll, PREFER);
   if (preferred.length > 0) return { upstreams: preferred };
-  const lan = localFresh.length > 0 ? localFresh : freshOnly(peerAll(), tried);
+  const lan = localFresh.length > 0 ? localFresh : freshOnly(peerView?.all() ?? [], tried);
   if (lan.length > 0) {
     const overflow = withPolicies(rentedAll, OVERFLOW);
     const allBusy = overflow.length > 0 && allAtLimit(deps.scheduler, lan);
     return { upstreams: allBusy && overflow.length > 0 ? overflow : lan };
   }
   // No local engine left to try: rented nodes, as their policies allow.
-  const advertised = lanAdvertises();
+  const advertised = localAll.length > 0 || (peerView?.all().length ?? 0) > 0;
   const upstreams = withPolicies(rentedAll, advertised ? OVERFLOW : NO_LOCAL_OR_OVERFLOW);
   if (upstreams.length > 0) return { upstreams };
   if (advertised) return { upstreams: [] };
   return refusal === undefined ? { upstreams: [] } : { upstreams: [], refusal };
+}
+
+/**
+ * The peers' side of one request's candidates: each peer's upstream and the peers serving the model,
+ * made only when looked at (most requests are served by a local engine and never look).
+ */
+class PeerCandidates {
+  readonly #peers: PeerUpstreams;
+  readonly #fr: ForwardRequest;
+  readonly #names: readonly string[];
+  #upstreamOf: ((peer: PeerUpstream) => Upstream | undefined) | undefined = undefined;
+  #all: Upstream[] | undefined = undefined;
+
+  constructor(peers: PeerUpstreams, fr: ForwardRequest, names: readonly string[]) {
+    this.#peers = peers;
+    this.#fr = fr;
+    this.#names = names;
+  }
+
+  upstream(peer: PeerUpstream): Upstream | undefined {
+    return (this.#upstreamOf ??= peerUpstreamsFor(this.#peers, this.#fr))(peer);
+  }
+
+  /** Up peers serving any name of the model, each once. */
+  all(): Upstream[] {
+    if (this.#all !== undefined) return this.#all;
+    const model = this.#fr.request.model;
+    const list: Upstream[] = [];
+    for (const name of this.#names)
+      for (const p of this.#peers.serving(name)) {
+        const u = this.upstream(p);
+        if (u !== undefined) list.push(named(u, model, name));
+      }
+    return (this.#all = uniqueUpstreams(list, this.#names.length));
+  }
 }
 
 const PREFER: readonly RoutingUse[] = ["prefer"];
