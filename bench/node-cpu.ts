@@ -5,10 +5,15 @@
  * before and after; it does not replace that benchmark (no latencies, no report).
  *
  *   npx tsx bench/node-cpu.ts [--rounds 3] [--seconds 3] [--profile DIR] [--history-thread]
- *                             [--node-flags=--max-semi-space-size=2]
+ *                             [--node-flags=--max-semi-space-size=2] [--base DIR]
  *
  * --profile DIR: V8 CPU profiles of the node (DIR/node) and of the bare relay (DIR/bare), to compare
  * with `bench/summarize-cpu-profile.ts`.
+ *
+ * --base DIR: a second node, started from another checkout of this repository (e.g. a `git worktree`
+ * of the commit before a change, with its node_modules), loaded in the same rounds right before or
+ * after this one (the order alternates): on a machine shared with other work, before and after are
+ * compared within each round, not across runs minutes apart.
  *
  * Each round loads the engine directly, the bare relay, then the node, one after the other, and
  * prints requests/s and CPU per request of the relay and the node. Three processes, as in
@@ -43,6 +48,8 @@ const { values } = parseArgs({
     "history-thread": { type: "boolean", default: false },
     /** Extra flags for the node's process, e.g. `--node-flags=--max-semi-space-size=2`. */
     "node-flags": { type: "string", default: "" },
+    /** Another checkout's root: its node is measured in the same rounds as "base". */
+    base: { type: "string" },
   },
   strict: true,
 });
@@ -117,6 +124,19 @@ try {
     extraExecArgv: [...profiled("node"), ...nodeFlags],
   });
   children.push(node);
+  const baseRoot = values.base === undefined ? undefined : resolve(values.base);
+  const base =
+    baseRoot === undefined
+      ? undefined
+      : await forkChild({
+          name: "base",
+          script: resolve(baseRoot, "bench", "node-child.ts"),
+          pairNode: true,
+          arg: nodeArg,
+          cwd: baseRoot,
+          extraExecArgv: nodeFlags,
+        });
+  if (base !== undefined) children.push(base);
   const bareArg: BareProxyArg = { routes: { cpu: engineUrl } };
   const bare = await forkChild({
     name: "bare",
@@ -145,24 +165,57 @@ try {
     warmPath: "/v1/models",
     mustHaveHeader: "x-pair-served-by",
   };
+  const viaBase: Target | undefined =
+    base === undefined
+      ? undefined
+      : {
+          label: "node",
+          ...at((base.ready as NodeChildReady).url),
+          chatPath: "/v1/chat/completions",
+          warmPath: "/v1/models",
+          mustHaveHeader: "x-pair-served-by",
+        };
   console.error(`load average ${loadAverage1m().toFixed(2)}; warm-up`);
-  for (const t of [direct, viaBare, viaNode]) await load(t, 1_500);
+  for (const t of [direct, viaBare, viaNode, ...(viaBase === undefined ? [] : [viaBase])])
+    await load(t, 1_500);
   const nodeCpu: number[] = [];
+  const ratios = { node: [] as number[], base: [] as number[], rps: [] as number[], baseRps: [] as number[] };
   for (let i = 0; i < rounds; i++) {
     const d = await load(direct, durationMs);
     const b = await load(viaBare, durationMs, bare);
+    // With a base, the two nodes take turns going first.
+    const baseFirst = base !== undefined && i % 2 === 1;
+    const o = baseFirst && viaBase !== undefined ? await load(viaBase, durationMs, base) : undefined;
     const n = await load(viaNode, durationMs, node);
+    const other =
+      o ?? (base !== undefined && viaBase !== undefined ? await load(viaBase, durationMs, base) : undefined);
     nodeCpu.push(n.perRequest!);
+    ratios.node.push(n.perRequest! / b.perRequest!);
+    ratios.rps.push(n.rps / d.rps);
+    if (other !== undefined) {
+      ratios.base.push(other.perRequest! / b.perRequest!);
+      ratios.baseRps.push(other.rps / d.rps);
+    }
     console.log(
       `round ${i + 1}: req/s direct ${d.rps.toFixed(0)}, bare ${b.rps.toFixed(0)} (${(b.rps / d.rps).toFixed(2)}×), ` +
         `node ${n.rps.toFixed(0)} (${(n.rps / d.rps).toFixed(2)}×); CPU/request bare ${b.perRequest!.toFixed(3)} ms, ` +
-        `node ${n.perRequest!.toFixed(3)} ms`,
+        `node ${n.perRequest!.toFixed(3)} ms` +
+        (other === undefined
+          ? ""
+          : `; base node ${other.rps.toFixed(0)} req/s (${(other.rps / d.rps).toFixed(2)}×), ` +
+            `${other.perRequest!.toFixed(3)} ms/request`),
     );
   }
+  const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const sorted = [...nodeCpu].sort((a, b) => a - b);
   console.log(
     `node CPU/request median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(3)} ms, min ${sorted[0]!.toFixed(3)} ms; ` +
-      `load average ${loadAverage1m().toFixed(2)}`,
+      `node ÷ bare median ${median(ratios.node).toFixed(2)}×, req/s ÷ direct median ${median(ratios.rps).toFixed(2)}×` +
+      (ratios.base.length === 0
+        ? ""
+        : `; base ÷ bare median ${median(ratios.base).toFixed(2)}×, base req/s ÷ direct median ` +
+          `${median(ratios.baseRps).toFixed(2)}×`) +
+      `; load average ${loadAverage1m().toFixed(2)}`,
   );
 } finally {
   for (const c of [...children].reverse()) await c.stop();

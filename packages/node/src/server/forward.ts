@@ -51,6 +51,8 @@ export type ForwardOutcome =
   | { readonly kind: "cut"; readonly detail: string }
   | { readonly kind: "error"; readonly error: PairError; readonly status?: number; readonly body?: unknown };
 
+const ONCE = { once: true } as const;
+
 /** How often a warming rented node is asked again. */
 const WARM_RETRY_MS = 1_000;
 
@@ -61,6 +63,23 @@ const WARM_RETRY_MS = 1_000;
 export class ClientGone implements CancelSignal {
   #aborted = false;
   readonly #listeners = new Set<() => void>();
+  #res: ServerResponse | undefined = undefined;
+  /** Bound once: no closure made per request for the response's `close`. */
+  readonly #onClose = this.#closed.bind(this);
+
+  /** Abort when `res` closes before its reply finished (the client went away), until `unwatch()`. */
+  watch(res: ServerResponse): void {
+    this.#res = res;
+    res.on("close", this.#onClose);
+  }
+
+  unwatch(): void {
+    this.#res?.off("close", this.#onClose);
+  }
+
+  #closed(): void {
+    if (this.#res !== undefined && !this.#res.writableFinished) this.abort();
+  }
 
   get aborted(): boolean {
     return this.#aborted;
@@ -91,6 +110,12 @@ export class ClientGone implements CancelSignal {
 class AttemptAbort extends EventEmitter {
   aborted = false;
   reason: unknown = undefined;
+  /** For the client's `ClientGone`: bound once, not a closure per request. */
+  readonly onClientGone = this.#clientGone.bind(this);
+
+  #clientGone(): void {
+    this.abort(new Error("client went away"));
+  }
 
   abort(reason: unknown): void {
     if (this.aborted) return;
@@ -196,8 +221,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
   let target = engineTarget(engine.baseUrl, p.enginePath);
   const timeoutMs = engine.firstByteTimeoutMs;
   const upstream = new AttemptAbort();
-  const onClientGone = () => upstream.abort(new Error("client went away"));
-  fr.signal.addEventListener("abort", onClientGone, { once: true });
+  fr.signal.addEventListener("abort", upstream.onClientGone, ONCE);
   const firstByteTimer = setTimeout(() => upstream.abort(new FirstByteTimeout()), timeoutMs);
   // When the upstream last sent anything (or the attempt began): a peer found down is given up only
   // if it has been silent for its window, so a busy peer missing one poll does not cut live streams.
@@ -205,14 +229,6 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
   const silentMs = engine.silentMs ?? 0;
   const stopWatching = engine.watchDown?.(() => {
     if (deps.monoMs() - heardMs >= silentMs) upstream.abort(new PeerSilent(engine.label, silentMs));
-  });
-  const unreachable = (detail: string): Attempt => ({
-    kind: "next",
-    error: {
-      code: "upstream_error",
-      message: `${engine.label} failed: ${detail}`,
-      node: deps.nodeName,
-    },
   });
   try {
     let response: Dispatcher.ResponseData;
@@ -239,11 +255,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
           origin: target.origin,
           path: target.path,
           method: "POST",
-          headers: {
-            ...engine.headers,
-            "content-type": "application/json",
-            accept: p.stream ? "text/event-stream, application/x-ndjson" : "application/json",
-          },
+          headers: requestHeaders(engine, p.stream),
           body: p.body,
           signal: upstream,
           headersTimeout: timeoutMs,
@@ -253,10 +265,10 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
         if (fr.signal.aborted) return { kind: "done", outcome: { kind: "cancelled" } };
         if (upstream.reason instanceof FirstByteTimeout || isHeadersTimeout(cause))
           return timedOut(deps, engine, timeoutMs);
-        if (upstream.reason instanceof PeerSilent) return unreachable(upstream.reason.message);
+        if (upstream.reason instanceof PeerSilent) return unreachable(deps, engine, upstream.reason.message);
         const hint = peerClosedHint(engine, cause);
         const detail = describe(cause) + hint;
-        const next = unreachable(detail);
+        const next = unreachable(deps, engine, detail);
         // A peer that refuses this node's certificate is down for it until membership sees it again.
         return (isConnectFailure(cause) || hint !== "") && next.kind === "next"
           ? { ...next, markDown: detail }
@@ -298,7 +310,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
       }
       // The engine lost the model, or failed: another engine may do better.
       if (status >= 500 || status === 404 || status === 429)
-        return unreachable(`HTTP ${status}: ${String(text).slice(0, 200)}`);
+        return unreachable(deps, engine, `HTTP ${status}: ${String(text).slice(0, 200)}`);
       const reply = p.translateError(status, parsed);
       // A peer answers with PAIR's own codes (rented_node_not_shared, …): record the code it gave.
       const given = pairCodeOf(parsed);
@@ -316,28 +328,29 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
     const body = response.body;
     // An error between two listeners (after the first chunk, before the pump) must not go unheard:
     // it is kept on the stream (`errored`) and read by the pump.
-    body.on("error", () => undefined);
+    body.on("error", ignore);
+    const reader = new BodyReader(body, fr.res);
     let first: Buffer | undefined;
     try {
-      first = await readFirst(body);
+      first = await reader.first();
     } catch (cause) {
       if (fr.signal.aborted) return { kind: "done", outcome: { kind: "cancelled" } };
       if (upstream.reason instanceof FirstByteTimeout) return timedOut(deps, engine, timeoutMs);
-      if (upstream.reason instanceof PeerSilent) return unreachable(upstream.reason.message);
-      return unreachable(`the reply broke before its first byte: ${describe(cause)}`);
+      if (upstream.reason instanceof PeerSilent) return unreachable(deps, engine, upstream.reason.message);
+      return unreachable(deps, engine, `the reply broke before its first byte: ${describe(cause)}`);
     }
     clearTimeout(firstByteTimer);
     heardMs = deps.monoMs();
     fr.timeline?.mark("firstRead");
     fr.workload.firstByteMs = Math.round(deps.monoMs() - started);
     engine.served(fr.workload, response.headers);
-    const headers: Record<string, string> = {
-      [SERVED_BY_HEADER]: fr.workload.servingNode ?? deps.nodeName,
-      ...(fr.workload.offLan ? { [OFF_LAN_HEADER]: "1" } : {}),
-      "content-type": p.passthrough
-        ? String(response.headers["content-type"] ?? p.contentType)
-        : p.contentType,
-    };
+    // Built by assignment: a spread in an object literal followed by more properties is slow in V8.
+    const headers: Record<string, string> = {};
+    headers[SERVED_BY_HEADER] = fr.workload.servingNode ?? deps.nodeName;
+    if (fr.workload.offLan) headers[OFF_LAN_HEADER] = "1";
+    headers["content-type"] = p.passthrough
+      ? String(response.headers["content-type"] ?? p.contentType)
+      : p.contentType;
     if (p.stream) headers["cache-control"] = "no-cache";
 
     if (!p.stream) {
@@ -348,17 +361,18 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
           heardMs = deps.monoMs();
           chunks.push(c);
         };
-        if (first !== undefined && (await pump(body, fr.res, collect)) === "closed")
+        if (first !== undefined && (await reader.pump(collect)) === "closed")
           return { kind: "done", outcome: { kind: "cancelled" } };
       } catch (cause) {
         if (fr.signal.aborted) return { kind: "done", outcome: { kind: "cancelled" } };
-        return unreachable(`the reply broke: ${describe(cause)}`);
+        return unreachable(deps, engine, `the reply broke: ${describe(cause)}`);
       }
       const raw = Buffer.concat(chunks);
       const parsed = parseMaybeJson(raw.toString("utf8"));
       countTokens(parsed, counts);
       const reply = p.passthrough ? raw : JSON.stringify(p.translateJson(parsed, deps.nowMs()));
-      fr.res.writeHead(200, { ...headers, "content-length": String(Buffer.byteLength(reply)) });
+      headers["content-length"] = String(Buffer.byteLength(reply));
+      fr.res.writeHead(200, headers);
       fr.res.end(reply);
       applyCounts(fr.workload, counts);
       return { kind: "done", outcome: { kind: "completed" } };
@@ -390,7 +404,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
       if (first !== undefined) {
         forwardChunk(first);
         fr.timeline?.mark("firstWritten");
-        if ((await pump(body, fr.res, forwardChunk)) === "closed")
+        if ((await reader.pump(forwardChunk)) === "closed")
           return { kind: "done", outcome: { kind: "cancelled" } };
       }
       const tail = relay.end();
@@ -411,100 +425,164 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
   } finally {
     clearTimeout(firstByteTimer);
     stopWatching?.();
-    fr.signal.removeEventListener("abort", onClientGone);
+    fr.signal.removeEventListener("abort", upstream.onClientGone);
   }
 }
 
 /**
- * The body's bytes come off it with `read()` on `readable`, never with `data` events: a read takes
+ * An upstream body's bytes, taken with `read()` on `readable`, never with `data` events: a read takes
  * everything buffered at once, so the many small chunks an engine's chunked reply is parsed into
  * (one per token) leave in one write to the client, not one write (and one HTTP chunk) each.
+ * One reader per attempt: `first()`, then `pump()`. Its listeners are bound once, in the
+ * constructor, rather than a dozen closures made per request (each also named, under tsx).
  */
+class BodyReader {
+  readonly #body: Readable;
+  readonly #res: ServerResponse;
+  #onChunk: ((chunk: Buffer) => boolean | void) | undefined = undefined;
+  /** What the pending `first()` or `pump()` settles; undefined between them (bytes wait in the body). */
+  #first: { resolve(chunk: Buffer | undefined): void; reject(e: Error): void } | undefined = undefined;
+  #pump: { resolve(how: "ended" | "closed"): void; reject(e: Error): void } | undefined = undefined;
+  #draining = false;
+  #listening = false;
+  readonly #onReadable = this.#readable.bind(this);
+  readonly #onEnd = this.#end.bind(this);
+  readonly #onError = this.#error.bind(this);
+  readonly #onDrain = this.#drain.bind(this);
+  readonly #onClose = this.#close.bind(this);
 
-/** The first bytes of a body (all it has buffered), or undefined if it ended empty. */
-function readFirst(body: Readable): Promise<Buffer | undefined> {
-  if (body.errored !== null) return Promise.reject(body.errored);
-  if (body.readableEnded) return Promise.resolve(undefined);
-  const now = body.read() as Buffer | null;
-  if (now !== null) return Promise.resolve(now);
-  return new Promise((resolve, reject) => {
-    const done = () => {
-      body.off("readable", onReadable);
-      body.off("end", onEnd);
-      body.off("error", onError);
-    };
-    const onReadable = () => {
-      const chunk = body.read() as Buffer | null;
+  constructor(body: Readable, res: ServerResponse) {
+    this.#body = body;
+    this.#res = res;
+  }
+
+  /** The first bytes of the body (all it has buffered), or undefined if it ended empty. */
+  first(): Promise<Buffer | undefined> {
+    const body = this.#body;
+    if (body.errored !== null) return Promise.reject(body.errored);
+    if (body.readableEnded) return Promise.resolve(undefined);
+    const now = body.read() as Buffer | null;
+    if (now !== null) return Promise.resolve(now);
+    this.#listen();
+    return new Promise((resolve, reject) => (this.#first = { resolve, reject }));
+  }
+
+  /**
+   * Feed the rest of the body to `onChunk` with backpressure (a false return stops reading until the
+   * client drains). Resolves "ended" at the body's end, "closed" if the client went away.
+   */
+  pump(onChunk: (chunk: Buffer) => boolean | void): Promise<"ended" | "closed"> {
+    const body = this.#body;
+    // The body may have ended or failed already, right after its first bytes.
+    if (body.errored !== null) {
+      this.#stop();
+      return Promise.reject(body.errored);
+    }
+    if (body.readableEnded) {
+      this.#stop();
+      return Promise.resolve("ended");
+    }
+    this.#onChunk = onChunk;
+    this.#listen();
+    this.#res.once("close", this.#onClose);
+    return new Promise((resolve, reject) => {
+      this.#pump = { resolve, reject };
+      this.#readable();
+    });
+  }
+
+  #listen(): void {
+    if (this.#listening) return;
+    this.#listening = true;
+    this.#body.on("readable", this.#onReadable);
+    this.#body.on("end", this.#onEnd);
+    this.#body.on("error", this.#onError);
+  }
+
+  #stop(): void {
+    this.#body.off("readable", this.#onReadable);
+    this.#body.off("end", this.#onEnd);
+    this.#body.off("error", this.#onError);
+    this.#res.off("drain", this.#onDrain);
+    this.#res.off("close", this.#onClose);
+    this.#listening = false;
+  }
+
+  #readable(): void {
+    const first = this.#first;
+    if (first !== undefined) {
+      const chunk = this.#body.read() as Buffer | null;
       if (chunk === null) return; // nothing yet, or the end (`end` follows)
-      done();
-      resolve(chunk);
-    };
-    const onEnd = () => {
-      done();
-      resolve(undefined);
-    };
-    const onError = (e: Error) => {
-      done();
-      reject(e);
-    };
-    body.on("readable", onReadable);
-    body.once("end", onEnd);
-    body.once("error", onError);
-  });
+      this.#first = undefined;
+      first.resolve(chunk);
+      return;
+    }
+    // Between first() and pump(), or waiting for the client to drain: the bytes wait in the body.
+    if (this.#pump === undefined || this.#draining) return;
+    const onChunk = this.#onChunk!;
+    for (
+      let chunk = this.#body.read() as Buffer | null;
+      chunk !== null;
+      chunk = this.#body.read() as Buffer | null
+    )
+      if (onChunk(chunk) === false) {
+        this.#draining = true;
+        this.#res.once("drain", this.#onDrain);
+        return;
+      }
+  }
+
+  #drain(): void {
+    this.#draining = false;
+    this.#readable();
+  }
+
+  #end(): void {
+    const first = this.#first;
+    const pump = this.#pump;
+    // Ended between first() and pump(): pump() finds `readableEnded`.
+    if (first === undefined && pump === undefined) return;
+    this.#stop();
+    this.#first = this.#pump = undefined;
+    if (first !== undefined) first.resolve(undefined);
+    else pump?.resolve("ended");
+  }
+
+  #error(e: Error): void {
+    const first = this.#first;
+    const pump = this.#pump;
+    // Failed between first() and pump(): kept on the body (`errored`), which pump() reads.
+    if (first === undefined && pump === undefined) return;
+    this.#stop();
+    this.#first = this.#pump = undefined;
+    if (first !== undefined) first.reject(e);
+    else pump?.reject(e);
+  }
+
+  #close(): void {
+    const pump = this.#pump;
+    this.#stop();
+    this.#pump = undefined;
+    pump?.resolve("closed");
+  }
 }
 
-/**
- * Feed the rest of `body` to `onChunk` with backpressure (a false return stops reading until the
- * client drains). Resolves "ended" at the body's end, "closed" if the client went away.
- */
-function pump(
-  body: Readable,
-  res: ServerResponse,
-  onChunk: (chunk: Buffer) => boolean | void,
-): Promise<"ended" | "closed"> {
-  // The body may have ended or failed already, right after its first bytes.
-  if (body.errored !== null) return Promise.reject(body.errored);
-  if (body.readableEnded) return Promise.resolve("ended");
-  return new Promise((resolve, reject) => {
-    let draining = false;
-    const done = () => {
-      body.off("readable", onReadable);
-      body.off("end", onEnd);
-      body.off("error", onError);
-      res.off("drain", onDrain);
-      res.off("close", onClose);
-    };
-    const onReadable = () => {
-      if (draining) return;
-      for (let chunk = body.read() as Buffer | null; chunk !== null; chunk = body.read() as Buffer | null)
-        if (onChunk(chunk) === false) {
-          draining = true;
-          res.once("drain", onDrain);
-          return;
-        }
-    };
-    const onDrain = () => {
-      draining = false;
-      onReadable();
-    };
-    const onEnd = () => {
-      done();
-      resolve("ended");
-    };
-    const onError = (e: Error) => {
-      done();
-      reject(e);
-    };
-    const onClose = () => {
-      done();
-      resolve("closed");
-    };
-    body.on("readable", onReadable);
-    body.once("end", onEnd);
-    body.once("error", onError);
-    res.once("close", onClose);
-    onReadable();
-  });
+function ignore(): void {}
+
+/** Each upstream's request headers, streamed and not: made once per upstream, not per request. */
+const upstreamHeaders = new WeakMap<Upstream, readonly [Record<string, string>, Record<string, string>]>();
+
+function requestHeaders(upstream: Upstream, stream: boolean): Record<string, string> {
+  let pair = upstreamHeaders.get(upstream);
+  if (pair === undefined) {
+    const json = { ...upstream.headers, "content-type": "application/json" };
+    pair = [
+      { ...json, accept: "text/event-stream, application/x-ndjson" },
+      { ...json, accept: "application/json" },
+    ];
+    upstreamHeaders.set(upstream, pair);
+  }
+  return stream ? pair[0] : pair[1];
 }
 
 class FirstByteTimeout extends Error {
@@ -518,6 +596,13 @@ class PeerSilent extends Error {
   constructor(label: string, silentMs: number) {
     super(`${label} was found down and sent nothing for ${silentMs} ms`);
   }
+}
+
+function unreachable(deps: ForwardDeps, engine: Upstream, detail: string): Attempt {
+  return {
+    kind: "next",
+    error: { code: "upstream_error", message: `${engine.label} failed: ${detail}`, node: deps.nodeName },
+  };
 }
 
 function timedOut(deps: ForwardDeps, engine: Upstream, timeoutMs: number): Attempt {

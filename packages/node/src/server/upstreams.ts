@@ -352,37 +352,20 @@ export function candidates(deps: ForwardDeps, fr: ForwardRequest, tried: Readonl
   // Every name of the model's alias group, the asked-for one first (so an upstream advertising
   // several names of the group is sent the asked-for one); just the model without a group.
   const names = (deps.aliases ?? NO_ALIASES).namesOf(model);
-  const fresh = (u: Upstream | undefined): u is Upstream => u !== undefined && !tried.has(u.id);
-  // One name (no alias group, the common case): no upstream can be listed twice.
-  const unique = (list: readonly Upstream[]) =>
-    names.length === 1 ? list : list.filter((u, i) => list.findIndex((v) => v.id === u.id) === i);
   const peers = fr.localOnly === true ? undefined : deps.peers;
-  const localAll = unique(
-    names.flatMap((name) =>
-      deps.inventory.serving(name).map((e) => named(engineUpstream(deps, e.spec), model, name)),
-    ),
-  );
-  const localFresh = localAll.filter(fresh);
+  // Module functions and loops rather than closures and flatMap: this runs for every request.
+  const localList: Upstream[] = [];
+  for (const name of names)
+    for (const e of deps.inventory.serving(name))
+      localList.push(named(engineUpstream(deps, e.spec), model, name));
+  const localAll = uniqueUpstreams(localList, names.length);
+  const localFresh = freshOnly(localAll, tried);
   // Peers are looked at only when no local engine is left to try (a peer's upstream is not made
   // otherwise); with one, the LAN advertises the model whatever the peers say.
-  const peerUpstream = peers === undefined ? undefined : peerUpstreamsFor(peers, fr);
-  let peerList: readonly Upstream[] | undefined;
-  const peerAll = (): readonly Upstream[] => {
-    if (peerList !== undefined) return peerList;
-    const list: Upstream[] = [];
-    if (peers !== undefined && peerUpstream !== undefined)
-      for (const name of names)
-        for (const p of peers.serving(name)) {
-          const u = peerUpstream(p);
-          if (u !== undefined) list.push(named(u, model, name));
-        }
-    return (peerList = unique(list));
-  };
-  const lanAdvertises = () => localAll.length > 0 || peerAll().length > 0;
+  const peerView = peers === undefined ? undefined : new PeerCandidates(peers, fr, names);
 
   let refusal: PairError | undefined;
   const rentedAll: RentedCandidate[] = [];
-  const known = (id: string) => rentedAll.some((c) => c.upstream.id === id);
   const rented = deps.rented;
   if (rented !== undefined) {
     for (const name of names) {
@@ -390,7 +373,7 @@ export function candidates(deps: ForwardDeps, fr: ForwardRequest, tried: Readonl
       refusal ??= own.refusal;
       for (const r of own.usable) {
         const upstream = rentedUpstream(deps, rented, r.name);
-        if (fresh(upstream) && !known(upstream.id))
+        if (upstream !== undefined && !tried.has(upstream.id) && !listed(rentedAll, upstream.id))
           rentedAll.push({
             upstream: named(upstream, model, name),
             policy: r.policy,
@@ -403,8 +386,8 @@ export function candidates(deps: ForwardDeps, fr: ForwardRequest, tried: Readonl
   if (peers !== undefined) {
     const sponsored = names.flatMap((name) => peers.sponsoring(name).map((r) => ({ r, name })));
     for (const { r, name } of sponsored.filter((x) => x.r.shared && x.r.eligible)) {
-      const upstream = peerUpstream?.(r.peer);
-      if (fresh(upstream) && !known(upstream.id))
+      const upstream = peerView?.upstream(r.peer);
+      if (upstream !== undefined && !tried.has(upstream.id) && !listed(rentedAll, upstream.id))
         rentedAll.push({
           upstream: named(upstream, model, name),
           policy: r.policy,
@@ -429,24 +412,88 @@ export function candidates(deps: ForwardDeps, fr: ForwardRequest, tried: Readonl
             node: other.name,
           };
   }
-  const withPolicy = (...uses: RoutingUse[]) =>
-    rentedAll
-      .filter((c) => uses.includes(c.policy))
-      .sort(byWarmthAndPrice)
-      .map((c) => c.upstream);
-
-  const preferred = withPolicy("prefer");
+  const preferred = withPolicies(rentedAll, PREFER);
   if (preferred.length > 0) return { upstreams: preferred };
-  const lan = localFresh.length > 0 ? localFresh : peerAll().filter(fresh);
+  const lan = localFresh.length > 0 ? localFresh : freshOnly(peerView?.all() ?? [], tried);
   if (lan.length > 0) {
-    const overflow = withPolicy("overflow");
-    const allBusy = lan.every((u) => deps.scheduler.inFlight(u.id) >= u.maxConcurrent);
+    const overflow = withPolicies(rentedAll, OVERFLOW);
+    const allBusy = overflow.length > 0 && allAtLimit(deps.scheduler, lan);
     return { upstreams: allBusy && overflow.length > 0 ? overflow : lan };
   }
   // No local engine left to try: rented nodes, as their policies allow.
-  const advertised = lanAdvertises();
-  const upstreams = advertised ? withPolicy("overflow") : withPolicy("when-no-local-node", "overflow");
+  const advertised = localAll.length > 0 || (peerView?.all().length ?? 0) > 0;
+  const upstreams = withPolicies(rentedAll, advertised ? OVERFLOW : NO_LOCAL_OR_OVERFLOW);
   if (upstreams.length > 0) return { upstreams };
   if (advertised) return { upstreams: [] };
   return refusal === undefined ? { upstreams: [] } : { upstreams: [], refusal };
+}
+
+/**
+ * The peers' side of one request's candidates: each peer's upstream and the peers serving the model,
+ * made only when looked at (most requests are served by a local engine and never look).
+ */
+class PeerCandidates {
+  readonly #peers: PeerUpstreams;
+  readonly #fr: ForwardRequest;
+  readonly #names: readonly string[];
+  #upstreamOf: ((peer: PeerUpstream) => Upstream | undefined) | undefined = undefined;
+  #all: Upstream[] | undefined = undefined;
+
+  constructor(peers: PeerUpstreams, fr: ForwardRequest, names: readonly string[]) {
+    this.#peers = peers;
+    this.#fr = fr;
+    this.#names = names;
+  }
+
+  upstream(peer: PeerUpstream): Upstream | undefined {
+    return (this.#upstreamOf ??= peerUpstreamsFor(this.#peers, this.#fr))(peer);
+  }
+
+  /** Up peers serving any name of the model, each once. */
+  all(): Upstream[] {
+    if (this.#all !== undefined) return this.#all;
+    const model = this.#fr.request.model;
+    const list: Upstream[] = [];
+    for (const name of this.#names)
+      for (const p of this.#peers.serving(name)) {
+        const u = this.upstream(p);
+        if (u !== undefined) list.push(named(u, model, name));
+      }
+    return (this.#all = uniqueUpstreams(list, this.#names.length));
+  }
+}
+
+const PREFER: readonly RoutingUse[] = ["prefer"];
+const OVERFLOW: readonly RoutingUse[] = ["overflow"];
+const NO_LOCAL_OR_OVERFLOW: readonly RoutingUse[] = ["when-no-local-node", "overflow"];
+
+/** Every one of these upstreams is at its `max_concurrent`. */
+function allAtLimit(scheduler: Scheduler, list: readonly Upstream[]): boolean {
+  for (const u of list) if (scheduler.inFlight(u.id) < u.maxConcurrent) return false;
+  return true;
+}
+
+/** `list` without upstreams already tried (the list itself when none was). */
+function freshOnly(list: Upstream[], tried: ReadonlySet<string>): Upstream[] {
+  if (tried.size === 0) return list;
+  return list.filter((u) => !tried.has(u.id));
+}
+
+/** Each upstream once: with one name (no alias group, the common case) none can be listed twice. */
+function uniqueUpstreams(list: Upstream[], names: number): Upstream[] {
+  return names === 1 ? list : list.filter((u, i) => list.findIndex((v) => v.id === u.id) === i);
+}
+
+function listed(rented: readonly RentedCandidate[], id: string): boolean {
+  for (const c of rented) if (c.upstream.id === id) return true;
+  return false;
+}
+
+/** The rented candidates under one of these policies, warm and cheap first (none: a shared empty list). */
+function withPolicies(rented: readonly RentedCandidate[], uses: readonly RoutingUse[]): Upstream[] {
+  if (rented.length === 0) return [];
+  return rented
+    .filter((c) => uses.includes(c.policy))
+    .sort(byWarmthAndPrice)
+    .map((c) => c.upstream);
 }

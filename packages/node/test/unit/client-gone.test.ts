@@ -1,4 +1,6 @@
 // ClientGone: the client's going away as forwarding and the scheduler watch it (an AbortSignal's part).
+import { EventEmitter } from "node:events";
+import type { ServerResponse } from "node:http";
 import { describe, expect, it } from "vitest";
 import { Scheduler } from "../../src/scheduler/scheduler.js";
 import { ClientGone } from "../../src/server/forward.js";
@@ -40,5 +42,28 @@ describe("ClientGone", () => {
     // Already gone: not queued at all.
     expect(await s.acquire([target], gone)).toEqual({ ok: false, reason: "aborted" });
     if (held.ok) held.slot.release();
+  });
+  it("watches a response: aborts when it closes unfinished, not when it closes finished or unwatched", () => {
+    const response = (finished: boolean) =>
+      Object.assign(new EventEmitter(), { writableFinished: finished }) as unknown as ServerResponse;
+    const cut = response(false);
+    const goneOnCut = new ClientGone();
+    goneOnCut.watch(cut);
+    cut.emit("close");
+    expect(goneOnCut.aborted).toBe(true);
+
+    const done = response(true);
+    const goneOnDone = new ClientGone();
+    goneOnDone.watch(done);
+    done.emit("close");
+    expect(goneOnDone.aborted).toBe(false);
+
+    const later = response(false);
+    const unwatched = new ClientGone();
+    unwatched.watch(later);
+    unwatched.unwatch();
+    expect(later.listenerCount("close")).toBe(0);
+    later.emit("close");
+    expect(unwatched.aborted).toBe(false);
   });
 });
