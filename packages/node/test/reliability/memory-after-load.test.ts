@@ -4,7 +4,7 @@
 // it (else the test proves nothing), and once idle the node gives back most of what the load took
 // (the idle collector, src/memory/: a minor then a full GC, V8 shrinks the young generation). The
 // bound has margin: the heap's own growth (caches, the history's rows) stays; the young generation's
-// 32 MiB must not. Waits for the drop (up to 40 s), never sleeps a fixed time to assert.
+// 32 MiB must not. Waits for the drop (up to SETTLE_MS), never sleeps a fixed time to assert.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,6 +19,12 @@ const STREAMS = 256;
 const STAYS_MIB = 35;
 /** The load must grow RSS at least this much over the baseline for the test to mean anything. */
 const GROWS_MIB = 25;
+/**
+ * How long the drop may take: the collector's idle window twice (5 s + 5 s) after a gap of at least
+ * `minGapMs` (60 s) since its previous collection — which may have run at the node's start-up, when a
+ * slow machine took more than 10 s between start-up and this load (seen in the full suite: no drop in 40 s).
+ */
+const SETTLE_MS = 75_000;
 
 let engine: EngineEmulator;
 let node: ServeChild;
@@ -72,7 +78,7 @@ async function load(concurrent: number, rounds: number): Promise<number[]> {
   return statuses;
 }
 
-it(`gives back what ${STREAMS} streams took once it is idle`, async () => {
+it(`gives back what ${STREAMS} streams took once it is idle`, { timeout: SETTLE_MS + 60_000 }, async () => {
   const pid = node.process!.pid!;
   await load(16, 2); // warm: code paths compiled, connections made
   await new Promise((r) => setTimeout(r, 300));
@@ -90,10 +96,10 @@ it(`gives back what ${STREAMS} streams took once it is idle`, async () => {
   const settled = await untilValue(() => {
     lowest = Math.min(lowest, rssMib(pid));
     return Promise.resolve(lowest <= baseline + STAYS_MIB ? lowest : undefined);
-  }, 40_000).catch(() => undefined);
+  }, SETTLE_MS).catch(() => undefined);
   console.log(
     `pair serve RSS: baseline ${baseline.toFixed(1)} MiB, peak ${peak.toFixed(1)}, right after ${afterLoad.toFixed(1)}, ` +
-      `lowest within 40 s ${lowest.toFixed(1)}`,
+      `lowest within ${SETTLE_MS / 1000} s ${lowest.toFixed(1)}`,
   );
   expect(peak - baseline, "the load grew the node's RSS").toBeGreaterThanOrEqual(GROWS_MIB);
   expect(settled, `RSS back within ${STAYS_MIB} MiB of the baseline`).toBeDefined();
