@@ -90,13 +90,11 @@ export function ledgerClosed(w: SponsorChild, id: string): Promise<true> {
   ).finally(() => ledger.close());
 }
 
-/** What one billed minute of the l4x1 job costs on the emulator's meter ($0.80/h + $0.01/h port). */
-const METER_MINUTE_MICRO_USD = 13_500;
-
 /**
- * Ledger ≥ the Jobs meter (both read now), less one billed minute: under the full suite's load the
- * ledger came out one minute under the meter in two runs of these scenarios, not explained yet
- * (docs/reliability.md, "Hugging Face Jobs"); quiet runs are never under. Returns both for the report.
+ * Ledger ≥ the Jobs meter (both read now). Once it came out one billed minute under it under the full
+ * suite's load: a restart set the running job's price to 0 until its first pass read the hardware
+ * list (fixed; docs/reliability.md, "Hugging Face Jobs"). When it is under, the meter's stretches and
+ * the ledger's entries are printed. Returns both for the report.
  */
 export function expectLedgerCoversMeter(w: SponsorChild, what: string): { meter: number; ledger: number } {
   const meter = w.hf.jobs.meter.totalMicroUsd(NS);
@@ -107,15 +105,14 @@ export function expectLedgerCoversMeter(w: SponsorChild, what: string): { meter:
       (ledger < meter ? ` — UNDER the meter by ${meter - ledger} µUSD` : ""),
   );
   if (ledger < meter) console.log(underMeterDiagnosis(w));
-  expect(ledger, `ledger ≥ meter − 1 min (${minutes} min)`).toBeGreaterThanOrEqual(
-    meter - METER_MINUTE_MICRO_USD,
-  );
+  expect(ledger, `ledger ≥ meter (${minutes} min)`).toBeGreaterThanOrEqual(meter);
   return { meter, ledger };
 }
 
 /**
- * For the open finding (docs/reliability.md): the meter's stretches, the ledger's billed-time entries
- * and the obligations' evidence, in virtual ms from the first stretch's start, the cancels' arrivals.
+ * Why the ledger is under the meter: the meter's stretches, the ledger's billed-time entries (a gap in
+ * their granules is a unit entered at 0), its episodes and the obligations' evidence, in virtual ms
+ * from the first stretch's start, and the creates' and cancels' arrivals.
  */
 function underMeterDiagnosis(w: SponsorChild): string {
   const t0 = w.hf.jobs.meter.stretches()[0]?.startMs ?? 0;
