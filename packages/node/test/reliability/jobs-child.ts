@@ -104,9 +104,39 @@ export function expectLedgerCoversMeter(w: SponsorChild, what: string): { meter:
     `crash jobs ${what}: meter ${minutes} min = ${meter} µUSD, ledger ${ledger} µUSD` +
       (ledger < meter ? ` — UNDER the meter by ${meter - ledger} µUSD` : ""),
   );
-  if (ledger < meter) console.log(underMeterDiagnosis(w));
+  const gaps = granuleGaps(w);
+  if (ledger < meter || gaps.length > 0) console.log(underMeterDiagnosis(w));
   expect(ledger, `ledger ≥ meter (${minutes} min)`).toBeGreaterThanOrEqual(meter);
+  // A unit entered at 0 leaves no entry: the ledger may still be ≥ meter thanks to its cautious start.
+  expect(gaps, "billed granules missing from a run (entered at 0)").toEqual([]);
   return { meter, ledger };
+}
+
+/**
+ * The granules missing between the billed-time entries of each run (a run: one deployment, one grid,
+ * known by its anchor = an entry's start − its first granule × the granularity), as "run@anchor: k".
+ */
+function granuleGaps(w: SponsorChild): string[] {
+  const store = new SqliteLedgerStore({ path: join(w.dataDir, "managed", "ledger.db") });
+  const runs = new Map<string, [number, number][]>();
+  try {
+    for (const e of store.entries())
+      if (e.kind === "billed-time") {
+        const run = `${e.deploymentId}@${e.atMs - e.firstGranule * e.granularityMs}`;
+        runs.set(run, [...(runs.get(run) ?? []), [e.firstGranule, e.granules]]);
+      }
+  } finally {
+    store.close();
+  }
+  const gaps: string[] = [];
+  for (const [run, spans] of runs) {
+    spans.sort((a, b) => a[0] - b[0]);
+    for (let i = 1; i < spans.length; i += 1) {
+      const [first, count] = spans[i - 1]!;
+      for (let k = first + count; k < spans[i]![0]; k += 1) gaps.push(`${run}: ${k}`);
+    }
+  }
+  return gaps;
 }
 
 /**
