@@ -553,9 +553,13 @@ export class JobManagedNode {
     if (this.#flavorProblem !== undefined) this.#lastError = this.#flavorProblem;
   }
 
-  /** Open the node's reservation at the flavor's rate + the port surcharge (0 until it is known). */
+  /**
+   * Open the node's reservation at the flavor's rate + the port surcharge. Until the hardware list
+   * is read (after a restart, a job may be running) the price is unknown: the reservation keeps the
+   * one it has (0 only for a new one), never dropping to 0 under a running job.
+   */
   #reserve(): void {
-    const price = this.#flavor === undefined ? 0 : jobRateMicroUsdPerHour(this.#flavor, true);
+    const price = this.#flavor === undefined ? undefined : jobRateMicroUsdPerHour(this.#flavor, true);
     const budget = { ...this.config.budget, timeZone: this.#o.timeZone, stopLeadMs: 0 };
     const reserved = this.#o.ledger.ensureReservation(this.name, price, budget);
     if (!reserved.ok) this.#lastError = `ledger: ${JSON.stringify(reserved.error)}`;

@@ -79,23 +79,25 @@ export class ManagedLedger {
 
   /**
    * Open the node's reservation, or bring its caps and price in step with the config. Returns the
-   * reservation id.
+   * reservation id. `priceMicroUsdPerHour` undefined: the provider's price is not known (yet) to
+   * this process (its price list not read since a restart): a new reservation opens at 0 (nothing
+   * runs yet), an existing one keeps the price it has. Never 0 for "unknown" on a reservation whose
+   * job may be running: every billed unit that started meanwhile would be entered at 0.
    */
   ensureReservation(
     node: string,
-    priceMicroUsdPerHour: number,
+    priceMicroUsdPerHour: number | undefined,
     budget: Budget,
   ): Result<string, LedgerRefusal> {
     const reservationId = reservationIdOf(node);
     const at = this.#clock.now();
-    const pricing = { kind: "hourly", priceMicroUsdPerHour } as const;
     const existing = this.#state.reservations[reservationId];
     if (existing === undefined) {
       const opened = this.apply({
         type: "OpenReservation",
         reservationId,
         nodeId: node,
-        pricing,
+        pricing: { kind: "hourly", priceMicroUsdPerHour: priceMicroUsdPerHour ?? 0 },
         budget,
         at,
       });
@@ -105,6 +107,8 @@ export class ManagedLedger {
       const changed = this.apply({ type: "ChangeBudget", nodeId: node, budget, at });
       if (!changed.ok) return changed;
     }
+    if (priceMicroUsdPerHour === undefined) return ok(reservationId);
+    const pricing = { kind: "hourly", priceMicroUsdPerHour } as const;
     if (
       existing.pricing.kind !== "hourly" ||
       existing.pricing.priceMicroUsdPerHour !== priceMicroUsdPerHour

@@ -445,10 +445,14 @@ export class RunpodPodManagedNode {
     this.#priceWarning = warning;
   }
 
-  /** Open the node's reservation (the catalogue's price, else 0, until a pod's is known); keep it in step. */
+  /**
+   * Open the node's reservation (the catalogue's price until a pod's is known); keep it in step. No
+   * price known to this process yet (after a restart): the reservation keeps the one it has (a new
+   * one opens at 0), never dropping to 0 under a running pod.
+   */
   #reserve(): void {
     const budget = { ...this.#o.config.budget, timeZone: this.#o.timeZone, stopLeadMs: 0 };
-    const reserved = this.#o.ledger.ensureReservation(this.name, this.#price() ?? 0, budget);
+    const reserved = this.#o.ledger.ensureReservation(this.name, this.#price(), budget);
     if (!reserved.ok) this.#lastError = `ledger: ${JSON.stringify(reserved.error)}`;
   }
 

@@ -1,6 +1,6 @@
 // The sponsor as a real `pair serve` process with a managed Hugging Face Jobs node, SIGKILLed at the
 // points of a job's life after its create: mid-stream (a client's stream from the job's exposed port
-// on the wire), during the cancel at exit (SIGTERM, every cancel refused, SIGKILL while unconfirmed),
+// on the wire; the restart's first price read then held 7 s real, as under heavy load), during the cancel at exit (SIGTERM, every cancel refused, SIGKILL while unconfirmed),
 // and during start-up adoption (three kills at 0, 300 and 900 ms after the port answers). After each
 // restart on the same data dir: the running (billed) job has exactly one open obligation, on the same
 // deployment record (never adopted twice), nothing is created, the obligation closes only on the
@@ -27,6 +27,10 @@ import { SCALE, until, type SponsorChild } from "./sponsor-child.js";
 
 /** Real ms: the child's 10 s pass, twice, plus slack (one idle minute is 3 s real). */
 const ENFORCEMENT_BOUND_MS = 40_000;
+/** The Jobs hardware list: the flavor's price, read by a restarted child's first pass. */
+const HARDWARE = { method: "GET", path: /^\/api\/jobs\/hardware$/ } as const;
+/** Real ms the restart's price read is held in the mid-stream case (over two billed minutes at x20). */
+const SLOW_PRICE_READ_MS = 7_000;
 
 let ca: TestCa;
 const worlds: SponsorChild[] = [];
@@ -86,7 +90,17 @@ describe(
       expect(openFor(w.hosting(JOB_NODE), id)).toHaveLength(1);
       expectInvariants(w);
 
+      // The restart's first pass waits for the hardware list (the price) as under heavy load: 7 s real,
+      // over two billed minutes at x20. The job bills on meanwhile, at its price (it was billed at 0).
+      const readsBefore = w.hf.jobs.faults.arrived(HARDWARE);
+      w.hf.jobs.faults.holdNext(1, HARDWARE);
+      setTimeout(() => w.hf.jobs.faults.releaseHeld("apply"), SLOW_PRICE_READ_MS);
       await w.start();
+      await until(
+        "the restart asked for the price",
+        () => w.hf.jobs.faults.arrived(HARDWARE) > readsBefore || undefined,
+        15_000,
+      );
       expectInvariants(w);
       expect(Object.keys(w.hosting(JOB_NODE).deployments)).toEqual(records);
       await expectIdleCancel(w, id, records, "mid-stream");

@@ -90,13 +90,11 @@ export function ledgerClosed(w: SponsorChild, id: string): Promise<true> {
   ).finally(() => ledger.close());
 }
 
-/** What one billed minute of the l4x1 job costs on the emulator's meter ($0.80/h + $0.01/h port). */
-const METER_MINUTE_MICRO_USD = 13_500;
-
 /**
- * Ledger ≥ the Jobs meter (both read now), less one billed minute: under the full suite's load the
- * ledger came out one minute under the meter in two runs of these scenarios, not explained yet
- * (docs/reliability.md, "Hugging Face Jobs"); quiet runs are never under. Returns both for the report.
+ * Ledger ≥ the Jobs meter (both read now). Once it came out one billed minute under it under the full
+ * suite's load: a restart set the running job's price to 0 until its first pass read the hardware
+ * list (fixed; docs/reliability.md, "Hugging Face Jobs"). When it is under, the meter's stretches and
+ * the ledger's entries are printed. Returns both for the report.
  */
 export function expectLedgerCoversMeter(w: SponsorChild, what: string): { meter: number; ledger: number } {
   const meter = w.hf.jobs.meter.totalMicroUsd(NS);
@@ -106,16 +104,45 @@ export function expectLedgerCoversMeter(w: SponsorChild, what: string): { meter:
     `crash jobs ${what}: meter ${minutes} min = ${meter} µUSD, ledger ${ledger} µUSD` +
       (ledger < meter ? ` — UNDER the meter by ${meter - ledger} µUSD` : ""),
   );
-  if (ledger < meter) console.log(underMeterDiagnosis(w));
-  expect(ledger, `ledger ≥ meter − 1 min (${minutes} min)`).toBeGreaterThanOrEqual(
-    meter - METER_MINUTE_MICRO_USD,
-  );
+  const gaps = granuleGaps(w);
+  if (ledger < meter || gaps.length > 0) console.log(underMeterDiagnosis(w));
+  expect(ledger, `ledger ≥ meter (${minutes} min)`).toBeGreaterThanOrEqual(meter);
+  // A unit entered at 0 leaves no entry: the ledger may still be ≥ meter thanks to its cautious start.
+  expect(gaps, "billed granules missing from a run (entered at 0)").toEqual([]);
   return { meter, ledger };
 }
 
 /**
- * For the open finding (docs/reliability.md): the meter's stretches, the ledger's billed-time entries
- * and the obligations' evidence, in virtual ms from the first stretch's start, the cancels' arrivals.
+ * The granules missing between the billed-time entries of each run (a run: one deployment, one grid,
+ * known by its anchor = an entry's start − its first granule × the granularity), as "run@anchor: k".
+ */
+function granuleGaps(w: SponsorChild): string[] {
+  const store = new SqliteLedgerStore({ path: join(w.dataDir, "managed", "ledger.db") });
+  const runs = new Map<string, [number, number][]>();
+  try {
+    for (const e of store.entries())
+      if (e.kind === "billed-time") {
+        const run = `${e.deploymentId}@${e.atMs - e.firstGranule * e.granularityMs}`;
+        runs.set(run, [...(runs.get(run) ?? []), [e.firstGranule, e.granules]]);
+      }
+  } finally {
+    store.close();
+  }
+  const gaps: string[] = [];
+  for (const [run, spans] of runs) {
+    spans.sort((a, b) => a[0] - b[0]);
+    for (let i = 1; i < spans.length; i += 1) {
+      const [first, count] = spans[i - 1]!;
+      for (let k = first + count; k < spans[i]![0]; k += 1) gaps.push(`${run}: ${k}`);
+    }
+  }
+  return gaps;
+}
+
+/**
+ * Why the ledger is under the meter: the meter's stretches, the ledger's billed-time entries (a gap in
+ * their granules is a unit entered at 0), its episodes and the obligations' evidence, in virtual ms
+ * from the first stretch's start, and the creates' and cancels' arrivals.
  */
 function underMeterDiagnosis(w: SponsorChild): string {
   const t0 = w.hf.jobs.meter.stretches()[0]?.startMs ?? 0;

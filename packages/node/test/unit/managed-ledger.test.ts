@@ -1,5 +1,7 @@
 // The sponsor's durable ledger: an input the ledger has no use for (a phase change, a lease) is
-// accepted and commits nothing, instead of being taken for a store conflict and logged as refused.
+// accepted and commits nothing, instead of being taken for a store conflict and logged as refused; a
+// price not known yet (a restart before the provider's price list is read) keeps the reservation's
+// price rather than setting it to 0 under a running job.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -40,6 +42,36 @@ describe("ManagedLedger.apply", () => {
       value: "rented:gpu-hf",
     });
     expect(store.load()?.version).toBeGreaterThan(version);
+    store.close();
+  });
+});
+
+describe("ManagedLedger.ensureReservation with the price unknown", () => {
+  const budget = { timeZone: "UTC", stopLeadMs: 0 } as const;
+  const priceOf = (l: ManagedLedger) => l.state.reservations["rented:batch"]?.pricing;
+
+  it("opens a new reservation at 0, keeps an existing one's price, and takes a known price", () => {
+    const { ledger: l, store } = ledger();
+    expect(l.ensureReservation("batch", undefined, budget)).toEqual({ ok: true, value: "rented:batch" });
+    expect(priceOf(l)).toEqual({ kind: "hourly", priceMicroUsdPerHour: 0 });
+    l.ensureReservation("batch", 810_010, budget);
+    expect(priceOf(l)).toEqual({ kind: "hourly", priceMicroUsdPerHour: 810_010 });
+
+    // A restart: a new ManagedLedger on the same store, its price list not read yet.
+    const restarted = new ManagedLedger(
+      store,
+      { now: () => ({ wallMs: Date.UTC(2026, 7, 2), monoMs: 0 }) },
+      "ledger-test",
+    );
+    const version = restarted.state.version;
+    expect(restarted.ensureReservation("batch", undefined, budget)).toEqual({
+      ok: true,
+      value: "rented:batch",
+    });
+    expect(priceOf(restarted)).toEqual({ kind: "hourly", priceMicroUsdPerHour: 810_010 });
+    expect(restarted.state.version).toBe(version); // nothing changed, nothing committed
+    restarted.ensureReservation("batch", 900_000, budget);
+    expect(priceOf(restarted)).toEqual({ kind: "hourly", priceMicroUsdPerHour: 900_000 });
     store.close();
   });
 });

@@ -1,0 +1,84 @@
+// A restarted sponsor whose running Hugging Face Job bills on while its first pass waits for the Jobs
+// hardware list (the flavor's price; a pass slowed by load): the ledger keeps the price it had and
+// bills every minute of the job, at or above the emulator's meter. The bug this guards against: the
+// node opened its reservation "at 0 until the price is known", which after a restart set the running
+// job's price to 0 until the first pass read the list, so the minutes that started meanwhile were
+// entered at nothing (the Jobs crash tests under load: one billed minute under the meter;
+// docs/reliability.md). Real keyring, virtual time (the emulator's clock): no real load, no sleeps.
+import { createTestCa, type TestCa } from "@pair/testkit";
+import { request } from "undici";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { requireSecretService } from "../credentials/secret-service.js";
+import { COLD_START_MS, jobWorld, MIN, NODE, NS, REPO, type JobWorld } from "./job-harness.js";
+
+let ca: TestCa;
+const worlds: JobWorld[] = [];
+beforeEach(async () => {
+  await requireSecretService();
+  ca ??= await createTestCa();
+});
+afterEach(async () => {
+  for (const w of worlds.splice(0)) await w.cleanup();
+});
+
+const HARDWARE = { method: "GET", path: /^\/api\/jobs\/hardware$/ } as const;
+
+async function until(ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !ok(); i += 1) await new Promise((r) => setTimeout(r, 10));
+  expect(ok(), "the first pass asked for the hardware list").toBe(true);
+}
+
+async function chat(w: JobWorld): Promise<number> {
+  const res = await request(`${w.node.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: REPO, messages: [{ role: "user", content: "hi" }] }),
+  });
+  await res.body.text();
+  return res.statusCode;
+}
+
+function ledgerMicroUsd(w: JobWorld): number {
+  return Math.round((w.node.jobs.node(NODE)?.view().spend_usd?.total ?? 0) * 1e6);
+}
+
+describe("managed Hugging Face Jobs node: the price across a restart", () => {
+  it("a restart whose first pass waits 5 min for the hardware list bills the running job at its price, not 0: ledger ≥ meter", async () => {
+    const w = await jobWorld(ca, {
+      windowMin: 15,
+      lines: ["    lifecycle: { pause_on_sponsor_exit: false, exit_timeout_s: 5 }"],
+    });
+    worlds.push(w);
+    await w.start();
+    expect(await w.advanceUntil(chat(w), COLD_START_MS + 5 * MIN)).toBe(200);
+    const [job] = w.hf.jobs.list(NS);
+    expect(job?.stage).toBe("RUNNING");
+    await w.node.close(200); // a crash: the job runs on
+    expect(w.hf.jobs.get(job!.id)?.stage).toBe("RUNNING");
+
+    // The restarted sponsor's first pass waits 5 virtual minutes for the hardware list (a pass slowed
+    // by load); the job bills on meanwhile.
+    const readsBefore = w.hf.jobs.faults.arrived(HARDWARE);
+    w.hf.jobs.faults.holdNext(1, HARDWARE);
+    const starting = w.start(); // its first pass reads the hardware list
+    await until(() => w.hf.jobs.faults.arrived(HARDWARE) > readsBefore);
+    w.hf.advance(5 * MIN);
+    expect(w.hf.jobs.faults.releaseHeld("apply")).toBe(1);
+    await starting;
+    expect(w.hf.jobs.get(job!.id)?.stage).toBe("RUNNING");
+    expect(ledgerMicroUsd(w), "ledger after the slow pass").toBeGreaterThanOrEqual(
+      w.hf.jobs.meter.totalMicroUsd(NS),
+    );
+
+    // The window's end cancels the job; its end closes the obligation and the ledger's episode.
+    await w.advance(15 * MIN, 10_000);
+    expect(w.hf.jobs.get(job!.id)?.stage).toBe("CANCELED");
+    expect(w.node.jobs.node(NODE)?.view().open_obligations).toBe(0);
+    const meter = w.hf.jobs.meter.totalMicroUsd(NS);
+    const ledger = ledgerMicroUsd(w);
+    expect(meter).toBeGreaterThan(0);
+    expect(ledger, `ledger ${ledger} µUSD ≥ meter ${meter} µUSD`).toBeGreaterThanOrEqual(meter);
+    // Over by at most the cautious start (the create's intent) and the crash's outage: two minutes.
+    expect(ledger).toBeLessThanOrEqual(meter + 2 * 13_501);
+  });
+});
