@@ -183,14 +183,21 @@ export class JobManagedNode {
 
   async #tick(): Promise<void> {
     try {
-      await this.#price();
+      // The price list failing must not stop the pass: reconciliation and the window, idle and
+      // budget cancels still run (the reservation keeps the price it has, #reserve).
+      const unpriced = await this.#price().then(
+        () => undefined,
+        (cause: unknown) =>
+          `the Jobs hardware list (the flavor's price) could not be read: ${(cause as Error).message}`,
+      );
       this.#reserve();
       if (this.#o.inFlight() > 0) this.#lastActiveMs = this.#o.clock.now().wallMs;
       await this.#controller.reconcileOnce();
       await this.#checkReady();
       await this.#stops();
       // An unconfirmed cancel stays reported until its obligation is discharged (see #onEvent).
-      if (!this.#lastError?.startsWith(STOP_UNCONFIRMED)) this.#lastError = undefined;
+      if (unpriced !== undefined) this.#lastError = unpriced;
+      else if (!this.#lastError?.startsWith(STOP_UNCONFIRMED)) this.#lastError = undefined;
     } catch (cause) {
       this.#lastError = (cause as Error).message;
     }

@@ -81,4 +81,26 @@ describe("managed Hugging Face Jobs node: the price across a restart", () => {
     // Over by at most the cautious start (the create's intent) and the crash's outage: two minutes.
     expect(ledger).toBeLessThanOrEqual(meter + 2 * 13_501);
   });
+
+  it("a restart whose hardware list keeps failing still reconciles and cancels at the window's end, billing at the kept price", async () => {
+    const w = await jobWorld(ca, {
+      windowMin: 15,
+      lines: ["    lifecycle: { pause_on_sponsor_exit: false, exit_timeout_s: 5 }"],
+    });
+    worlds.push(w);
+    await w.start();
+    expect(await w.advanceUntil(chat(w), COLD_START_MS + 5 * MIN)).toBe(200);
+    const [job] = w.hf.jobs.list(NS);
+    await w.node.close(200); // a crash: the job runs on
+
+    w.hf.jobs.faults.failNext(100_000, 403, HARDWARE); // the price list is refused from now on (not retried)
+    await w.start();
+    await w.advance(20 * MIN, 10_000);
+    expect(w.hf.jobs.get(job!.id)?.stage, "the window's end cancelled it").toBe("CANCELED");
+    expect(w.node.jobs.node(NODE)?.view().last_error ?? "").toContain("hardware list");
+    expect(w.node.jobs.node(NODE)?.view().open_obligations).toBe(0);
+    const meter = w.hf.jobs.meter.totalMicroUsd(NS);
+    const ledger = ledgerMicroUsd(w);
+    expect(ledger, `ledger ${ledger} µUSD ≥ meter ${meter} µUSD`).toBeGreaterThanOrEqual(meter);
+  });
 });
