@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulators";
 import type { TestCa } from "@pair/testkit";
+import { request } from "undici";
 import { Redacted } from "../../src/cluster/index.js";
 import { parseConfig, type CredentialRef } from "../../src/config/index.js";
 import { OsCredentialStore } from "../../src/credentials/index.js";
@@ -153,4 +154,23 @@ export async function jobWorld(
     },
   };
   return world;
+}
+
+/** One chat request for the Jobs node's model, through the sponsor's client port. */
+export async function chat(w: JobWorld): Promise<{ status: number; text: string }> {
+  const res = await request(`${w.node.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: REPO, messages: [{ role: "user", content: "hi" }] }),
+  });
+  return { status: res.statusCode, text: await res.body.text() };
+}
+
+/** The Jobs node's row of `GET /pair/v1/rented` (what `pair rented list --json` shows). */
+export async function rentedRow(w: JobWorld): Promise<Record<string, unknown>> {
+  const res = await request(`${w.node.url}/pair/v1/rented`, {
+    headers: { authorization: `Bearer ${w.node.adminToken}` },
+  });
+  const rows = (await res.body.json()) as Record<string, unknown>[];
+  return rows.find((r) => r["name"] === NODE) ?? {};
 }

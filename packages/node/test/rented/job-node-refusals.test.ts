@@ -3,10 +3,9 @@
 // a clean error naming the secret, never its value); a flavor Hugging Face does not list makes the
 // node `never` with the reason (request refused, `pair rented list`'s row says why).
 import { createTestCa, type TestCa } from "@pair/testkit";
-import { request } from "undici";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { requireSecretService, uniqueName } from "../credentials/secret-service.js";
-import { jobWorld, NODE, NS, REPO, type JobWorld } from "./job-harness.js";
+import { chat, jobWorld, type JobWorld, NODE, NS, rentedRow } from "./job-harness.js";
 
 let ca: TestCa;
 const worlds: JobWorld[] = [];
@@ -25,23 +24,6 @@ async function world(options: Parameters<typeof jobWorld>[1]): Promise<JobWorld>
   return w;
 }
 
-async function chat(w: JobWorld): Promise<{ status: number; body: string }> {
-  const res = await request(`${w.node.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: REPO, messages: [{ role: "user", content: "hi" }] }),
-  });
-  return { status: res.statusCode, body: await res.body.text() };
-}
-
-async function rentedRow(w: JobWorld): Promise<Record<string, unknown>> {
-  const res = await request(`${w.node.url}/pair/v1/rented`, {
-    headers: { authorization: `Bearer ${w.node.adminToken}` },
-  });
-  const rows = (await res.body.json()) as Record<string, unknown>[];
-  return rows.find((r) => r["name"] === NODE) ?? {};
-}
-
 describe("a Jobs node that cannot start a job", () => {
   it("a Job secret whose reference holds nothing: unmanaged, the request is refused naming the secret, nothing is created", async () => {
     const missing = `os-credential-store:pair/${uniqueName("absent-secret")}`;
@@ -49,10 +31,10 @@ describe("a Jobs node that cannot start a job", () => {
     expect(w.node.jobs.has(NODE)).toBe(false);
     const answer = await chat(w);
     expect(answer.status).toBe(503);
-    expect(answer.body).not.toContain(w.token);
+    expect(answer.text).not.toContain(w.token);
     const row = await rentedRow(w);
-    expect(answer.body).toContain("rented_node_ineligible");
-    expect(answer.body).toContain("the Job secret HF_TOKEN is not in the OS credential store");
+    expect(answer.text).toContain("rented_node_ineligible");
+    expect(answer.text).toContain("the Job secret HF_TOKEN is not in the OS credential store");
     expect(row["state"]).toBe("credential_unavailable");
     expect(row["reason"]).toContain(
       "the Job secret HF_TOKEN is not in the OS credential store: pair credential set",
@@ -71,8 +53,8 @@ describe("a Jobs node that cannot start a job", () => {
     expect(row["reason"]).toMatch(
       /flavor h999x8 is not listed by Hugging Face Jobs \(listed: .*l4x1.*\): fix job\.flavor/,
     );
-    expect(answer.body).toContain("rented_node_ineligible");
-    expect(answer.body).toContain("flavor h999x8 is not listed");
+    expect(answer.text).toContain("rented_node_ineligible");
+    expect(answer.text).toContain("flavor h999x8 is not listed");
     expect(w.hf.jobs.list(NS)).toEqual([]);
   });
 });

@@ -6,10 +6,9 @@
 // running job from its store (by its job id, with the listing refused); the node is `prefer` during its
 // window and `never` after it, unless `routing.use` is written in the config.
 import { createTestCa, type TestCa } from "@pair/testkit";
-import { request } from "undici";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { requireSecretService } from "../credentials/secret-service.js";
-import { COLD_START_MS, jobWorld, MIN, NODE, NS, REPO, type JobWorld } from "./job-harness.js";
+import { chat, COLD_START_MS, jobWorld, type JobWorld, MIN, NODE, NS, rentedRow } from "./job-harness.js";
 
 let ca: TestCa;
 const worlds: JobWorld[] = [];
@@ -28,25 +27,8 @@ async function world(options: Parameters<typeof jobWorld>[1] = {}): Promise<JobW
   return w;
 }
 
-async function chat(w: JobWorld): Promise<{ status: number; text: string }> {
-  const res = await request(`${w.node.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: REPO, messages: [{ role: "user", content: "hi" }] }),
-  });
-  return { status: res.statusCode, text: await res.body.text() };
-}
-
 function jobs(w: JobWorld) {
   return w.hf.jobs.list(NS);
-}
-
-async function rentedRow(w: JobWorld): Promise<Record<string, unknown>> {
-  const res = await request(`${w.node.url}/pair/v1/rented`, {
-    headers: { authorization: `Bearer ${w.node.adminToken}` },
-  });
-  const rows = (await res.body.json()) as Record<string, unknown>[];
-  return rows.find((r) => r["name"] === NODE) ?? {};
 }
 
 function view(w: JobWorld) {
