@@ -218,6 +218,14 @@ const BUILD_SCRIPT = fileURLToPath(new URL("../scripts/build-cli.mjs", import.me
 /** Beside `pair`'s own bundle, git-ignored. */
 const BENCH_BUNDLES = fileURLToPath(new URL("../dist/bench/", import.meta.url));
 
+/**
+ * Extra V8/node flags for every PAIR node a benchmark starts, from `PAIR_BENCH_NODE_FLAGS`
+ * (space-separated, e.g. `--trace-gc`): for looking inside a run without changing the benchmark.
+ */
+export function benchNodeFlags(): string[] {
+  return (process.env["PAIR_BENCH_NODE_FLAGS"] ?? "").split(/\s+/).filter((f) => f.length > 0);
+}
+
 /** Where a PAIR node's code comes from when the caller does not say: `PAIR_BENCH_NODE_FROM`, or the bundle. */
 export function defaultNodeFrom(): NodeCodeFrom {
   const from = process.env["PAIR_BENCH_NODE_FROM"] ?? "bundle";
@@ -250,7 +258,7 @@ export async function forkChild(options: ForkOptions): Promise<BenchChild> {
     ...(options.env === undefined ? {} : { env: { ...process.env, ...options.env } }),
     execArgv: [
       ...(options.withoutTsx === true || bundled ? [] : ["--import", "tsx"]),
-      ...(options.pairNode === true ? PAIR_NODE_FLAGS : []),
+      ...(options.pairNode === true ? [...PAIR_NODE_FLAGS, ...benchNodeFlags()] : []),
       ...(options.extraExecArgv ?? []),
     ],
     stdio: ["ignore", "inherit", "inherit", "ipc"],

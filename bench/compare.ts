@@ -8,6 +8,7 @@
  * on 127.0.0.1 and are stopped at the end, on a signal, or by the watchdog.
  *
  *   npm run bench -- [--quick] [--rounds 3] [--write] [--no-nginx] [--max-seconds 1500]
+ *                    [--levels 1,16,64,256] [--delays 5,0] [--no-idle-collect]
  *
  * Reports; never fails on a missed target (exit 0), only when the benchmark itself failed.
  * Must not know: the node's internals (it is measured from outside, over HTTP).
@@ -95,6 +96,9 @@ function readArgs() {
       write: { type: "boolean", default: false },
       "no-nginx": { type: "boolean", default: false },
       "max-seconds": { type: "string", default: "1500" },
+      levels: { type: "string" },
+      delays: { type: "string" },
+      "no-idle-collect": { type: "boolean", default: false },
     },
     strict: true,
   });
@@ -105,7 +109,25 @@ function readArgs() {
     },
     MAX_ROUNDS,
   );
-  return { plan: { rounds: runs, ...(values.quick ? QUICK : FULL) } as Plan, values, maxSeconds };
+  const levels = subset("--levels", values.levels, LEVELS);
+  const delays = subset("--delays", values.delays, DELAYS);
+  return {
+    plan: { rounds: runs, ...(values.quick ? QUICK : FULL) } as Plan,
+    values,
+    maxSeconds,
+    levels,
+    delays,
+  };
+}
+
+/** A comma-separated subset of `all` (all of it when absent), in `all`'s order. @throws RangeError naming the flag */
+function subset<T extends number>(flag: string, value: string | undefined, all: readonly T[]): readonly T[] {
+  if (value === undefined) return all;
+  const picked = value.split(",").map((x) => Number(x.trim()));
+  const bad = picked.find((x) => !all.includes(x as T));
+  if (bad !== undefined || picked.length === 0)
+    throw new RangeError(`${flag}: a comma-separated subset of ${all.join(",")}, got ${value}`);
+  return all.filter((x) => picked.includes(x));
 }
 
 function at(url: string): { host: string; port: number } {
@@ -114,7 +136,8 @@ function at(url: string): { host: string; port: number } {
 }
 
 async function main(): Promise<void> {
-  const { plan, values, maxSeconds } = readArgs();
+  const { plan, values, maxSeconds, levels, delays } = readArgs();
+  const idleCollect = values["no-idle-collect"] ? ({ idleCollect: false } as const) : {};
   const started = performance.now();
   const loadAtStart = loadAverage1m();
   const log = (line: string) => console.error(line);
@@ -161,6 +184,7 @@ async function main(): Promise<void> {
     const bArg: NodeChildArg = {
       name: NODE_B,
       membershipRefreshMs: MEMBERSHIP_REFRESH_MS,
+      ...idleCollect,
       engines: DELAYS.map((d) => ({
         name: `emu-${d}ms`,
         model: model(d, false),
@@ -187,7 +211,12 @@ async function main(): Promise<void> {
       name: NODE_A,
       script: resolve(HERE, "node-child.ts"),
       pairNode: true,
-      arg: { name: NODE_A, membershipRefreshMs: MEMBERSHIP_REFRESH_MS, engines: [] } satisfies NodeChildArg,
+      arg: {
+        name: NODE_A,
+        membershipRefreshMs: MEMBERSHIP_REFRESH_MS,
+        engines: [],
+        ...idleCollect,
+      } satisfies NodeChildArg,
       cwd: ROOT,
     });
     children.push(a);
@@ -294,7 +323,7 @@ async function main(): Promise<void> {
     const skip = (name: TargetName, delayMs: number) => name === "rented" && delayMs === 0;
 
     log(`warm-up: every target, 64 streams at each delay`);
-    for (const name of names) for (const d of DELAYS) if (!skip(name, d)) await load(name, d, 64, true);
+    for (const name of names) for (const d of delays) if (!skip(name, d)) await load(name, d, 64, true);
 
     const rounds = new Map<string, { figures: LoadFigures[]; rss: number[] }>();
     const peakRss = new Map<string, number>();
@@ -307,8 +336,8 @@ async function main(): Promise<void> {
     ];
     for (let r = 0; r < plan.rounds; r++) {
       log(`round ${r + 1}/${plan.rounds}`);
-      for (const d of DELAYS)
-        for (const c of LEVELS) {
+      for (const d of delays)
+        for (const c of levels) {
           // Interleaved: every target at this cell, the order rotated each round.
           const order = names.map((_, i) => names[(i + r) % names.length]!).filter((n) => !skip(n, d));
           const line: string[] = [];

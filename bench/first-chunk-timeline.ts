@@ -19,6 +19,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { setTimeout as sleep } from "node:timers/promises";
 import { createTestCa } from "@pair/testkit";
 import { forkChild, type BenchChild } from "./child-protocol.js";
 import type { EngineChildArg, EngineChildReady } from "./engine-child.js";
@@ -41,6 +42,12 @@ const { values } = parseArgs({
     "per-worker": { type: "string", default: "3" },
     rented: { type: "boolean", default: false },
     keep: { type: "string" },
+    /** Also list the N slowest streams one by one: when each was sent (ms into the run) and its steps. */
+    slowest: { type: "string", default: "0" },
+    /** Leave the node idle this many seconds between the warm-up and the measured load. */
+    "idle-before": { type: "string", default: "0" },
+    /** Start the node without its idle collector (packages/node/src/memory/). */
+    "no-idle-collect": { type: "boolean", default: false },
   },
   strict: true,
 });
@@ -107,6 +114,7 @@ try {
   children.push(engine);
   const [local, rented] = (engine.ready as EngineChildReady).engines;
   const nodeArg: NodeChildArg = {
+    ...(values["no-idle-collect"] ? { idleCollect: false } : {}),
     engines: [{ name: "emu", model: "local-5ms", baseUrl: `${local!.url}/v1`, maxConcurrent: SLOTS }],
     ...(values.rented
       ? { rented: { baseUrl: `${rented!.url}/v1`, caPem: ca.certPem, token, models: ["rent-5ms"] } }
@@ -144,6 +152,11 @@ try {
     });
   console.error(`load average ${loadAverage1m().toFixed(2)}; warm-up`);
   await run(1, false);
+  const idleS = Number(values["idle-before"]);
+  if (idleS > 0) {
+    console.error(`node idle for ${idleS} s`);
+    await sleep(idleS * 1000);
+  }
   await node.sample("sample-start");
   const result = await run(perWorker, true);
   cpuPerStream = cpuMs(await node.sample("sample-stop")) / result.sent;
@@ -193,4 +206,19 @@ for (const [label, from, to] of STEPS)
 console.log(
   `| **time to first chunk** | ${median(middle.map((j) => j.firstChunkMs)).toFixed(3)} | ${median(slow.map((j) => j.firstChunkMs)).toFixed(3)} |`,
 );
+const listed = Number(values.slowest);
+if (listed > 0 && joined.length > 0) {
+  const start = Math.min(...joined.map((j) => j.at["sent"]!));
+  console.log(`\n| sent at (ms into the run) | first chunk | ${STEPS.map(([l]) => l).join(" | ")} |`);
+  console.log(`| --: | --: |${STEPS.map(() => " --: |").join("")}`);
+  const bySent = joined.slice(-listed).sort((a, b) => a.at["sent"]! - b.at["sent"]!);
+  for (const j of bySent) {
+    const steps = STEPS.map(([, f, t]) =>
+      j.at[f] === undefined || j.at[t] === undefined ? "–" : (j.at[t] - j.at[f]).toFixed(2),
+    );
+    console.log(
+      `| ${(j.at["sent"]! - start).toFixed(1)} | ${j.firstChunkMs.toFixed(2)} | ${steps.join(" | ")} |`,
+    );
+  }
+}
 process.exit(0);

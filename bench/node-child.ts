@@ -33,6 +33,8 @@ export interface NodeChildArg {
   }[];
   /** Write the workload history on a worker thread (the node's default) or on the event loop. */
   readonly historyOnThread?: boolean;
+  /** `false`: no idle collector (the node's default runs one: packages/node/src/memory/). */
+  readonly idleCollect?: false;
   readonly rented?: {
     /** `https://127.0.0.1:PORT/v1` */
     readonly baseUrl: string;
@@ -102,6 +104,7 @@ try {
         }),
     ...(arg.membershipRefreshMs === undefined ? {} : { membership: { refreshMs: arg.membershipRefreshMs } }),
     ...(arg.historyOnThread === undefined ? {} : { historyOnThread: arg.historyOnThread }),
+    ...(arg.idleCollect === false ? { idleCollect: false } : {}),
   });
   const deadline = performance.now() + INVENTORY_WAIT_MS;
   while (!arg.engines.every((e) => node.inventory.models().has(e.model))) {

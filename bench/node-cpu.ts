@@ -5,7 +5,11 @@
  * before and after; it does not replace that benchmark (no latencies, no report).
  *
  *   npx tsx bench/node-cpu.ts [--rounds 3] [--seconds 3] [--profile DIR] [--history-thread]
- *                             [--node-flags=--max-semi-space-size=2] [--base DIR]
+ *                             [--node-flags=--max-semi-space-size=2] [--base DIR] [--token-ms 5]
+ *
+ * --token-ms N: paced instead of CPU-bound (64 streams of 64 tokens, N ms apart, workers' first
+ * streams spread over one stream's duration, for about --seconds): the CPU per stream is then mostly
+ * per chunk (one read from the engine, one write to the client, per token).
  *
  * --profile DIR: V8 CPU profiles of the node (DIR/node) and of the bare relay (DIR/bare), to compare
  * with `bench/summarize-cpu-profile.ts`.
@@ -35,7 +39,7 @@ import type { NodeChildArg, NodeChildReady } from "./node-child.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..");
-const MODEL = "bench-0ms";
+const TOKENS = 64;
 const CONCURRENCY = 64;
 const SLOTS = 256;
 
@@ -50,6 +54,7 @@ const { values } = parseArgs({
     "node-flags": { type: "string", default: "" },
     /** Another checkout's root: its node is measured in the same rounds as "base". */
     base: { type: "string" },
+    "token-ms": { type: "string", default: "0" },
   },
   strict: true,
 });
@@ -60,12 +65,17 @@ if (!nodeFlags.every((f) => /^--[a-z-]+(=[\w./-]+)?$/.test(f)))
 const durationMs = Number(values.seconds) * 1000;
 if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20) throw new RangeError("--rounds: 1..20");
 if (!(durationMs >= 500 && durationMs <= 60_000)) throw new RangeError("--seconds: 0.5..60");
+const tokenMs = Number(values["token-ms"]);
+if (!Number.isInteger(tokenMs) || tokenMs < 0 || tokenMs > 50) throw new RangeError("--token-ms: 0..50");
+const MODEL = `bench-${tokenMs}ms`;
+/** Paced: streams per worker for about `ms` of load (one stream lasts TOKENS × tokenMs). */
+const streamsPerWorker = (ms: number) => Math.max(1, Math.round(ms / (TOKENS * tokenMs)));
 
 const body = JSON.stringify({
   model: MODEL,
   messages: [{ role: "user", content: "Tell me about proxies." }],
   stream: true,
-  max_tokens: 64,
+  max_tokens: TOKENS,
 });
 
 const at = (url: string) => {
@@ -79,10 +89,11 @@ async function load(target: Target, ms: number, child?: BenchChild) {
     target,
     body,
     concurrency: CONCURRENCY,
-    durationMs: ms,
     rampRequestsPerWorker: 1,
-    staggerMs: 0,
     requestTimeoutMs: 30_000,
+    ...(tokenMs === 0
+      ? { durationMs: ms, staggerMs: 0 }
+      : { requestsPerWorker: streamsPerWorker(ms), staggerMs: TOKENS * tokenMs }),
   });
   const use = await child?.sample("sample-stop");
   if (result.errors > 0) console.error(`  ! ${target.label}: ${result.errors} errors: ${result.firstError}`);
@@ -95,7 +106,7 @@ const children: BenchChild[] = [];
 process.on("exit", () => children.forEach((c) => c.kill()));
 try {
   const engineArg: EngineChildArg = {
-    engines: [{ model: MODEL, tokenDelayMs: 0, maxTokens: 64, maxConcurrent: SLOTS }],
+    engines: [{ model: MODEL, tokenDelayMs: tokenMs, maxTokens: TOKENS, maxConcurrent: SLOTS }],
   };
   const engine = await forkChild({
     name: "engine",

@@ -26,7 +26,11 @@ export interface IdleCollectPolicy {
 export const DEFAULT_IDLE_COLLECT: IdleCollectPolicy = Object.freeze({
   busyUtilization: 0.05,
   idleUtilization: 0.02,
-  idleForMs: 5_000,
+  // 15 s, not less: a node idle 12 s and then loaded again served that load's first second with p50
+  // +0.5 ms and p99 +3–8 ms after its young generation was shrunk, and 10–20 % more CPU per stream
+  // (26 scavenges in 1.4 s instead of ~10, and an early full GC: docs/benchmarks.md, "Session 6").
+  // A pause between bursts keeps its warm heap; memory goes back after half a minute of idle.
+  idleForMs: 15_000,
   minGapMs: 60_000,
 });
 
