@@ -10,10 +10,11 @@
  * Must not know: the load, the report, how the engines were started, which peers it will have.
  */
 
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { getHeapSpaceStatistics } from "node:v8";
 import { Redacted } from "../packages/node/src/cluster/index.js";
 import { parseConfig } from "../packages/node/src/config/index.js";
 import { startNode, type RunningNode } from "../packages/node/src/node.js";
@@ -123,6 +124,28 @@ try {
 } catch (error) {
   rmSync(dataDir, { recursive: true, force: true });
   throw error;
+}
+// For looking inside a run: PAIR_BENCH_MEMORY_LOG=FILE appends the process's memory, by part, 4 times a second.
+const memoryLog = process.env["PAIR_BENCH_MEMORY_LOG"];
+if (memoryLog !== undefined && memoryLog !== "") {
+  const mib = (n: number) => Math.round((n / 2 ** 20) * 10) / 10;
+  setInterval(() => {
+    const m = process.memoryUsage();
+    const spaces = Object.fromEntries(
+      getHeapSpaceStatistics().map((s) => [s.space_name.replace(/_space$/, ""), mib(s.space_size)]),
+    );
+    const line = {
+      name,
+      t: Math.round(performance.now()),
+      rss: mib(m.rss),
+      heap: mib(m.heapTotal),
+      used: mib(m.heapUsed),
+      external: mib(m.external),
+      arrayBuffers: mib(m.arrayBuffers),
+      spaces,
+    };
+    appendFileSync(memoryLog, `${JSON.stringify(line)}\n`);
+  }, 250).unref();
 }
 const ready: NodeChildReady = {
   url: node.url,
