@@ -260,6 +260,7 @@ export async function forkChild(options: ForkOptions): Promise<BenchChild> {
       ...(options.withoutTsx === true || bundled ? [] : ["--import", "tsx"]),
       ...(options.pairNode === true ? [...PAIR_NODE_FLAGS, ...benchNodeFlags()] : []),
       ...(options.extraExecArgv ?? []),
+      ...(process.env["PAIR_BENCH_ANY_FLAGS"] ?? "").split(" ").filter((f) => f !== ""),
     ],
     stdio: ["ignore", "inherit", "inherit", "ipc"],
     serialization: "json",
