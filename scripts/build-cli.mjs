@@ -56,6 +56,20 @@ function sourceUrlPlugin(outfile) {
 }
 
 /**
+ * Rewrites every non-ASCII character of a built file as its `\uXXXX` escape. esbuild already writes
+ * strings, templates, regular expressions and identifiers in ASCII, so what is left is in comments
+ * (`response’s` in undici's), where the escape changes nothing, and anywhere else it would mean the
+ * same character. Why: V8 keeps a script's whole source in the heap, and one non-ASCII character
+ * makes it a two-byte string: 6.7 MB instead of 3.4 for `dist/pair.mjs` (heap snapshot, session 6).
+ */
+function asciiOnly(file) {
+  const text = readFileSync(file, "utf8");
+  if (!/[^\x00-\x7f]/.test(text)) return;
+  const escaped = text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  writeFileSync(file, escaped);
+}
+
+/**
  * Builds `entry` into `outfile` and writes its inputs list. Returns the number of inputs and the
  * bundle's size. Throws (with esbuild's messages) when the sources do not build.
  */
@@ -82,6 +96,7 @@ export async function buildCli({ entry, outfile, root = ROOT }) {
     },
     plugins: [sourceUrlPlugin(outfile)],
   });
+  asciiOnly(tmp);
   const inputs = {};
   for (const path of Object.keys(result.metafile.inputs)) {
     const absolute = isAbsolute(path) ? path : resolve(root, path);

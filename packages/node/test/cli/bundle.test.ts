@@ -61,6 +61,14 @@ describe("the real bundle, dist/pair.mjs", () => {
     expect(r.status).toBe(0);
   });
 
+  it("is ASCII only (V8 keeps it as a one-byte string), and text outside ASCII still prints as written", () => {
+    const bytes = readFileSync(join(root, "dist", "pair.mjs"));
+    expect(bytes.findIndex((b) => b > 0x7f)).toBe(-1);
+    // The usage text holds "→" (U+2192), escaped in the bundle.
+    const r = runPair(join(root, "bin", "pair.js"), ["--help"]);
+    expect(r.stdout).toContain("models      the merged inventory: model \u2192 nodes serving it");
+  });
+
   it("`pair serve` from it serves the dashboard's files and a chat request", async () => {
     const engine = await startEngineEmulator({
       api: "ollama",
