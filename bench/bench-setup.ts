@@ -2,13 +2,21 @@
  * What the loopback benchmarks share to run safely: their common flags checked (`--runs`,
  * `--max-seconds`), a guard that bounds a run in time and never leaves a child process behind (on a
  * signal or the watchdog each child is asked to close, then killed; on exit whatever is left is
- * killed), and the engine-emulator child with its two models (paced and CPU-bound).
+ * killed), the engine-emulator child with its two models (paced and CPU-bound), and the two children
+ * most benchmarks start one after the other: engine emulators with any models, and a PAIR node over
+ * them with the load generator's target at its client port.
  * Must not know: what a benchmark measures or reports.
  */
 
-import { resolve } from "node:path";
-import { forkChild, type BenchChild } from "./child-protocol.js";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { forkChild, type BenchChild, type ForkOptions } from "./child-protocol.js";
 import type { EngineChildArg, EngineChildReady } from "./engine-child.js";
+import type { Target } from "./load-generator.js";
+import type { NodeChildArg, NodeChildReady } from "./node-child.js";
+
+const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(BENCH_DIR, "..");
 
 /** `--runs` (default 5, 1 with `--quick`) and `--max-seconds`, checked. @throws RangeError naming the flag */
 export function checkRunsAndSeconds(
@@ -75,4 +83,53 @@ export async function startEngines(
   });
   children.push(engine);
   return { child: engine, ready: engine.ready as EngineChildReady };
+}
+
+/** The engine-emulator child serving `engines` (recorded in `children`); their models and URLs, in order. */
+export async function startEngineChild(
+  engines: EngineChildArg["engines"],
+  children: BenchChild[],
+): Promise<EngineChildReady["engines"]> {
+  const arg: EngineChildArg = { engines };
+  const engine = await forkChild({
+    name: "engine",
+    script: resolve(BENCH_DIR, "engine-child.ts"),
+    arg,
+    cwd: ROOT,
+  });
+  children.push(engine);
+  return (engine.ready as EngineChildReady).engines;
+}
+
+/** How a PAIR node child starts: where its code comes from, its environment, its extra node flags. */
+export type NodeChildStart = Pick<ForkOptions, "from" | "env" | "extraExecArgv">;
+
+/**
+ * A PAIR node child (`node-child.ts`, started as `pair` runs; recorded in `children`) and the load
+ * generator's target at its client port: every answer must carry `x-pair-served-by`.
+ */
+export async function startNodeChild(
+  arg: NodeChildArg,
+  start: NodeChildStart,
+  children: BenchChild[],
+): Promise<{ node: BenchChild; target: Target }> {
+  const node = await forkChild({
+    name: "node",
+    script: resolve(BENCH_DIR, "node-child.ts"),
+    pairNode: true,
+    ...start,
+    arg,
+    cwd: ROOT,
+  });
+  children.push(node);
+  const u = new URL((node.ready as NodeChildReady).url);
+  const target: Target = {
+    label: "node",
+    host: u.hostname,
+    port: Number(u.port),
+    chatPath: "/v1/chat/completions",
+    warmPath: "/v1/models",
+    mustHaveHeader: "x-pair-served-by",
+  };
+  return { node, target };
 }

@@ -16,22 +16,18 @@
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createTestCa } from "@pair/testkit";
-import { forkChild, type BenchChild } from "./child-protocol.js";
-import type { EngineChildArg, EngineChildReady } from "./engine-child.js";
-import { runLoad, type StreamSample, type Target } from "./load-generator.js";
+import { startEngineChild, startNodeChild } from "./bench-setup.js";
+import type { BenchChild } from "./child-protocol.js";
+import { runLoad, type StreamSample } from "./load-generator.js";
 import { cpuMs } from "./load-metrics.js";
 import { loadAverage1m } from "./machine-info.js";
 import { chatBody } from "./measure.js";
-import type { NodeChildArg, NodeChildReady } from "./node-child.js";
 import { median, percentile } from "./stats.js";
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-const ROOT = resolve(HERE, "..");
 const TOKENS = 64;
 const DELAY_MS = 5;
 const SLOTS = 512;
@@ -92,8 +88,8 @@ try {
   const ca = await createTestCa();
   const leaf = await ca.issue();
   const token = randomBytes(24).toString("base64url");
-  const engineArg: EngineChildArg = {
-    engines: [
+  const [local, rented] = await startEngineChild(
+    [
       { model: "local-5ms", tokenDelayMs: DELAY_MS, maxTokens: TOKENS, maxConcurrent: SLOTS },
       {
         model: "rent-5ms",
@@ -104,40 +100,19 @@ try {
         apiKey: token,
       },
     ],
-  };
-  const engine = await forkChild({
-    name: "engine",
-    script: resolve(HERE, "engine-child.ts"),
-    arg: engineArg,
-    cwd: ROOT,
-  });
-  children.push(engine);
-  const [local, rented] = (engine.ready as EngineChildReady).engines;
-  const nodeArg: NodeChildArg = {
-    ...(values["no-idle-collect"] ? { idleCollect: false } : {}),
-    engines: [{ name: "emu", model: "local-5ms", baseUrl: `${local!.url}/v1`, maxConcurrent: SLOTS }],
-    ...(values.rented
-      ? { rented: { baseUrl: `${rented!.url}/v1`, caPem: ca.certPem, token, models: ["rent-5ms"] } }
-      : {}),
-  };
-  const node = await forkChild({
-    name: "node",
-    script: resolve(HERE, "node-child.ts"),
-    pairNode: true,
-    arg: nodeArg,
-    cwd: ROOT,
-    env: { PAIR_TIMELINE_FILE: file },
-  });
-  children.push(node);
-  const u = new URL((node.ready as NodeChildReady).url);
-  const target: Target = {
-    label: "node",
-    host: u.hostname,
-    port: Number(u.port),
-    chatPath: "/v1/chat/completions",
-    warmPath: "/v1/models",
-    mustHaveHeader: "x-pair-served-by",
-  };
+    children,
+  );
+  const { node, target } = await startNodeChild(
+    {
+      ...(values["no-idle-collect"] ? { idleCollect: false } : {}),
+      engines: [{ name: "emu", model: "local-5ms", baseUrl: `${local!.url}/v1`, maxConcurrent: SLOTS }],
+      ...(values.rented
+        ? { rented: { baseUrl: `${rented!.url}/v1`, caPem: ca.certPem, token, models: ["rent-5ms"] } }
+        : {}),
+    },
+    { env: { PAIR_TIMELINE_FILE: file } },
+    children,
+  );
   const model = values.rented ? "rent-5ms" : "local-5ms";
   const run = (n: number, trace: boolean) =>
     runLoad({

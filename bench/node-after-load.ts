@@ -16,19 +16,14 @@
  */
 
 import { readFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { forkChild, type BenchChild, type NodeCodeFrom } from "./child-protocol.js";
-import type { EngineChildArg, EngineChildReady } from "./engine-child.js";
-import { runLoad, type Target } from "./load-generator.js";
+import { startEngineChild, startNodeChild } from "./bench-setup.js";
+import type { BenchChild, NodeCodeFrom } from "./child-protocol.js";
+import { runLoad } from "./load-generator.js";
 import { loadAverage1m } from "./machine-info.js";
 import { chatBody, rssBytes, withPeakRss } from "./measure.js";
-import type { NodeChildArg, NodeChildReady } from "./node-child.js";
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-const ROOT = resolve(HERE, "..");
 const MIB = 1024 * 1024;
 const TOKENS = 64;
 
@@ -78,54 +73,26 @@ const children: BenchChild[] = [];
 process.on("exit", () => children.forEach((c) => c.kill()));
 const mib = (bytes: number) => (bytes / MIB).toFixed(1);
 try {
-  const engineArg: EngineChildArg = {
-    engines: [5, 0].map((d) => ({
-      model: `bench-${d}ms`,
-      tokenDelayMs: d,
-      maxTokens: TOKENS,
-      maxConcurrent: 1024,
-    })),
-  };
-  const engine = await forkChild({
-    name: "engine",
-    script: resolve(HERE, "engine-child.ts"),
-    arg: engineArg,
-    cwd: ROOT,
-  });
-  children.push(engine);
-  const urls = (engine.ready as EngineChildReady).engines;
-  const arg: NodeChildArg = {
-    engines: urls.map((e) => ({
-      name: `emu-${e.model}`,
-      model: e.model,
-      baseUrl: `${e.url}/v1`,
-      maxConcurrent: 1024,
-    })),
-  };
-  const node = await forkChild({
-    name: "node",
-    script: resolve(HERE, "node-child.ts"),
-    pairNode: true,
-    from,
-    arg,
-    cwd: ROOT,
-    env,
-    extraExecArgv: nodeFlags,
-  });
-  children.push(node);
+  const urls = await startEngineChild(
+    [5, 0].map((d) => ({ model: `bench-${d}ms`, tokenDelayMs: d, maxTokens: TOKENS, maxConcurrent: 1024 })),
+    children,
+  );
+  const { node, target } = await startNodeChild(
+    {
+      engines: urls.map((e) => ({
+        name: `emu-${e.model}`,
+        model: e.model,
+        baseUrl: `${e.url}/v1`,
+        maxConcurrent: 1024,
+      })),
+    },
+    { from, env, extraExecArgv: nodeFlags },
+    children,
+  );
   const started = rssBytes(node.pid);
   const heap = async () => {
     const m = (await node.call("heap")) as NodeJS.MemoryUsage & { newSpace: number };
     return `rss ${mib(m.rss)}, heap total ${mib(m.heapTotal)} (new space ${mib(m.newSpace)}) used ${mib(m.heapUsed)}, external ${mib(m.external)}, array buffers ${mib(m.arrayBuffers)}`;
-  };
-  const u = new URL((node.ready as NodeChildReady).url);
-  const target: Target = {
-    label: "node",
-    host: u.hostname,
-    port: Number(u.port),
-    chatPath: "/v1/chat/completions",
-    warmPath: "/v1/models",
-    mustHaveHeader: "x-pair-served-by",
   };
   const paced = (concurrency: number, perWorker: number) =>
     runLoad({

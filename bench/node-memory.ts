@@ -13,18 +13,13 @@
  * Must not know: the node's internals (it asks the node's process for its memory over IPC).
  */
 
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { forkChild, type BenchChild } from "./child-protocol.js";
-import type { EngineChildArg, EngineChildReady } from "./engine-child.js";
-import { runLoad, type Target } from "./load-generator.js";
+import { startEngineChild, startNodeChild } from "./bench-setup.js";
+import type { BenchChild } from "./child-protocol.js";
+import { runLoad } from "./load-generator.js";
 import { loadAverage1m } from "./machine-info.js";
 import { chatBody } from "./measure.js";
-import type { NodeChildArg, NodeChildReady } from "./node-child.js";
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-const ROOT = resolve(HERE, "..");
 const MB = 1024 * 1024;
 
 const { values } = parseArgs({
@@ -47,17 +42,12 @@ const children: BenchChild[] = [];
 process.on("exit", () => children.forEach((c) => c.kill()));
 const mb = (n: number) => (n / MB).toFixed(1);
 try {
-  const engineArg: EngineChildArg = {
-    engines: [{ model: "bench-5ms", tokenDelayMs: 5, maxTokens: 64, maxConcurrent: 1024 }],
-  };
-  const engine = await forkChild({
-    name: "engine",
-    script: resolve(HERE, "engine-child.ts"),
-    arg: engineArg,
-    cwd: ROOT,
-  });
-  children.push(engine);
-  const engineUrl = (engine.ready as EngineChildReady).engines[0]!.url;
+  const engineUrl = (
+    await startEngineChild(
+      [{ model: "bench-5ms", tokenDelayMs: 5, maxTokens: 64, maxConcurrent: 1024 }],
+      children,
+    )
+  )[0]!.url;
   console.log(
     `load average ${loadAverage1m().toFixed(2)}; ${streams} streams of 64 tokens at 5 ms/token; node flags: ${nodeFlags.join(" ") || "none"}`,
   );
@@ -68,29 +58,14 @@ try {
   const ways = values.only === undefined ? [false, true] : [values.only === "bundle"];
   for (const bundled of ways)
     for (const onThread of [true, false]) {
-      const arg: NodeChildArg = {
-        engines: [{ name: "emu", model: "bench-5ms", baseUrl: `${engineUrl}/v1`, maxConcurrent: 1024 }],
-        historyOnThread: onThread,
-      };
-      const node = await forkChild({
-        name: "node",
-        script: resolve(HERE, "node-child.ts"),
-        pairNode: true,
-        from: bundled ? "bundle" : "sources",
-        arg,
-        cwd: ROOT,
-        extraExecArgv: ["--expose-gc", ...nodeFlags],
-      });
-      children.push(node);
-      const u = new URL((node.ready as NodeChildReady).url);
-      const target: Target = {
-        label: "node",
-        host: u.hostname,
-        port: Number(u.port),
-        chatPath: "/v1/chat/completions",
-        warmPath: "/v1/models",
-        mustHaveHeader: "x-pair-served-by",
-      };
+      const { node, target } = await startNodeChild(
+        {
+          engines: [{ name: "emu", model: "bench-5ms", baseUrl: `${engineUrl}/v1`, maxConcurrent: 1024 }],
+          historyOnThread: onThread,
+        },
+        { from: bundled ? "bundle" : "sources", extraExecArgv: ["--expose-gc", ...nodeFlags] },
+        children,
+      );
       const load = (n: number) =>
         runLoad({
           target,

@@ -11,20 +11,15 @@
  */
 
 import { randomBytes } from "node:crypto";
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { createTestCa } from "@pair/testkit";
-import { forkChild, type BenchChild } from "./child-protocol.js";
-import type { EngineChildArg, EngineChildReady } from "./engine-child.js";
-import { runLoad, type Target } from "./load-generator.js";
+import { startEngineChild, startNodeChild } from "./bench-setup.js";
+import type { BenchChild } from "./child-protocol.js";
+import { runLoad } from "./load-generator.js";
 import { cpuMs } from "./load-metrics.js";
 import { loadAverage1m } from "./machine-info.js";
 import { chatBody, loadFigures } from "./measure.js";
-import type { NodeChildArg, NodeChildReady } from "./node-child.js";
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-const ROOT = resolve(HERE, "..");
 const TOKENS = 64;
 const DELAY_MS = 5;
 const SLOTS = 512;
@@ -49,8 +44,8 @@ try {
   const ca = await createTestCa();
   const leaf = await ca.issue();
   const token = randomBytes(24).toString("base64url");
-  const engineArg: EngineChildArg = {
-    engines: [
+  const [local, rented] = await startEngineChild(
+    [
       { model: "local-5ms", tokenDelayMs: DELAY_MS, maxTokens: TOKENS, maxConcurrent: SLOTS },
       {
         model: "rent-5ms",
@@ -61,36 +56,16 @@ try {
         apiKey: token,
       },
     ],
-  };
-  const engine = await forkChild({
-    name: "engine",
-    script: resolve(HERE, "engine-child.ts"),
-    arg: engineArg,
-    cwd: ROOT,
-  });
-  children.push(engine);
-  const [local, rented] = (engine.ready as EngineChildReady).engines;
-  const nodeArg: NodeChildArg = {
-    engines: [{ name: "emu", model: "local-5ms", baseUrl: `${local!.url}/v1`, maxConcurrent: SLOTS }],
-    rented: { baseUrl: `${rented!.url}/v1`, caPem: ca.certPem, token, models: ["rent-5ms"] },
-  };
-  const node = await forkChild({
-    name: "node",
-    script: resolve(HERE, "node-child.ts"),
-    pairNode: true,
-    arg: nodeArg,
-    cwd: ROOT,
-  });
-  children.push(node);
-  const u = new URL((node.ready as NodeChildReady).url);
-  const target: Target = {
-    label: "node",
-    host: u.hostname,
-    port: Number(u.port),
-    chatPath: "/v1/chat/completions",
-    warmPath: "/v1/models",
-    mustHaveHeader: "x-pair-served-by",
-  };
+    children,
+  );
+  const { node, target } = await startNodeChild(
+    {
+      engines: [{ name: "emu", model: "local-5ms", baseUrl: `${local!.url}/v1`, maxConcurrent: SLOTS }],
+      rented: { baseUrl: `${rented!.url}/v1`, caPem: ca.certPem, token, models: ["rent-5ms"] },
+    },
+    {},
+    children,
+  );
   const load = async (model: string, concurrency: number, measured: number) => {
     await node.sample("sample-start");
     const result = await runLoad({

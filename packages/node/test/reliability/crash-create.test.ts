@@ -10,11 +10,10 @@
 // Needs the OS credential store: run through `bash scripts/test.sh`.
 import { granulesCostMicroUsd } from "@pair/ledger";
 import type { HostingState } from "@pair/provision";
-import { createTestCa, type TestCa } from "@pair/testkit";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { requireSecretService } from "../credentials/secret-service.js";
+import { describe, expect, it } from "vitest";
 import { statusOrCut } from "./crash-clients.js";
-import { SCALE, sponsorChild, until, type SponsorChild } from "./sponsor-child.js";
+import { SCALE, SPEC, sponsorChild, until, type SponsorChild } from "./sponsor-child.js";
+import { keyringWorlds } from "../support/keyring-worlds.js";
 
 /** The node (and endpoint) the test creates. */
 const FRESH = "fresh";
@@ -23,33 +22,12 @@ const ENFORCEMENT_BOUND_MS = 40_000;
 const L4_MICRO_USD_PER_HOUR = 800_000;
 const CREATE = { method: "POST", path: /^\/v2\/endpoint\/alice$/ } as const;
 
-let ca: TestCa;
-const worlds: SponsorChild[] = [];
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= await createTestCa();
-});
-afterEach(async () => {
-  for (const w of worlds.splice(0)) await w.cleanup();
-});
+const worlds = keyringWorlds<SponsorChild>();
 
 async function world(): Promise<SponsorChild> {
   // The configured node's endpoint exists and is paused: it must stay untouched throughout.
-  const w = await sponsorChild(ca, ["    lifecycle: { idle_pause_min: 60 }"], {}, 30_000);
-  worlds.push(w);
-  await w.api.createEndpoint("alice", {
-    name: "qwen",
-    accessType: "private",
-    vendor: "aws",
-    region: "us-east-1",
-    accelerator: "gpu",
-    instanceType: "nvidia-l4",
-    instanceSize: "x1",
-    minReplica: 0,
-    maxReplica: 1,
-    scaleToZeroTimeoutMin: 15,
-    repository: "Qwen/Qwen3-0.6B",
-  });
+  const w = worlds.add(await sponsorChild(worlds.ca, ["    lifecycle: { idle_pause_min: 60 }"], {}, 30_000));
+  await w.api.createEndpoint("alice", SPEC);
   await w.api.pause("alice", "qwen");
   return w;
 }

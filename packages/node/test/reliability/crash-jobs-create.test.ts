@@ -8,9 +8,7 @@
 // obligation closing on the evidence of its end; a create that never happened is closed on the
 // evidence of complete listings and nothing is created. Ledger ≥ meter; the token is nowhere.
 // Needs the OS credential store: run through `bash scripts/test.sh`.
-import { createTestCa, type TestCa } from "@pair/testkit";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { requireSecretService } from "../credentials/secret-service.js";
+import { describe, expect, it } from "vitest";
 import {
   CREATE,
   JOB_NODE,
@@ -24,26 +22,15 @@ import {
   openObligations,
 } from "./jobs-child.js";
 import { SCALE, until, type SponsorChild } from "./sponsor-child.js";
+import { keyringWorlds } from "../support/keyring-worlds.js";
 
 /** Real ms: the child's 10 s pass, twice, plus slack (one idle minute is 3 s real). */
 const ENFORCEMENT_BOUND_MS = 40_000;
 
-let ca: TestCa;
-const worlds: SponsorChild[] = [];
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= await createTestCa();
-});
-afterEach(async () => {
-  for (const w of worlds.splice(0)) {
-    w.hf.jobs.faults.clear();
-    await w.cleanup();
-  }
-});
+const worlds = keyringWorlds<SponsorChild>((w) => w.hf.jobs.faults.clear());
 
 async function world(): Promise<SponsorChild> {
-  const w = await jobsChild(ca);
-  worlds.push(w);
+  const w = worlds.add(await jobsChild(worlds.ca));
   await w.start();
   return w;
 }

@@ -7,9 +7,7 @@
 // evidence of the job's end, idle (or the required stop) cancels it, and the ledger is at or above
 // the emulator's meter. The token is in no file and no line of output.
 // Needs the OS credential store: run through `bash scripts/test.sh`.
-import { createTestCa, type TestCa } from "@pair/testkit";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { requireSecretService } from "../credentials/secret-service.js";
+import { describe, expect, it } from "vitest";
 import {
   JOB_NODE,
   NS,
@@ -24,6 +22,7 @@ import {
   streamChild,
 } from "./jobs-child.js";
 import { SCALE, until, type SponsorChild } from "./sponsor-child.js";
+import { keyringWorlds } from "../support/keyring-worlds.js";
 
 /** Real ms: the child's 10 s pass, twice, plus slack (one idle minute is 3 s real). */
 const ENFORCEMENT_BOUND_MS = 40_000;
@@ -32,23 +31,11 @@ const HARDWARE = { method: "GET", path: /^\/api\/jobs\/hardware$/ } as const;
 /** Real ms the restart's price read is held in the mid-stream case (over two billed minutes at x20). */
 const SLOW_PRICE_READ_MS = 7_000;
 
-let ca: TestCa;
-const worlds: SponsorChild[] = [];
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= await createTestCa();
-});
-afterEach(async () => {
-  for (const w of worlds.splice(0)) {
-    w.hf.jobs.faults.clear();
-    await w.cleanup();
-  }
-});
+const worlds = keyringWorlds<SponsorChild>((w) => w.hf.jobs.faults.clear());
 
 /** A child whose job runs (a first request brought it up: scheduling 1 s, load 4.5 s real). */
 async function running(engine: { tokenDelayMs?: number; maxTokens?: number } = {}) {
-  const w = await jobsChild(ca, engine);
-  worlds.push(w);
+  const w = worlds.add(await jobsChild(worlds.ca, engine));
   await w.start();
   expect(await chatChild(w)).toBe(200);
   const [job] = w.hf.jobs.list(NS);

@@ -7,26 +7,17 @@
 // dir and no line of output. A crash during *create*: crash-create.test.ts.
 // Needs the OS credential store: run through `bash scripts/test.sh`.
 import { granulesCostMicroUsd } from "@pair/ledger";
-import { createTestCa, type TestCa } from "@pair/testkit";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { requireSecretService } from "../credentials/secret-service.js";
+import { describe, expect, it } from "vitest";
 import { chat as chatThrough, streamChat } from "./crash-clients.js";
 import { MIN, MODEL, SCALE, SPEC, sponsorChild, until, type SponsorChild } from "./sponsor-child.js";
 import { killDuringStartUp } from "./sponsor-process.js";
+import { keyringWorlds } from "../support/keyring-worlds.js";
 
 const L4_MICRO_USD_PER_HOUR = 800_000;
 /** Real ms: the child's 10 s pass, twice, plus slack (idle_pause_min: 1 is 3 s real). */
 const ENFORCEMENT_BOUND_MS = 30_000;
 
-let ca: TestCa;
-const worlds: SponsorChild[] = [];
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= await createTestCa();
-});
-afterEach(async () => {
-  for (const w of worlds.splice(0)) await w.cleanup();
-});
+const worlds = keyringWorlds<SponsorChild>();
 
 async function world(
   lifecycle: string,
@@ -34,8 +25,7 @@ async function world(
   engine?: { tokenDelayMs?: number; maxTokens?: number },
   pendingMs?: number,
 ): Promise<SponsorChild> {
-  const w = await sponsorChild(ca, [`    lifecycle: ${lifecycle}`], engine, pendingMs);
-  worlds.push(w);
+  const w = worlds.add(await sponsorChild(worlds.ca, [`    lifecycle: ${lifecycle}`], engine, pendingMs));
   await w.api.createEndpoint("alice", SPEC);
   await w.api.createEndpoint("alice", { ...SPEC, name: "someone-elses" });
   if (at === "paused") await w.api.pause("alice", "qwen");

@@ -9,24 +9,12 @@
 import { copyFileSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { SqliteLedgerStore } from "@pair/store";
-import { createTestCa, type TestCa } from "@pair/testkit";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { requireSecretService } from "../credentials/secret-service.js";
-import { COLD_START_MS, jobWorld, MIN, NODE, NS, REPO, type JobWorld } from "../rented/job-harness.js";
+import { describe, expect, it } from "vitest";
+import { jobWorld, MIN, NODE, NS, REPO, startServed, type JobWorld } from "../rented/job-harness.js";
 import { chat, storedHosting } from "./fault-harness.js";
+import { keyringWorlds } from "../support/keyring-worlds.js";
 
-let ca: TestCa;
-const worlds: JobWorld[] = [];
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= await createTestCa();
-});
-afterEach(async () => {
-  for (const w of worlds.splice(0)) {
-    w.hf.jobs.faults.clear();
-    await w.cleanup();
-  }
-});
+const worlds = keyringWorlds<JobWorld>((w) => w.hf.jobs.faults.clear());
 
 const ledgerFiles = (dir: string) => readdirSync(dir).filter((f) => f.startsWith("ledger.db"));
 
@@ -41,13 +29,13 @@ function ledgerEpisode(w: JobWorld, id: string) {
 
 describe("a sponsor killed between the hosting store's discharge and the ledger's close", () => {
   it("the restart closes the ledger's episode from the hosting store's evidence; nothing is billed on", async () => {
-    const w = await jobWorld(ca, {
-      windowMin: 120,
-      lines: ["    lifecycle: { idle_pause_min: 60, pause_on_sponsor_exit: false }"],
-    });
-    worlds.push(w);
-    await w.start();
-    expect((await w.advanceUntil(chat(w.node, REPO), COLD_START_MS + 5 * MIN)).status).toBe(200);
+    const w = worlds.add(
+      await jobWorld(worlds.ca, {
+        windowMin: 120,
+        lines: ["    lifecycle: { idle_pause_min: 60, pause_on_sponsor_exit: false }"],
+      }),
+    );
+    await startServed(w, () => chat(w.node, REPO));
     await w.advance(3 * MIN);
     const [job] = w.hf.jobs.list(NS);
     const managed = join(w.dir, "data", "managed");

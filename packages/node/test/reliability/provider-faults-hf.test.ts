@@ -6,9 +6,7 @@
 // the sponsor's SQLite (obligations), not only on what PAIR says.
 import type { EngineEmulator } from "@pair/emulators";
 import { granulesCostMicroUsd } from "@pair/ledger";
-import { createTestCa, type TestCa } from "@pair/testkit";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { requireSecretService } from "../credentials/secret-service.js";
+import { afterEach, describe, expect, it } from "vitest";
 import { managedWorld, MIN, MODEL, NODE, SPEC, type ManagedWorld } from "../rented/managed-harness.js";
 import {
   breathe,
@@ -20,23 +18,17 @@ import {
   rentedRow,
   storedHosting,
 } from "./fault-harness.js";
+import { keyringWorlds } from "../support/keyring-worlds.js";
 
 const L4_MICRO_USD_PER_HOUR = 800_000;
 const LIST = /^\/v2\/endpoint\/alice$/;
-let ca: TestCa;
-const worlds: ManagedWorld[] = [];
 const engines: EngineEmulator[] = [];
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= await createTestCa();
-});
+// Registered first, so it runs after the worlds' cleanup (afterEach hooks run last registered first).
 afterEach(async () => {
-  for (const w of worlds.splice(0)) {
-    w.hf.faults.clear(); // a failed test must not leave the exit pause in a storm
-    await w.cleanup();
-  }
   for (const e of engines.splice(0)) await e.close();
 });
+// A failed test must not leave the exit pause in a storm.
+const worlds = keyringWorlds<ManagedWorld>((w) => w.hf.faults.clear());
 
 /** The sponsor with alice/qwen running (adopted at start) or paused, and a local engine. */
 async function world(
@@ -45,8 +37,7 @@ async function world(
 ): Promise<ManagedWorld> {
   const local = await localEngine();
   engines.push(local.engine);
-  const w = await managedWorld(ca, lines, local.lines);
-  worlds.push(w);
+  const w = worlds.add(await managedWorld(worlds.ca, lines, local.lines));
   await w.api.createEndpoint("alice", SPEC);
   await w.api.createEndpoint("alice", { ...SPEC, name: "someone-elses" });
   await w.start(); // while pending: the ledger sees every billed minute

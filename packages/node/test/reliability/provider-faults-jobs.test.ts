@@ -6,28 +6,17 @@
 // sponsor's SQLite (obligations).
 import { join } from "node:path";
 import { HfToken, HttpsEndpointsTransport } from "@pair/huggingface";
-import { createTestCa, type TestCa } from "@pair/testkit";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { requireSecretService } from "../credentials/secret-service.js";
+import { describe, expect, it } from "vitest";
 import { COLD_START_MS, jobWorld, MIN, NODE, NS, REPO, type JobWorld } from "../rented/job-harness.js";
+import { SPEC } from "../rented/managed-harness.js";
 import { breathe, chat, storedHosting } from "./fault-harness.js";
+import { keyringWorlds } from "../support/keyring-worlds.js";
 
-let ca: TestCa;
-const worlds: JobWorld[] = [];
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= await createTestCa();
-});
-afterEach(async () => {
-  for (const w of worlds.splice(0)) {
-    w.hf.jobs.faults.clear(); // a failed test must not leave the exit cancel in a storm
-    await w.cleanup();
-  }
-});
+// A failed test must not leave the exit cancel in a storm.
+const worlds = keyringWorlds<JobWorld>((w) => w.hf.jobs.faults.clear());
 
 async function world(options: Parameters<typeof jobWorld>[1] = {}, before?: (w: JobWorld) => Promise<void>) {
-  const w = await jobWorld(ca, { windowMin: 120, ...options });
-  worlds.push(w);
+  const w = worlds.add(await jobWorld(worlds.ca, { windowMin: 120, ...options }));
   await before?.(w);
   await w.start();
   return w;
@@ -115,21 +104,9 @@ describe("provider faults: Hugging Face Jobs", () => {
           token: new HfToken(w.token),
           endpointsApi: w.hf.endpointsApiUrl,
           hubApi: w.hf.hubApiUrl,
-          extraCaPem: ca.certPem,
+          extraCaPem: worlds.ca.certPem,
         });
-        await api.createEndpoint(NS, {
-          name: "qwen",
-          accessType: "private",
-          vendor: "aws",
-          region: "us-east-1",
-          accelerator: "gpu",
-          instanceType: "nvidia-l4",
-          instanceSize: "x1",
-          minReplica: 0,
-          maxReplica: 1,
-          scaleToZeroTimeoutMin: 15,
-          repository: REPO,
-        });
+        await api.createEndpoint(NS, SPEC); // alice/qwen, serving Qwen/Qwen3-0.6B (REPO) too
         await api.pause(NS, "qwen");
         await api.close();
       },

@@ -5,9 +5,7 @@
 // each test asserts on the emulator's view (pods, meter, requests received) and on the sponsor's
 // SQLite (obligations), not only on what PAIR says.
 import type { EngineEmulator } from "@pair/emulators";
-import { createTestCa, type TestCa } from "@pair/testkit";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { requireSecretService } from "../credentials/secret-service.js";
+import { afterEach, describe, expect, it } from "vitest";
 import {
   COLD_START_MS,
   NODE,
@@ -26,27 +24,20 @@ import {
   rentedRow,
   storedHosting,
 } from "./fault-harness.js";
+import { keyringWorlds } from "../support/keyring-worlds.js";
 
-let ca: TestCa;
-const worlds: RunpodNodeWorld[] = [];
 const engines: EngineEmulator[] = [];
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= await createTestCa();
-});
+// Registered first, so it runs after the worlds' cleanup (afterEach hooks run last registered first).
 afterEach(async () => {
-  for (const w of worlds.splice(0)) {
-    w.emu.faults.clear(); // a failed test must not leave the exit terminate in a storm
-    await w.cleanup();
-  }
   for (const e of engines.splice(0)) await e.close();
 });
+// A failed test must not leave the exit terminate in a storm.
+const worlds = keyringWorlds<RunpodNodeWorld>((w) => w.emu.faults.clear());
 
 async function world(options: Parameters<typeof runpodWorld>[1] = {}): Promise<RunpodNodeWorld> {
   const local = await localEngine();
   engines.push(local.engine);
-  const w = await runpodWorld(ca, { ...options, engines: local.lines });
-  worlds.push(w);
+  const w = worlds.add(await runpodWorld(worlds.ca, { ...options, engines: local.lines }));
   await w.start();
   for (let i = 0; i < 100 && (await chat(w.node, LOCAL_MODEL)).status !== 200; i += 1) await breathe(50);
   return w;

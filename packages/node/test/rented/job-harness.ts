@@ -3,7 +3,7 @@
  * Face emulator with Jobs over HTTPS (a throwaway CA trusted through `tls.extra_ca_file`), the HF token
  * in the real OS credential store, the emulator's virtual clock as wall time and no automatic pass: the
  * test moves time (`advance`) and runs passes. The sponsor can be closed and started again on the same
- * data dir (a restart).
+ * data dir (a restart). `startServed` checks one thing, that the first request is served.
  * Must not know: what a test asserts.
  */
 
@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulators";
 import type { TestCa } from "@pair/testkit";
 import { request } from "undici";
+import { expect } from "vitest";
 import { Redacted } from "../../src/cluster/index.js";
 import { parseConfig, type CredentialRef } from "../../src/config/index.js";
 import { OsCredentialStore } from "../../src/credentials/index.js";
@@ -164,6 +165,18 @@ export async function chat(w: JobWorld): Promise<{ status: number; text: string 
     body: JSON.stringify({ model: REPO, messages: [{ role: "user", content: "hi" }] }),
   });
   return { status: res.statusCode, text: await res.body.text() };
+}
+
+/**
+ * Starts the sponsor and brings its job up: `first` (a first request; by default `chat`) is served
+ * (200) while virtual time moves, within the cold start plus five minutes.
+ */
+export async function startServed(
+  w: JobWorld,
+  first: (w: JobWorld) => Promise<{ readonly status: number }> = chat,
+): Promise<void> {
+  await w.start();
+  expect((await w.advanceUntil(first(w), COLD_START_MS + 5 * MIN)).status).toBe(200);
 }
 
 /** The Jobs node's row of `GET /pair/v1/rented` (what `pair rented list --json` shows). */

@@ -2,24 +2,15 @@
 // a Job secret whose credential reference holds nothing leaves the node unmanaged (the request gets
 // a clean error naming the secret, never its value); a flavor Hugging Face does not list makes the
 // node `never` with the reason (request refused, `pair rented list`'s row says why).
-import { createTestCa, type TestCa } from "@pair/testkit";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { requireSecretService, uniqueName } from "../credentials/secret-service.js";
+import { describe, expect, it } from "vitest";
+import { uniqueName } from "../credentials/secret-service.js";
 import { chat, jobWorld, type JobWorld, NODE, NS, rentedRow } from "./job-harness.js";
+import { keyringWorlds } from "../support/keyring-worlds.js";
 
-let ca: TestCa;
-const worlds: JobWorld[] = [];
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= await createTestCa();
-});
-afterEach(async () => {
-  for (const w of worlds.splice(0)) await w.cleanup();
-});
+const worlds = keyringWorlds<JobWorld>();
 
 async function world(options: Parameters<typeof jobWorld>[1]): Promise<JobWorld> {
-  const w = await jobWorld(ca, options);
-  worlds.push(w);
+  const w = worlds.add(await jobWorld(worlds.ca, options));
   await w.start();
   return w;
 }

@@ -5,21 +5,11 @@
 // job's price to 0 until the first pass read the list, so the minutes that started meanwhile were
 // entered at nothing (the Jobs crash tests under load: one billed minute under the meter;
 // docs/reliability.md). Real keyring, virtual time (the emulator's clock): no real load, no sleeps.
-import { createTestCa, type TestCa } from "@pair/testkit";
-import { request } from "undici";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { requireSecretService } from "../credentials/secret-service.js";
-import { COLD_START_MS, jobWorld, MIN, NODE, NS, REPO, type JobWorld } from "./job-harness.js";
+import { describe, expect, it } from "vitest";
+import { jobWorld, MIN, NODE, NS, startServed, type JobWorld } from "./job-harness.js";
+import { keyringWorlds } from "../support/keyring-worlds.js";
 
-let ca: TestCa;
-const worlds: JobWorld[] = [];
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= await createTestCa();
-});
-afterEach(async () => {
-  for (const w of worlds.splice(0)) await w.cleanup();
-});
+const worlds = keyringWorlds<JobWorld>();
 
 const HARDWARE = { method: "GET", path: /^\/api\/jobs\/hardware$/ } as const;
 
@@ -28,14 +18,17 @@ async function until(ok: () => boolean): Promise<void> {
   expect(ok(), "the first pass asked for the hardware list").toBe(true);
 }
 
-async function chat(w: JobWorld): Promise<number> {
-  const res = await request(`${w.node.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: REPO, messages: [{ role: "user", content: "hi" }] }),
-  });
-  await res.body.text();
-  return res.statusCode;
+/** A sponsor (window 15 min, no pause at exit) whose job a first request brought up; that job. */
+async function servedJob() {
+  const w = worlds.add(
+    await jobWorld(worlds.ca, {
+      windowMin: 15,
+      lines: ["    lifecycle: { pause_on_sponsor_exit: false, exit_timeout_s: 5 }"],
+    }),
+  );
+  await startServed(w);
+  const [job] = w.hf.jobs.list(NS);
+  return { w, job };
 }
 
 function ledgerMicroUsd(w: JobWorld): number {
@@ -44,14 +37,7 @@ function ledgerMicroUsd(w: JobWorld): number {
 
 describe("managed Hugging Face Jobs node: the price across a restart", () => {
   it("a restart whose first pass waits 5 min for the hardware list bills the running job at its price, not 0: ledger ≥ meter", async () => {
-    const w = await jobWorld(ca, {
-      windowMin: 15,
-      lines: ["    lifecycle: { pause_on_sponsor_exit: false, exit_timeout_s: 5 }"],
-    });
-    worlds.push(w);
-    await w.start();
-    expect(await w.advanceUntil(chat(w), COLD_START_MS + 5 * MIN)).toBe(200);
-    const [job] = w.hf.jobs.list(NS);
+    const { w, job } = await servedJob();
     expect(job?.stage).toBe("RUNNING");
     await w.node.close(200); // a crash: the job runs on
     expect(w.hf.jobs.get(job!.id)?.stage).toBe("RUNNING");
@@ -83,14 +69,7 @@ describe("managed Hugging Face Jobs node: the price across a restart", () => {
   });
 
   it("a restart whose hardware list keeps failing still reconciles and cancels at the window's end, billing at the kept price", async () => {
-    const w = await jobWorld(ca, {
-      windowMin: 15,
-      lines: ["    lifecycle: { pause_on_sponsor_exit: false, exit_timeout_s: 5 }"],
-    });
-    worlds.push(w);
-    await w.start();
-    expect(await w.advanceUntil(chat(w), COLD_START_MS + 5 * MIN)).toBe(200);
-    const [job] = w.hf.jobs.list(NS);
+    const { w, job } = await servedJob();
     await w.node.close(200); // a crash: the job runs on
 
     w.hf.jobs.faults.failNext(100_000, 403, HARDWARE); // the price list is refused from now on (not retried)

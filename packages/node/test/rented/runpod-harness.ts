@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startRunpodEmulator, type RunpodEmulator, type RunpodEmulatorOptions } from "@pair/emulators";
 import type { TestCa } from "@pair/testkit";
+import { request } from "undici";
 import { Redacted } from "../../src/cluster/index.js";
 import { parseConfig, type CredentialRef } from "../../src/config/index.js";
 import { OsCredentialStore } from "../../src/credentials/index.js";
@@ -183,4 +184,14 @@ export async function runpodWorld(
     },
   };
   return world;
+}
+
+/** A chat request for the pod's model through the sponsor; the text of the answer (SSE when streamed). */
+export async function chat(w: RunpodNodeWorld, stream = true): Promise<{ status: number; text: string }> {
+  const res = await request(`${w.node.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: SERVED, stream, messages: [{ role: "user", content: "hi" }] }),
+  });
+  return { status: res.statusCode, text: await res.body.text() };
 }

@@ -7,13 +7,12 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { HttpsRunpodTransport, RedactedString, RunpodProvider, runpodModelSettings } from "@pair/runpod";
-import { createTestCa, type TestCa } from "@pair/testkit";
 import { request } from "undici";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { RunpodPodNode } from "../../src/config/index.js";
 import { runpodModelOf, SYSTEM_CLOCK } from "../../src/rented/index.js";
-import { requireSecretService } from "../credentials/secret-service.js";
 import {
+  chat,
   COLD_START_MS,
   NODE,
   podLines,
@@ -21,32 +20,14 @@ import {
   SERVED,
   type RunpodNodeWorld,
 } from "./runpod-harness.js";
+import { keyringWorlds } from "../support/keyring-worlds.js";
 
-let ca: TestCa;
-const worlds: RunpodNodeWorld[] = [];
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= await createTestCa();
-});
-afterEach(async () => {
-  for (const w of worlds.splice(0)) await w.cleanup();
-});
+const worlds = keyringWorlds<RunpodNodeWorld>();
 
 async function world(options: Parameters<typeof runpodWorld>[1] = {}): Promise<RunpodNodeWorld> {
-  const w = await runpodWorld(ca, options);
-  worlds.push(w);
+  const w = worlds.add(await runpodWorld(worlds.ca, options));
   await w.start();
   return w;
-}
-
-/** A chat request through the sponsor; the text of the answer (SSE when streamed). */
-async function chat(w: RunpodNodeWorld, stream = true): Promise<{ status: number; text: string }> {
-  const res = await request(`${w.node.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: SERVED, stream, messages: [{ role: "user", content: "hi" }] }),
-  });
-  return { status: res.statusCode, text: await res.body.text() };
 }
 
 async function rentedRow(w: RunpodNodeWorld): Promise<Record<string, unknown>> {
@@ -249,8 +230,7 @@ describe("Runpod pods on demand", () => {
   });
 
   it("a catalogue that cannot be read: today's behaviour (price unknown) with a warning, priced once it answers", async () => {
-    const w = await runpodWorld(ca);
-    worlds.push(w);
+    const w = worlds.add(await runpodWorld(worlds.ca));
     w.emu.faults.failCatalog(true, 503);
     await w.start();
     const m = managedOf(await rentedRow(w));
@@ -338,7 +318,7 @@ async function leftPod(w: RunpodNodeWorld, ownerTag: string, requestId: string):
   const transport = new HttpsRunpodTransport({
     baseUrl: w.emu.apiBaseUrl,
     apiKey: new RedactedString(w.apiKey, "test Runpod key"),
-    extraCaPem: ca.certPem,
+    extraCaPem: worlds.ca.certPem,
   });
   try {
     const provider = new RunpodProvider({ transport, account: NODE, clock: SYSTEM_CLOCK });

@@ -4,38 +4,11 @@
 // reservation at start, and the ledger keeps a reservation's price while the node knows none; a Jobs
 // node did neither and billed minutes at 0 after a restart (docs/reliability.md, "Hugging Face Jobs";
 // job-restart-price.test.ts). Real keyring, virtual time (the emulator's clock).
-import { createTestCa, type TestCa } from "@pair/testkit";
-import { request } from "undici";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { requireSecretService } from "../credentials/secret-service.js";
-import {
-  COLD_START_MS,
-  NODE,
-  podLines,
-  runpodWorld,
-  SERVED,
-  type RunpodNodeWorld,
-} from "./runpod-harness.js";
+import { describe, expect, it } from "vitest";
+import { chat, COLD_START_MS, NODE, podLines, runpodWorld, type RunpodNodeWorld } from "./runpod-harness.js";
+import { keyringWorlds } from "../support/keyring-worlds.js";
 
-let ca: TestCa;
-const worlds: RunpodNodeWorld[] = [];
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= await createTestCa();
-});
-afterEach(async () => {
-  for (const w of worlds.splice(0)) await w.cleanup();
-});
-
-async function chat(w: RunpodNodeWorld): Promise<number> {
-  const res = await request(`${w.node.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: SERVED, messages: [{ role: "user", content: "hi" }] }),
-  });
-  await res.body.text();
-  return res.statusCode;
-}
+const worlds = keyringWorlds<RunpodNodeWorld>();
 
 function ledgerMicroUsd(w: RunpodNodeWorld): number {
   return Math.round((w.node.runpod.node(NODE)?.view().spend_usd?.total ?? 0) * 1e6);
@@ -43,13 +16,14 @@ function ledgerMicroUsd(w: RunpodNodeWorld): number {
 
 describe("managed Runpod node: the price across a restart", () => {
   it("a restart that cannot read the Runpod API for 5 min bills the live pod at its price, not 0: ledger ≥ meter", async () => {
-    const w = await runpodWorld(ca, {
-      pod: podLines(60),
-      lifecycle: "{ pause_on_sponsor_exit: false }",
-    });
-    worlds.push(w);
+    const w = worlds.add(
+      await runpodWorld(worlds.ca, {
+        pod: podLines(60),
+        lifecycle: "{ pause_on_sponsor_exit: false }",
+      }),
+    );
     await w.start();
-    expect(await w.advanceUntil(chat(w), COLD_START_MS + 60_000)).toBe(200);
+    expect((await w.advanceUntil(chat(w, false), COLD_START_MS + 60_000)).status).toBe(200);
     const podId = w.emu.pods.list()[0]?.wire.id ?? "";
     await w.node.close(200); // a crash: the pod runs on
     expect(w.emu.pods.get(podId)?.wire.status).toBe("RUNNING");
