@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { getHeapSpaceStatistics } from "node:v8";
+import { Session } from "node:inspector/promises";
 import { Redacted } from "../packages/node/src/cluster/index.js";
 import { parseConfig } from "../packages/node/src/config/index.js";
 import { startNode, type RunningNode } from "../packages/node/src/node.js";
@@ -153,8 +154,24 @@ const ready: NodeChildReady = {
   clusterAddress: `127.0.0.1:${node.cluster.port}`,
   adminToken: node.adminToken,
 };
+// PAIR_BENCH_ALLOC_PROFILE=FILE: a sampling profile of every allocation (collected ones included),
+// written to FILE when the node closes, for `bench/summarize-alloc-profile.ts`.
+const allocProfile = process.env["PAIR_BENCH_ALLOC_PROFILE"];
+const inspector = allocProfile === undefined || allocProfile === "" ? undefined : new Session();
+if (inspector !== undefined) {
+  inspector.connect();
+  await inspector.post("HeapProfiler.startSampling", {
+    samplingInterval: 8192,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+}
 serveParent(ready, async () => {
   try {
+    if (inspector !== undefined && allocProfile !== undefined) {
+      const { profile } = await inspector.post("HeapProfiler.stopSampling");
+      writeFileSync(allocProfile, JSON.stringify(profile));
+    }
     await node.close(1_000);
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
