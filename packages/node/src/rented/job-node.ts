@@ -16,10 +16,11 @@
  *   `routing.use` written in the config wins.
  * - A restart finds its job by the record in SQLite (the job id is the key's incarnation): describe
  *   asks for that id; the owner label only finds orphans and lost creates.
+ * What any on-demand node does (ledger feed, reservation, budget stops, pause/resume, exit stops) is
+ * its ManagedNodeCore; this file keeps the Jobs-specific part (flavor price, window, readiness, start).
  * Must not know: HTTP routing, the CLI, where the token is stored (it is handed it), real timers.
  */
 
-import { routeEligibility } from "@pair/ledger";
 import {
   HF_JOB_CAPABILITIES,
   HuggingFaceJobsProvider,
@@ -30,35 +31,35 @@ import {
   type RevealableToken,
 } from "@pair/huggingface";
 import {
-  HostingController,
   liveRecords,
-  openObligations,
   windowObligations,
-  type Clock,
   type DeploymentId,
   type DeploymentRecord,
-  type HostingEvent,
-  type HostingStore,
+  type HostingController,
   type RentalWindow,
   type StopReason,
 } from "@pair/provision";
 import type { HuggingFaceJobNode, RoutingUse } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
 import { jobDeploymentSpec, jobRentalWindow, jobRoutingUse, type JobNodeSettings } from "./job-node-plan.js";
-import { dischargesMissedByLedger } from "./ledger-catch-up.js";
 import type { CreatedInfo, ManagedAction, ManagedView } from "./managed-endpoint.js";
-import type { PresetIds } from "./managed-endpoints.js";
-import { reservationIdOf, type ManagedLedger } from "./managed-ledger.js";
+import { ManagedNodeCore, type NodeWords, type OnDemandNodeOptions } from "./managed-node-core.js";
 import type { ManagedStatus } from "./rented-nodes.js";
 
-const USD = 1_000_000;
 const DAY_MS = 86_400_000;
-const STOP_UNCONFIRMED = "stop unconfirmed";
 
-export interface JobManagedNodeOptions {
+const JOB_WORDS: NodeWords = {
+  unit: "job",
+  stop: "cancel",
+  stopping: "cancelling",
+  exitStop: "cancel",
+  paused: "its job is cancelled",
+  exited: "its job is cancelled at sponsor exit",
+};
+
+/** What a job node is handed (its owner tag, `pair-<nodeId>-<node>`, is also a job label). */
+export interface JobManagedNodeOptions extends OnDemandNodeOptions {
   readonly config: HuggingFaceJobNode;
-  /** This sponsor's owner tag for this node's jobs (`pair-<nodeId>-<node>`), a job label. */
-  readonly ownerTag: string;
   /** The Hub namespace the jobs run under (the token's user). */
   readonly namespace: string;
   readonly transport: JobsTransport;
@@ -67,17 +68,6 @@ export interface JobManagedNodeOptions {
   /** Passed to every job as Job secrets, never as plain environment. */
   readonly secrets: Readonly<Record<string, RevealableToken>>;
   readonly probe: PortProbe;
-  readonly store: HostingStore;
-  readonly ledger: ManagedLedger;
-  readonly clock: Clock;
-  readonly ids: PresetIds;
-  readonly timeZone: string;
-  /** PAIR requests in flight on this node now (streams included). */
-  readonly inFlight: () => number;
-  /** Resolves true after `ms`, false when `signal` aborts first (the timer seam). */
-  readonly sleep: (ms: number, signal?: AbortSignal) => Promise<boolean>;
-  readonly pollMs: number;
-  readonly log: (line: string) => void;
   /** Set for a node `pair rented create` made (its view shows `created`). */
   readonly createdByPair?: boolean;
 }
@@ -109,22 +99,15 @@ export class JobManagedNode {
   readonly #o: JobManagedNodeOptions;
   readonly #settings: JobNodeSettings;
   readonly #provider: HuggingFaceJobsProvider;
-  readonly #controller: HostingController;
+  readonly #core: ManagedNodeCore;
   #flavor: HfJobFlavor | undefined;
   #ready: { id: DeploymentId; address: string } | undefined;
   #creating: Promise<void> | undefined;
-  #pausedBy: StopReason | undefined;
-  #lastError: string | undefined;
-  /** Stops sent and not confirmed so far (StopFailed events): a pause on request reports its own. */
-  #stopFailures = 0;
-  #pass: Promise<void> | undefined;
-  /** Wall time of the last PAIR workload on this node (its start, or a pass that saw one open). */
-  #lastActiveMs: number;
   /** `resume` re-arms a node whose window ended: jobs declared before this do not end its use. */
   #rearmedAtMs = 0;
   /** HF does not list the configured flavor: no job can start. */
   #flavorRefused = false;
-  /** Why the configured flavor cannot run (it names the listed ones); kept apart from `#lastError`, which a pass clears. */
+  /** Why the configured flavor cannot run (it names the listed ones); kept apart from the last error, which a pass clears. */
   #flavorProblem: string | undefined;
 
   constructor(options: JobManagedNodeOptions) {
@@ -132,7 +115,6 @@ export class JobManagedNode {
     this.config = options.config;
     this.name = options.config.name;
     this.#settings = jobSettingsOf(options.config);
-    this.#lastActiveMs = options.clock.now().wallMs;
     this.#provider = new HuggingFaceJobsProvider({
       transport: options.transport,
       namespace: options.namespace,
@@ -143,29 +125,26 @@ export class JobManagedNode {
       // Its jobs are known by the ids in SQLite, whatever their labels say (read at each call).
       recordedNames: () => this.#recordedNames(),
     });
-    this.#controller = HostingController.open({
-      controllerId: options.ownerTag,
-      ownerTag: options.ownerTag,
-      account: options.namespace,
+    this.#core = new ManagedNodeCore(options, {
+      config: options.config,
       provider: this.#provider,
-      store: options.store,
-      clock: options.clock,
-      ids: options.ids,
+      account: options.namespace,
       policy: { maxActiveResources: 1, maxLifetimeMs: DAY_MS + 60 * 60_000 },
-      leaseTtlMs: 10 * 60_000,
-      busyRequeueMs: 5_000,
-      idleRequeueMs: 30_000,
-      stopRetryMs: 10_000,
-      onEvent: (event) => this.#onEvent(event),
+      capabilities: HF_JOB_CAPABILITIES,
+      words: JOB_WORDS,
+      settled: () => this.#creating,
+      stoppable: () => this.#stoppable(),
     });
     this.#reserve();
-    // Discharges a crash kept from the ledger (two SQLite files): close those episodes now.
-    for (const event of dischargesMissedByLedger(this.#controller.state, options.ledger.state))
-      this.#onEvent(event);
+    this.#core.catchUpLedger();
   }
 
   get controller(): HostingController {
-    return this.#controller;
+    return this.#core.controller;
+  }
+
+  get #controller(): HostingController {
+    return this.#core.controller;
   }
 
   /** Resolves once a create in flight has its answer (shutdown, tests). */
@@ -175,14 +154,7 @@ export class JobManagedNode {
 
   /** One pass (joins a pass under way). Never throws. */
   tick(): Promise<void> {
-    this.#pass ??= this.#tick().finally(() => {
-      this.#pass = undefined;
-    });
-    return this.#pass;
-  }
-
-  async #tick(): Promise<void> {
-    try {
+    return this.#core.pass(async () => {
       // The price list failing must not stop the pass: reconciliation and the window, idle and
       // budget cancels still run (the reservation keeps the price it has, #reserve).
       const unpriced = await this.#price().then(
@@ -191,16 +163,13 @@ export class JobManagedNode {
           `the Jobs hardware list (the flavor's price) could not be read: ${(cause as Error).message}`,
       );
       this.#reserve();
-      if (this.#o.inFlight() > 0) this.#lastActiveMs = this.#o.clock.now().wallMs;
+      if (this.#o.inFlight() > 0) this.#core.markActive();
       await this.#controller.reconcileOnce();
       await this.#checkReady();
       await this.#stops();
-      // An unconfirmed cancel stays reported until its obligation is discharged (see #onEvent).
-      if (unpriced !== undefined) this.#lastError = unpriced;
-      else if (!this.#lastError?.startsWith(STOP_UNCONFIRMED)) this.#lastError = undefined;
-    } catch (cause) {
-      this.#lastError = (cause as Error).message;
-    }
+      // Reported as the pass's last error (an unconfirmed cancel stays until it is discharged).
+      return unpriced;
+    });
   }
 
   /** The window, idle and budget stops of this pass. */
@@ -211,23 +180,23 @@ export class JobManagedNode {
       await this.#stop(due.id, due.reason);
     }
     const idleMs = this.config.lifecycle.idlePauseMs;
-    if (this.#o.inFlight() === 0 && now - this.#lastActiveMs >= idleMs)
+    if (this.#o.inFlight() === 0 && now - this.#core.lastActiveMs >= idleMs)
       for (const record of this.#running()) {
         this.#o.log(`rented node ${this.name}: idle for ${idleMs / 60_000} min: cancelling its job`);
         await this.#stop(record.id, "idle");
       }
-    const owns = (id: string) => this.#controller.state.deployments[id] !== undefined;
-    for (const command of this.#o.ledger.tick(owns)) {
-      this.#pausedBy = "budget-exceeded";
-      this.#o.log(`rented node ${this.name}: budget reached: cancelling its job`);
-      await this.#stop(command.deploymentId, command.reason);
-    }
+    await this.#core.budgetStops((id, reason) => this.#stop(id, reason));
   }
 
   async #stop(id: DeploymentId, reason: StopReason): Promise<void> {
     if (this.#ready?.id === id) this.#ready = undefined;
     const stopped = await this.#controller.requireStop(id, reason);
-    if (!stopped.ok) this.#lastError = `cancel (${reason}) refused: ${stopped.error.code}`;
+    if (!stopped.ok) this.#core.lastError = `cancel (${reason}) refused: ${stopped.error.code}`;
+  }
+
+  /** Live records a pause or an exit cancels (not those cancelled already). */
+  #stoppable(): DeploymentRecord[] {
+    return liveRecords(this.#controller.state).filter((record) => record.phase !== "StopRequired");
   }
 
   /** Live records not yet stopping (the job this node runs, at most one). */
@@ -253,9 +222,9 @@ export class JobManagedNode {
   #recordedNames(): Map<string, string> {
     const names = new Map<string, string>();
     // Not yet set while the controller opens (it asks the provider nothing then).
-    const controller = this.#controller as HostingController | undefined;
-    if (controller === undefined) return names;
-    for (const record of Object.values(controller.state.deployments))
+    const core = this.#core as ManagedNodeCore | undefined;
+    if (core === undefined) return names;
+    for (const record of Object.values(core.controller.state.deployments))
       if (record.key !== undefined) names.set(record.key.incarnation, record.key.name);
     return names;
   }
@@ -304,16 +273,7 @@ export class JobManagedNode {
    * signal (its cold-start budget), driving passes every `pollMs`.
    */
   async prepare(signal: AbortSignal): Promise<{ ok: true; url: string } | { ok: false; error: PairError }> {
-    this.#lastActiveMs = this.#o.clock.now().wallMs;
-    if (this.#pausedBy === "user-request")
-      return {
-        ok: false,
-        error: this.#error(
-          "rented_node_paused",
-          `paused by the user: no job runs until pair rented resume ${this.name}`,
-        ),
-      };
-    const refused = this.budgetRefusal();
+    const refused = this.#core.admit(`paused by the user: no job runs until pair rented resume ${this.name}`);
     if (refused !== undefined) return { ok: false, error: refused };
     for (;;) {
       if (this.#ready !== undefined) return { ok: true, url: this.#ready.address };
@@ -321,8 +281,9 @@ export class JobManagedNode {
         // Registered before the first await: a concurrent caller sees the start and only waits.
         this.#creating = this.#start().finally(() => (this.#creating = undefined));
         await this.#creating;
-        if (this.#lastError !== undefined && liveRecords(this.#controller.state).length === 0)
-          return { ok: false, error: this.#error("rented_node_ineligible", this.#lastError) };
+        const failed = this.#core.lastError;
+        if (failed !== undefined && liveRecords(this.#controller.state).length === 0)
+          return { ok: false, error: this.#error("rented_node_ineligible", failed) };
       }
       if (!(await this.#o.sleep(this.#o.pollMs, signal)))
         return {
@@ -337,7 +298,7 @@ export class JobManagedNode {
   async #start(): Promise<void> {
     const declared = await this.declareRun();
     if (!declared.ok) {
-      this.#lastError = declared.error.message;
+      this.#core.lastError = declared.error.message;
       return;
     }
     await this.run(declared.id);
@@ -357,7 +318,7 @@ export class JobManagedNode {
     if (liveRecords(this.#controller.state).length > 0)
       return { ok: false, error: this.#error("rented_node_ineligible", "it already runs a job") };
     this.#reserve();
-    const authorization = this.#o.ledger.authorize(this.name, this.#o.ids.preset(), HF_JOB_CAPABILITIES);
+    const authorization = this.#core.authorize();
     if (!authorization.ok)
       return {
         ok: false,
@@ -388,57 +349,34 @@ export class JobManagedNode {
 
   /** Send the declared job's create (a lost answer is Uncertain and reconciled, never sent again). */
   async run(id: DeploymentId): Promise<ManagedAction> {
-    this.#lastActiveMs = this.#o.clock.now().wallMs;
+    this.#core.markActive();
     const started = await this.#controller.start(id);
     this.#o.log(
       `rented node ${this.name}: running a ${this.#settings.flavor} job for ${this.#settings.repo}`,
     );
     if (!started.ok) {
-      this.#lastError = `the job could not be run: ${started.error.code}`;
-      return { ok: false, error: this.#error("upstream_error", this.#lastError) };
+      this.#core.lastError = `the job could not be run: ${started.error.code}`;
+      return { ok: false, error: this.#error("upstream_error", this.#core.lastError) };
     }
-    this.#lastError = undefined;
+    this.#core.lastError = undefined;
     return { ok: true };
   }
 
   /** Refused for money: the node reached a cap (`budget_exceeded`), until the window resets. */
   budgetRefusal(): PairError | undefined {
-    const at = this.#o.clock.now().wallMs;
-    const e = routeEligibility(this.#o.ledger.state, { kind: "rented", nodeId: this.name }, at);
-    if (e.eligible || e.reason === "no-reservation") return undefined;
-    return this.#error(
-      "budget_exceeded",
-      `reached its ${e.window === "day" ? "daily" : "monthly"} budget; no job until ` +
-        `${new Date(e.untilMs).toISOString()}: raise budget.usd_per_${e.window} or wait`,
-    );
+    return this.#core.budgetRefusal();
   }
 
   /** `pair rented pause`: cancel its job and run none until `resume`. */
-  async pause(reason: StopReason = "user-request"): Promise<ManagedAction> {
-    this.#pausedBy = reason;
-    await this.#creating;
-    const failuresBefore = this.#stopFailures;
-    for (const record of liveRecords(this.#controller.state)) {
-      if (record.phase === "StopRequired") continue;
-      const stopped = await this.#controller.requireStop(record.id, reason);
-      if (!stopped.ok)
-        return { ok: false, error: this.#error("upstream_error", `cancel refused: ${stopped.error.code}`) };
-    }
-    this.#ready = undefined;
-    // Required, sent, and not confirmed (refused, lost, or accepted while it still runs): say so.
-    if (this.#stopFailures !== failuresBefore)
-      return { ok: false, error: this.#error("upstream_error", this.#lastError ?? STOP_UNCONFIRMED) };
-    this.#o.log(`rented node ${this.name}: paused: its job is cancelled`);
-    return { ok: true };
+  pause(reason: StopReason = "user-request"): Promise<ManagedAction> {
+    return this.#core.pause(reason, () => (this.#ready = undefined));
   }
 
   /** `pair rented resume`: jobs run on demand again, in a new window (refused while over budget). */
   resume(): ManagedAction {
-    const refused = this.budgetRefusal();
-    if (refused !== undefined) return { ok: false, error: refused };
-    this.#pausedBy = undefined;
-    this.#rearmedAtMs = this.#o.clock.now().wallMs + 1;
-    return { ok: true };
+    const resumed = this.#core.resume();
+    if (resumed.ok) this.#rearmedAtMs = this.#o.clock.now().wallMs + 1;
+    return resumed;
   }
 
   /** When `pair rented create` made it: its newest job's declaration (null for a configured node). */
@@ -455,17 +393,10 @@ export class JobManagedNode {
   status(): ManagedStatus {
     const job = this.#jobState();
     return {
-      state:
-        this.#pausedBy === "user-request"
-          ? "paused"
-          : job === "running"
-            ? "running"
-            : job === "starting"
-              ? "starting"
-              : "scaled_to_zero",
+      state: this.#core.statusState(job),
       models: [this.#settings.repo],
       gpu: this.#settings.flavor,
-      lastError: this.#lastError,
+      lastError: this.#core.lastError,
       ...this.#providerState(),
     };
   }
@@ -486,28 +417,11 @@ export class JobManagedNode {
   }
 
   view(): JobNodeView {
-    const spend = this.#o.ledger.spend(this.name);
-    const usd = (micro: number) => Math.round(micro) / USD;
     const [record] = this.#running();
     const window = record === undefined ? undefined : this.#windows().get(record.id);
+    const price = this.#flavor === undefined ? undefined : jobRateMicroUsdPerHour(this.#flavor, true);
     return {
-      managed: true,
-      paused_by: this.#pausedBy ?? null,
-      budget_exceeded: this.budgetRefusal() !== undefined,
-      spend_usd:
-        spend === undefined
-          ? null
-          : {
-              session: usd(spend.sessionMicroUsd),
-              today: usd(spend.todayMicroUsd),
-              month: usd(spend.thisMonthMicroUsd),
-              total: usd(spend.totalMicroUsd),
-            },
-      usd_per_hour: this.#flavor === undefined ? null : usd(jobRateMicroUsdPerHour(this.#flavor, true)),
-      open_obligations: openObligations(this.#controller.state).length,
-      last_error: this.#lastError ?? null,
-      last_active_at: new Date(this.#lastActiveMs).toISOString(),
-      idle_pause_min: this.config.lifecycle.idlePauseMs / 60_000,
+      ...this.#core.view(price, this.config.lifecycle.idlePauseMs),
       job_state: this.#jobState(),
       flavor: this.#settings.flavor,
       window_ends_at: window === undefined ? null : new Date(window.endMs).toISOString(),
@@ -518,26 +432,8 @@ export class JobManagedNode {
    * Sponsor exit: cancel its job and wait, up to `exit_timeout_s`, for a terminal stage. Returns the
    * obligations still open (they stay in SQLite for the next start).
    */
-  async close(): Promise<number> {
-    if (!this.config.lifecycle.pauseOnSponsorExit) return openObligations(this.#controller.state).length;
-    await this.#creating;
-    for (const record of liveRecords(this.#controller.state))
-      if (record.phase !== "StopRequired")
-        await this.#controller.requireStop(record.id, "sponsor-exit").catch(() => undefined);
-    const exitMs = this.config.lifecycle.exitTimeoutMs;
-    const deadline = this.#o.clock.now().monoMs + exitMs;
-    while (openObligations(this.#controller.state).length > 0 && this.#o.clock.now().monoMs < deadline) {
-      await this.#o.sleep(this.#o.pollMs);
-      await this.#controller.reconcileOnce().catch(() => undefined);
-    }
-    const open = openObligations(this.#controller.state).length;
-    this.#o.log(
-      open > 0
-        ? `rented node ${this.name}: cancel not confirmed within ${exitMs / 1000} s; it stays an ` +
-            "open obligation and is reconciled at the next start"
-        : `rented node ${this.name}: its job is cancelled at sponsor exit`,
-    );
-    return open;
+  close(): Promise<number> {
+    return this.#core.close();
   }
 
   #jobState(): JobNodeView["job_state"] {
@@ -557,7 +453,7 @@ export class JobManagedNode {
         ? `flavor ${this.#settings.flavor} is not listed by Hugging Face Jobs ` +
           `(listed: ${flavors.map((f) => f.name).join(", ")}): fix job.flavor`
         : undefined;
-    if (this.#flavorProblem !== undefined) this.#lastError = this.#flavorProblem;
+    if (this.#flavorProblem !== undefined) this.#core.lastError = this.#flavorProblem;
   }
 
   /**
@@ -566,33 +462,10 @@ export class JobManagedNode {
    * one it has (0 only for a new one), never dropping to 0 under a running job.
    */
   #reserve(): void {
-    const price = this.#flavor === undefined ? undefined : jobRateMicroUsdPerHour(this.#flavor, true);
-    const budget = { ...this.config.budget, timeZone: this.#o.timeZone, stopLeadMs: 0 };
-    const reserved = this.#o.ledger.ensureReservation(this.name, price, budget);
-    if (!reserved.ok) this.#lastError = `ledger: ${JSON.stringify(reserved.error)}`;
-  }
-
-  #onEvent(event: HostingEvent): void {
-    // A cancel that was not confirmed shows in `pair rented list` until evidence closes it.
-    if (event.type === "StopFailed") {
-      this.#stopFailures += 1;
-      this.#lastError =
-        `${STOP_UNCONFIRMED} after ${event.attempts} attempt(s), the obligation stays open and the ` +
-        `cancel is retried: ${event.detail}`;
-    }
-    if (event.type === "ObligationDischarged" && this.#lastError?.startsWith(STOP_UNCONFIRMED))
-      this.#lastError = undefined;
-    const fed = this.#o.ledger.apply({
-      type: "HostingEventReported",
-      event,
-      bind: { reservationId: reservationIdOf(this.name), capabilities: HF_JOB_CAPABILITIES },
-      at: this.#o.clock.now(),
-    });
-    if (!fed.ok && fed.error.code !== "episode-closed")
-      this.#o.log(`rented node ${this.name}: ledger refused ${event.type}: ${fed.error.code}`);
+    this.#core.reserve(this.#flavor === undefined ? undefined : jobRateMicroUsdPerHour(this.#flavor, true));
   }
 
   #error(code: PairError["code"], message: string): PairError {
-    return { code, message: `rented node ${this.name}: ${message}`, node: this.name };
+    return this.#core.error(code, message);
   }
 }

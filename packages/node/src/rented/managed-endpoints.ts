@@ -24,24 +24,12 @@ import {
   type PresetIdSource,
 } from "./managed-endpoint.js";
 import { ManagedLedger } from "./managed-ledger.js";
+import { NodePasses, SYSTEM_CLOCK, SYSTEM_TIMERS, type PassTiming } from "./node-passes.js";
 import type { SharedLedger } from "./shared-ledger.js";
 
-/** A one-shot timer; the seam tests replace. */
-export interface TimerSeam {
-  setTimeout(fn: () => void, ms: number): { cancel(): void };
-}
+export { SYSTEM_CLOCK, SYSTEM_TIMERS, type TimerSeam } from "./node-passes.js";
 
-export const SYSTEM_TIMERS: TimerSeam = {
-  setTimeout(fn, ms) {
-    const t = setTimeout(fn, ms);
-    t.unref();
-    return { cancel: () => clearTimeout(t) };
-  },
-};
-
-export const SYSTEM_CLOCK: Clock = { now: () => ({ wallMs: Date.now(), monoMs: performance.now() }) };
-
-export interface ManagedEndpointsOptions {
+export interface ManagedEndpointsOptions extends PassTiming {
   readonly nodeName: string;
   /** This node's stable id (the controller id and owner tag derive from it). */
   readonly nodeId: string;
@@ -53,15 +41,6 @@ export interface ManagedEndpointsOptions {
   readonly transportFor: (token: Redacted<string>) => EndpointsTransport;
   /** PAIR requests in flight on a rented node now. */
   readonly inFlight: (node: string) => number;
-  readonly clock?: Clock;
-  readonly timers?: TimerSeam;
-  /** Time between passes (default 10 s); 0: no automatic pass (tests call `tick()`). */
-  readonly tickMs?: number;
-  /** How often a wake or an exit pause looks again (default 1 s). */
-  readonly pollMs?: number;
-  /** IANA zone budgets count days and months in (default: this machine's). */
-  readonly timeZone?: string;
-  readonly log?: (line: string) => void;
   /** The sponsor's ledger, shared with the other managers (default: this one opens its own). */
   readonly ledger?: SharedLedger;
 }
@@ -92,21 +71,19 @@ export class PresetIds implements PresetIdSource {
 export class ManagedEndpoints {
   readonly #o: ManagedEndpointsOptions;
   readonly #clock: Clock;
-  readonly #timers: TimerSeam;
+  readonly #passes: NodePasses;
   readonly #configs: HuggingFaceEndpointNode[];
   readonly #nodes = new Map<string, ManagedEndpoint>();
-  readonly #closers: (() => Promise<void> | void)[] = [];
   readonly #problems = new Map<string, string>();
   #ledger: ManagedLedger | undefined;
   readonly #ids = new PresetIds();
-  #timer: { cancel(): void } | undefined;
-  #pass: Promise<void> | undefined;
-  #stopped = false;
 
   constructor(options: ManagedEndpointsOptions) {
     this.#o = options;
     this.#clock = options.clock ?? SYSTEM_CLOCK;
-    this.#timers = options.timers ?? SYSTEM_TIMERS;
+    this.#passes = new NodePasses(options.timers ?? SYSTEM_TIMERS, options.tickMs, () =>
+      this.#nodes.values(),
+    );
     this.#configs = managedConfigs(options.configured);
   }
 
@@ -120,7 +97,7 @@ export class ManagedEndpoints {
       }
       await this.tick();
     }
-    this.#schedule();
+    this.#passes.schedule();
   }
 
   #dir(): string {
@@ -142,7 +119,7 @@ export class ManagedEndpoints {
    * any) and its Endpoints API client. Undefined (with the reason logged) when its token is missing.
    */
   async add(config: HuggingFaceEndpointNode): Promise<ManagedEndpoint | undefined> {
-    if (this.#stopped || this.#nodes.has(config.name)) return this.#nodes.get(config.name);
+    if (this.#passes.stopped || this.#nodes.has(config.name)) return this.#nodes.get(config.name);
     const node = await this.#open(config, this.#dir(), this.#ensureLedger(), this.#ids);
     if (node === undefined) return undefined;
     this.#configs.push(config);
@@ -159,7 +136,7 @@ export class ManagedEndpoints {
 
   #ownLedger(dir: string): ManagedLedger {
     const ledgerStore = new SqliteLedgerStore({ path: join(dir, "ledger.db") });
-    this.#closers.push(() => ledgerStore.close());
+    this.#passes.closers.push(() => ledgerStore.close());
     const ledger = new ManagedLedger(ledgerStore, this.#clock, `ledger-${this.#o.nodeId}`);
     ledger.sessionStarted();
     return ledger;
@@ -185,9 +162,9 @@ export class ManagedEndpoints {
       return undefined;
     }
     const transport = this.#o.transportFor(token);
-    this.#closers.push(() => transport.close());
+    this.#passes.closers.push(() => transport.close());
     const store = new SqliteHostingStore({ path: join(dir, `${config.name}.db`) });
-    this.#closers.push(() => store.close());
+    this.#passes.closers.push(() => store.close());
     const provider = new HuggingFaceEndpointsProvider({
       transport,
       namespace: config.endpoint.namespace,
@@ -208,7 +185,7 @@ export class ManagedEndpoints {
       ownerTag: `pair-${this.#o.nodeId}-${config.name}`,
       timeZone: this.#o.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone,
       inFlight: () => this.#o.inFlight(config.name),
-      sleep: (ms, signal) => this.#sleep(ms, signal),
+      sleep: (ms, signal) => this.#passes.sleep(ms, signal),
       pollMs: this.#o.pollMs ?? 1_000,
       log,
     });
@@ -226,10 +203,7 @@ export class ManagedEndpoints {
 
   /** One pass over every node (joins a pass under way). */
   tick(): Promise<void> {
-    this.#pass ??= Promise.all([...this.#nodes.values()].map((n) => n.tick())).then(() => {
-      this.#pass = undefined;
-    });
-    return this.#pass;
+    return this.#passes.tick();
   }
 
   budgetRefusal(name: string): PairError | undefined {
@@ -289,34 +263,7 @@ export class ManagedEndpoints {
   }
 
   /** Sponsor exit: pause every managed endpoint (bounded per node), then close the stores. */
-  async close(): Promise<void> {
-    this.#stopped = true;
-    this.#timer?.cancel();
-    await this.#pass?.catch(() => undefined);
-    await Promise.all([...this.#nodes.values()].map((n) => n.close().catch(() => 1)));
-    for (const close of this.#closers.splice(0).reverse()) await close();
-  }
-
-  #schedule(): void {
-    const tickMs = this.#o.tickMs ?? 10_000;
-    if (this.#stopped || tickMs <= 0) return;
-    this.#timer = this.#timers.setTimeout(() => {
-      void this.tick().finally(() => this.#schedule());
-    }, tickMs);
-  }
-
-  #sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
-    if (signal?.aborted === true) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const onAbort = () => {
-        timer.cancel();
-        resolve(false);
-      };
-      const timer = this.#timers.setTimeout(() => {
-        signal?.removeEventListener("abort", onAbort);
-        resolve(true);
-      }, ms);
-      signal?.addEventListener("abort", onAbort, { once: true });
-    });
+  close(): Promise<void> {
+    return this.#passes.close();
   }
 }

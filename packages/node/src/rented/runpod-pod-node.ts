@@ -12,19 +12,16 @@
  * - pause = terminate (only TERMINATED ends billing) and refuse new pods; resume allows them again.
  * - `close()` terminates every pod it owns at sponsor exit and waits, bounded, for the evidence; what
  *   stays unconfirmed stays an open obligation in SQLite, reconciled at the next start.
+ * What any on-demand node does (ledger feed, reservation, budget stops, pause/resume, exit stops) is
+ * its ManagedNodeCore; this file keeps the Runpod-specific part (prices, stream leases, supervisor).
  * Must not know: HTTP routing, the CLI, where keys are stored (it is handed them), real timers.
  */
 
-import { routeEligibility } from "@pair/ledger";
 import {
-  HostingController,
   liveRecords,
-  openObligations,
-  type Clock,
   type ComputeAuthorization,
   type DeploymentSpec,
-  type HostingEvent,
-  type HostingStore,
+  type HostingController,
   type StopReason,
 } from "@pair/provision";
 import {
@@ -43,38 +40,33 @@ import type { Redacted } from "../cluster/index.js";
 import type { RunpodPodNode } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
 import type { ManagedAction, ManagedView } from "./managed-endpoint.js";
-import type { PresetIds } from "./managed-endpoints.js";
-import { dischargesMissedByLedger } from "./ledger-catch-up.js";
-import { reservationIdOf, type ManagedLedger } from "./managed-ledger.js";
+import { reservationIdOf } from "./managed-ledger.js";
+import { ManagedNodeCore, type NodeWords, type OnDemandNodeOptions } from "./managed-node-core.js";
 import type { ManagedStatus } from "./rented-nodes.js";
 import { podPriceFromCatalog, storageMicroUsdPerHour } from "./runpod-catalog-price.js";
 import { PriceWatchingTransport, type PodPrice } from "./runpod-price-watch.js";
 
 const USD = 1_000_000;
 const DAY_MS = 86_400_000;
-const STOP_UNCONFIRMED = "stop unconfirmed";
 
-export interface RunpodPodNodeOptions {
+const POD_WORDS: NodeWords = {
+  unit: "pod",
+  stop: "terminate",
+  stopping: "terminating",
+  exitStop: "termination",
+  paused: "its pods are terminated",
+  exited: "every pod terminated at sponsor exit",
+};
+
+/** What a pod node is handed. */
+export interface RunpodPodNodeOptions extends OnDemandNodeOptions {
   readonly config: RunpodPodNode;
-  /** This sponsor's owner tag for this node's pods (`pair-<nodeId>-<node>`). */
-  readonly ownerTag: string;
   readonly transport: RunpodTransport;
-  readonly store: HostingStore;
-  readonly ledger: ManagedLedger;
-  readonly clock: Clock;
-  readonly ids: PresetIds;
   /** Readiness with the vLLM key (`GET /v1/models` through the pod's proxy). */
   readonly probe: ReadinessProbe;
   /** The sponsor's copy of the vLLM key: the bearer token of its requests to the pod. */
   readonly vllmKey: Redacted<string>;
   readonly proxyUrl?: ProxyUrlOf;
-  readonly timeZone: string;
-  /** PAIR requests in flight on this node now (streams included). */
-  readonly inFlight: () => number;
-  /** Resolves true after `ms`, false when `signal` aborts first (the timer seam). */
-  readonly sleep: (ms: number, signal?: AbortSignal) => Promise<boolean>;
-  readonly pollMs: number;
-  readonly log: (line: string) => void;
 }
 
 /** The node detail of a Runpod pod node: ManagedView plus the pod's state and GPU type. */
@@ -113,7 +105,7 @@ export class RunpodPodManagedNode {
   readonly config: RunpodPodNode;
   readonly #o: RunpodPodNodeOptions;
   readonly #model: string;
-  readonly #controller: HostingController;
+  readonly #core: ManagedNodeCore;
   readonly #supervisor: RunpodPodSupervisor;
   readonly #leases: StreamLease[] = [];
   /** What the placed pod reports (or the ledger remembered from one): it wins over the catalogue. */
@@ -125,17 +117,9 @@ export class RunpodPodManagedNode {
   /** The ledger's last refusal of a new pod was for money. */
   #budgetRefusedUntil: { window: "day" | "month"; untilMs: number } | undefined;
   #gpu: string | undefined;
-  #pausedBy: StopReason | undefined;
-  #lastError: string | undefined;
-  /** Stops sent and not confirmed so far (StopFailed events): a pause on request reports its own. */
-  #stopFailures = 0;
-  #pass: Promise<void> | undefined;
-  /** Wall time of the last PAIR workload on this node (its start, or a pass that saw one open). */
-  #lastActiveMs: number;
 
   constructor(options: RunpodPodNodeOptions) {
     this.#o = options;
-    this.#lastActiveMs = options.clock.now().wallMs;
     const config = options.config;
     this.config = config;
     this.name = config.name;
@@ -151,25 +135,18 @@ export class RunpodPodManagedNode {
       ownerTag: options.ownerTag,
       ...(options.proxyUrl === undefined ? {} : { proxyUrl: options.proxyUrl }),
     });
-    this.#controller = HostingController.open({
-      controllerId: options.ownerTag,
-      ownerTag: options.ownerTag,
-      account,
+    this.#core = new ManagedNodeCore(options, {
+      config,
       provider,
-      store: options.store,
-      clock: options.clock,
-      ids: options.ids,
+      account,
       // A crash-looping pod is being terminated while its replacement starts.
       policy: { maxActiveResources: 2, maxLifetimeMs: 30 * DAY_MS },
-      leaseTtlMs: 10 * 60_000,
-      busyRequeueMs: 5_000,
-      idleRequeueMs: 30_000,
-      stopRetryMs: 10_000,
-      onEvent: (event) => this.#onEvent(event),
+      capabilities: RUNPOD_CAPABILITIES,
+      words: POD_WORDS,
+      settled: () => this.#supervisor.settled(),
+      stoppable: () => liveRecords(this.#controller.state),
     });
-    // Discharges a crash kept from the ledger (two SQLite files): close those episodes now.
-    for (const event of dischargesMissedByLedger(this.#controller.state, options.ledger.state))
-      this.#onEvent(event);
+    this.#core.catchUpLedger();
     const spec: DeploymentSpec = {
       provider: RUNPOD_PROVIDER,
       account,
@@ -193,7 +170,11 @@ export class RunpodPodManagedNode {
   }
 
   get controller(): HostingController {
-    return this.#controller;
+    return this.#core.controller;
+  }
+
+  get #controller(): HostingController {
+    return this.#core.controller;
   }
 
   get supervisor(): RunpodPodSupervisor {
@@ -202,35 +183,20 @@ export class RunpodPodManagedNode {
 
   /** One pass (joins a pass under way). Never throws. */
   tick(): Promise<void> {
-    this.#pass ??= this.#tick().finally(() => {
-      this.#pass = undefined;
-    });
-    return this.#pass;
-  }
-
-  async #tick(): Promise<void> {
-    try {
+    return this.#core.pass(async () => {
       await this.#readCatalog();
       this.#reserve();
       this.#holdStreams();
       await this.#supervisor.tick();
-      const owns = (id: string) => this.#controller.state.deployments[id] !== undefined;
-      for (const command of this.#o.ledger.tick(owns)) {
-        this.#pausedBy = "budget-exceeded";
-        this.#o.log(`rented node ${this.name}: budget reached: terminating its pod`);
-        await this.#controller.requireStop(command.deploymentId, command.reason);
-      }
-      // An unconfirmed stop stays reported until its obligation is discharged (see #onEvent).
-      if (!this.#lastError?.startsWith(STOP_UNCONFIRMED)) this.#lastError = undefined;
-    } catch (cause) {
-      this.#lastError = (cause as Error).message;
-    }
+      await this.#core.budgetStops((id, reason) => this.#controller.requireStop(id, reason));
+      return undefined;
+    });
   }
 
   /** One lease per request in flight: the supervisor never reaps a pod while one is open. */
   #holdStreams(): void {
     const open = this.#o.inFlight();
-    if (open > 0) this.#lastActiveMs = this.#o.clock.now().wallMs;
+    if (open > 0) this.#core.markActive();
     while (this.#leases.length < open) {
       const lease = this.#supervisor.openStream(this.#model);
       if (lease === undefined) break;
@@ -244,16 +210,9 @@ export class RunpodPodManagedNode {
    * caller's signal (its cold-start budget), driving passes every `pollMs`.
    */
   async prepare(signal: AbortSignal): Promise<{ ok: true; url: string } | { ok: false; error: PairError }> {
-    this.#lastActiveMs = this.#o.clock.now().wallMs;
-    if (this.#pausedBy === "user-request")
-      return {
-        ok: false,
-        error: this.#error(
-          "rented_node_paused",
-          `paused by the user: no pod is started until pair rented resume ${this.name}`,
-        ),
-      };
-    const refused = this.budgetRefusal();
+    const refused = this.#core.admit(
+      `paused by the user: no pod is started until pair rented resume ${this.name}`,
+    );
     if (refused !== undefined) return { ok: false, error: refused };
     const acquired = this.#supervisor.acquire(this.#model);
     let result = await Promise.race([acquired, Promise.resolve(undefined)]);
@@ -279,7 +238,7 @@ export class RunpodPodManagedNode {
               `${new Date(refused.untilMs).toISOString()}: raise budget.usd_per_${refused.window} or wait`,
           ),
         };
-      this.#lastError = result.reason;
+      this.#core.lastError = result.reason;
       return { ok: false, error: this.#error("rented_node_ineligible", result.reason) };
     }
     return { ok: true, url: result.address };
@@ -287,59 +246,27 @@ export class RunpodPodManagedNode {
 
   /** Refused for money: the node reached a cap (`budget_exceeded`), until the window resets. */
   budgetRefusal(): PairError | undefined {
-    const at = this.#o.clock.now().wallMs;
-    const e = routeEligibility(this.#o.ledger.state, { kind: "rented", nodeId: this.name }, at);
-    if (e.eligible || e.reason === "no-reservation") return undefined;
-    return this.#error(
-      "budget_exceeded",
-      `reached its ${e.window === "day" ? "daily" : "monthly"} budget; no pod until ` +
-        `${new Date(e.untilMs).toISOString()}: raise budget.usd_per_${e.window} or wait`,
-    );
+    return this.#core.budgetRefusal();
   }
 
   /** `pair rented pause`: terminate every pod it owns and start none until `resume`. */
-  async pause(reason: StopReason = "user-request"): Promise<ManagedAction> {
-    this.#pausedBy = reason;
-    await this.#supervisor.settled();
-    const failuresBefore = this.#stopFailures;
-    for (const record of liveRecords(this.#controller.state)) {
-      const stopped = await this.#controller.requireStop(record.id, reason);
-      if (!stopped.ok)
-        return {
-          ok: false,
-          error: this.#error("upstream_error", `terminate refused: ${stopped.error.code}`),
-        };
-    }
-    // Required, sent, and not confirmed (refused, lost, or accepted while the pod still runs): say so.
-    if (this.#stopFailures !== failuresBefore)
-      return { ok: false, error: this.#error("upstream_error", this.#lastError ?? STOP_UNCONFIRMED) };
-    this.#o.log(`rented node ${this.name}: paused: its pods are terminated`);
-    return { ok: true };
+  pause(reason: StopReason = "user-request"): Promise<ManagedAction> {
+    return this.#core.pause(reason);
   }
 
   /** `pair rented resume`: pods are made on demand again (refused while over budget). */
   resume(): ManagedAction {
-    const refused = this.budgetRefusal();
-    if (refused !== undefined) return { ok: false, error: refused };
-    this.#pausedBy = undefined;
-    return { ok: true };
+    return this.#core.resume();
   }
 
   /** For routing and views: the pod's state as PAIR shows it. */
   status(): ManagedStatus {
     const pod = this.#podState();
     return {
-      state:
-        this.#pausedBy === "user-request"
-          ? "paused"
-          : pod === "running"
-            ? "running"
-            : pod === "starting"
-              ? "starting"
-              : "scaled_to_zero",
+      state: this.#core.statusState(pod),
       models: [this.#model],
       gpu: this.#gpu ?? this.#o.config.pod.gpuTypes[0],
-      lastError: this.#lastError,
+      lastError: this.#core.lastError,
     };
   }
 
@@ -349,26 +276,8 @@ export class RunpodPodManagedNode {
   }
 
   view(): RunpodPodView {
-    const spend = this.#o.ledger.spend(this.name);
-    const usd = (micro: number) => Math.round(micro) / USD;
     return {
-      managed: true,
-      paused_by: this.#pausedBy ?? null,
-      budget_exceeded: this.budgetRefusal() !== undefined,
-      spend_usd:
-        spend === undefined
-          ? null
-          : {
-              session: usd(spend.sessionMicroUsd),
-              today: usd(spend.todayMicroUsd),
-              month: usd(spend.thisMonthMicroUsd),
-              total: usd(spend.totalMicroUsd),
-            },
-      usd_per_hour: this.#usdPerHour() ?? null,
-      open_obligations: openObligations(this.#controller.state).length,
-      last_error: this.#lastError ?? null,
-      last_active_at: new Date(this.#lastActiveMs).toISOString(),
-      idle_pause_min: this.#o.config.pod.idleTimeoutMs / 60_000,
+      ...this.#core.view(this.#price(), this.#o.config.pod.idleTimeoutMs),
       pod_state: this.#podState(),
       gpu: this.#gpu ?? null,
       price_warning: this.#priceWarning ?? null,
@@ -381,24 +290,7 @@ export class RunpodPodManagedNode {
    */
   async close(): Promise<number> {
     for (const lease of this.#leases.splice(0)) lease.release();
-    if (!this.#o.config.lifecycle.pauseOnSponsorExit) return openObligations(this.#controller.state).length;
-    await this.#supervisor.settled();
-    for (const record of liveRecords(this.#controller.state))
-      await this.#controller.requireStop(record.id, "sponsor-exit").catch(() => undefined);
-    const exitMs = this.#o.config.lifecycle.exitTimeoutMs;
-    const deadline = this.#o.clock.now().monoMs + exitMs;
-    while (openObligations(this.#controller.state).length > 0 && this.#o.clock.now().monoMs < deadline) {
-      await this.#o.sleep(this.#o.pollMs);
-      await this.#controller.reconcileOnce().catch(() => undefined);
-    }
-    const open = openObligations(this.#controller.state).length;
-    this.#o.log(
-      open > 0
-        ? `rented node ${this.name}: termination not confirmed within ${exitMs / 1000} s; it stays an ` +
-            "open obligation and is reconciled at the next start"
-        : `rented node ${this.name}: every pod terminated at sponsor exit`,
-    );
-    return open;
+    return await this.#core.close();
   }
 
   #podState(): RunpodPodView["pod_state"] {
@@ -451,25 +343,23 @@ export class RunpodPodManagedNode {
    * one opens at 0), never dropping to 0 under a running pod.
    */
   #reserve(): void {
-    const budget = { ...this.#o.config.budget, timeZone: this.#o.timeZone, stopLeadMs: 0 };
-    const reserved = this.#o.ledger.ensureReservation(this.name, this.#price(), budget);
-    if (!reserved.ok) this.#lastError = `ledger: ${JSON.stringify(reserved.error)}`;
+    this.#core.reserve(this.#price());
   }
 
   /** Permission to spend for one more pod, named by the id its declaration will take. */
   #authorize(): ComputeAuthorization | undefined {
-    if (this.#pausedBy === "user-request") return undefined;
+    if (this.#core.pausedBy === "user-request") return undefined;
     this.#reserve();
-    const authorization = this.#o.ledger.authorize(this.name, this.#o.ids.preset(), RUNPOD_CAPABILITIES);
+    const authorization = this.#core.authorize();
     if (authorization.ok) {
       this.#budgetRefusedUntil = undefined;
-      if (this.#pausedBy === "budget-exceeded") this.#pausedBy = undefined;
+      if (this.#core.pausedBy === "budget-exceeded") this.#core.pausedBy = undefined;
       return authorization.value;
     }
     const e = authorization.error;
     this.#budgetRefusedUntil =
       e.code === "budget-exceeded" ? { window: e.window, untilMs: e.untilMs } : undefined;
-    this.#lastError = `the ledger refused a new pod: ${authorization.error.code}`;
+    this.#core.lastError = `the ledger refused a new pod: ${authorization.error.code}`;
     return undefined;
   }
 
@@ -485,27 +375,7 @@ export class RunpodPodManagedNode {
     this.#reserve();
   }
 
-  #onEvent(event: HostingEvent): void {
-    // A terminate that was not confirmed shows in `pair rented list` until evidence closes it.
-    if (event.type === "StopFailed") {
-      this.#stopFailures += 1;
-      this.#lastError =
-        `${STOP_UNCONFIRMED} after ${event.attempts} attempt(s), the obligation stays open and the ` +
-        `terminate is retried: ${event.detail}`;
-    }
-    if (event.type === "ObligationDischarged" && this.#lastError?.startsWith(STOP_UNCONFIRMED))
-      this.#lastError = undefined;
-    const fed = this.#o.ledger.apply({
-      type: "HostingEventReported",
-      event,
-      bind: { reservationId: reservationIdOf(this.name), capabilities: RUNPOD_CAPABILITIES },
-      at: this.#o.clock.now(),
-    });
-    if (!fed.ok && fed.error.code !== "episode-closed")
-      this.#o.log(`rented node ${this.name}: ledger refused ${event.type}: ${fed.error.code}`);
-  }
-
   #error(code: PairError["code"], message: string): PairError {
-    return { code, message: `rented node ${this.name}: ${message}`, node: this.name };
+    return this.#core.error(code, message);
   }
 }
