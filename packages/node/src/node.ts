@@ -118,6 +118,21 @@ export interface NodeOptions {
 /** Default longest time a client may take to send a request's headers. */
 export const CLIENT_HEADERS_TIMEOUT_MS = 30_000;
 
+/** Longest the start waits for the managed rented nodes' first pass before it serves anyway. */
+export const MANAGED_FIRST_PASS_WAIT_MS = 5_000;
+
+/** Resolves when `work` settles or after `ms`, whichever comes first (`onLate` then); never rejects. */
+async function waitAtMost(work: Promise<unknown>, ms: number, onLate: () => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), ms);
+    timer.unref();
+  });
+  const first = await Promise.race([work.then(() => "done" as const), late]);
+  clearTimeout(timer);
+  if (first === "late") onLate();
+}
+
 export interface RunningNode {
   readonly name: string;
   readonly url: string;
@@ -383,12 +398,23 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
   metrics.gauge("pair_queue_depth", "Requests waiting for a slot.", {}, () => scheduler.queued());
   metrics.gauge("pair_workloads_running", "Workloads in flight.", {}, () => history.running().length);
 
-  await Promise.all([
-    inventory.start(),
-    rented.start(),
+  // The managed nodes' first pass asks their providers (list, price, stops due: an orphan's cancel, a
+  // window's end). A provider call that hangs must not keep the node from serving: wait for it at
+  // most MANAGED_FIRST_PASS_WAIT_MS; the pass goes on in the background (its stops are in SQLite first).
+  const managedStarts = Promise.all([
     managed.start().catch((cause: unknown) => log(`managed rented nodes: ${String(cause)}`)),
     runpod.start().catch((cause: unknown) => log(`Runpod rented nodes: ${String(cause)}`)),
     jobs.start().catch((cause: unknown) => log(`Hugging Face Jobs rented nodes: ${String(cause)}`)),
+  ]);
+  await Promise.all([
+    inventory.start(),
+    rented.start(),
+    waitAtMost(managedStarts, MANAGED_FIRST_PASS_WAIT_MS, () =>
+      log(
+        `managed rented nodes: their first pass still waits for a provider after ` +
+          `${MANAGED_FIRST_PASS_WAIT_MS / 1000} s; serving meanwhile (it goes on in the background)`,
+      ),
+    ),
   ]);
   // Routing learns at once which managed pods exist (their state needs no probe).
   await rented.probe();

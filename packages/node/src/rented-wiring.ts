@@ -99,7 +99,9 @@ export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
     ledger,
     ...o.managed,
   });
-  const runpod = runpodPodNodes(config, o, { ledger });
+  // Every Runpod base URL, created pod or pod attached by id, comes from this one template.
+  const runpodProxyUrl = o.runpodProxyUrl ?? proxyUrlFromTemplate(config.providers.runpod.proxyUrl);
+  const runpod = runpodPodNodes(config, o, { ledger, runpodProxyUrl });
   const jobs = jobNodes(config, o, { ledger, gate: hfGate });
   const rented = new RentedNodes({
     nodeName: config.node.name,
@@ -109,6 +111,7 @@ export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
     dispatcher: o.outbound,
     lookupEndpoint: endpointLookup(config, hfGate),
     managed: combineManagedHooks(managed, runpod.hooks(), jobs.hooks()),
+    runpodProxyUrl,
     log,
     ...(o.rentedProbeIntervalMs === undefined ? {} : { probeIntervalMs: o.rentedProbeIntervalMs }),
   });
@@ -132,7 +135,7 @@ export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
 function runpodPodNodes(
   config: PairConfig,
   options: RentedWiringOptions,
-  deps: { ledger: SharedLedger },
+  deps: { ledger: SharedLedger; runpodProxyUrl: ProxyUrlOf },
 ): RunpodPodNodes {
   const extraCaPem =
     config.tls.extraCaFile === null ? undefined : readFileSync(config.tls.extraCaFile, "utf8");
@@ -143,7 +146,7 @@ function runpodPodNodes(
     credentials: options.credentials,
     apiBaseUrl: config.providers.runpod.api,
     ...(extraCaPem === undefined ? {} : { extraCaPem }),
-    proxyUrl: options.runpodProxyUrl ?? proxyUrlFromTemplate(config.providers.runpod.proxyUrl),
+    proxyUrl: deps.runpodProxyUrl,
     ledger: deps.ledger,
     inFlight: (name) => options.scheduler.inFlight(`rented:${name}`),
     log: options.log,

@@ -119,11 +119,14 @@ export interface HuggingFaceEndpointNode extends RentedNodeCommon {
   readonly endpoint: { readonly namespace: string; readonly name: string };
 }
 
-/** A Runpod pod, by id; `baseUrl` defaults to its proxy URL on port 8000 (`…proxy.runpod.net/v1`). */
+/**
+ * A Runpod pod, by id. `baseUrl` is the `base_url` written in the config; without one the sponsor
+ * reaches the pod through `providers.runpod.proxy_url` on port 8000, plus `/v1` (rented-probe.ts).
+ */
 export interface RunpodNode extends RentedNodeCommon {
   readonly provider: "runpod";
   readonly podId: string;
-  readonly baseUrl: string;
+  readonly baseUrl?: string;
 }
 
 /** Anything reached by an OpenAI-compatible base URL. */

@@ -47,7 +47,7 @@ export const RENTED_DEFAULTS = {
   exit_timeout_s: 60,
   /** Inference Providers' OpenAI-compatible router. */
   huggingface_providers_base_url: "https://router.huggingface.co/v1",
-  /** vLLM's port behind the Runpod proxy: `https://{podId}-8000.proxy.runpod.net/v1`. */
+  /** vLLM's port behind the proxy of a pod attached by id (`providers.runpod.proxy_url`'s `{port}`). */
   runpod_proxy_port: 8000,
 } as const;
 

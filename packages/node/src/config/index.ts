@@ -48,7 +48,7 @@ export {
   parseCredentialRef,
   type CredentialRefResult,
 } from "./credential-ref.js";
-export { DEFAULT_CONFIG_FILE } from "./defaults.js";
+export { DEFAULT_CONFIG_FILE, RENTED_DEFAULTS } from "./defaults.js";
 export {
   CONFIG_ENV_VAR,
   loadConfig,

@@ -1,7 +1,7 @@
 /**
  * The `rented_nodes:` list. Each provider is reached one way: a Hugging Face endpoint by
  * `endpoint: namespace/name` (its URL comes from the Endpoints API), a Runpod pod by `endpoint: POD_ID`
- * (base_url defaults to its proxy URL) or, created on demand, by its `pod:` settings (read-runpod-pod.ts),
+ * (without base_url, the sponsor uses `providers.runpod.proxy_url`) or, created on demand, by its `pod:` settings (read-runpod-pod.ts),
  * everything else by `base_url`. Credentials are references;
  * durations and budgets are converted to milliseconds and micro-dollars. Names are unique and differ
  * from this node's own name.
@@ -113,10 +113,9 @@ function readTarget(entry: Section, provider: RentedProvider): Target | undefine
       }
       readVllmApiKey(entry, false);
       if (podId === undefined) return undefined;
-      const proxy = `https://${podId}-${RENTED_DEFAULTS.runpod_proxy_port}.proxy.runpod.net/v1`;
-      return entry.has("base_url") && baseUrl === undefined
-        ? undefined
-        : { provider, podId, baseUrl: baseUrl ?? proxy };
+      // Without base_url the sponsor fills in providers.runpod.proxy_url (the one template; rented-probe.ts).
+      if (entry.has("base_url") && baseUrl === undefined) return undefined;
+      return { provider, podId, ...(baseUrl === undefined ? {} : { baseUrl }) };
     }
     case "huggingface-job":
     case "huggingface-providers":

@@ -10,6 +10,7 @@
  * Must not know: the client API, dialects, how the forwarder relays, the credential store's platform.
  */
 
+import type { ProxyUrlOf } from "@pair/runpod";
 import type { Dispatcher } from "undici";
 import {
   formatCredentialRef,
@@ -125,6 +126,8 @@ export interface RentedNodesOptions {
   readonly lookupEndpoint?: EndpointLookupFn;
   /** Managed Hugging Face endpoints (wake, budget); absent: none is managed. */
   readonly managed?: ManagedHooks;
+  /** Runpod pods attached by id: their proxy base URL (`providers.runpod.proxy_url`; default Runpod's). */
+  readonly runpodProxyUrl?: ProxyUrlOf;
   readonly log?: (line: string) => void;
 }
 

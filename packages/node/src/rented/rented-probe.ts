@@ -6,9 +6,15 @@
  * Must not know: the registry of nodes (rented-nodes.ts), views, routing, the client API.
  */
 
+import { podApiBaseUrl, RUNPOD_PROXY_URL, type ProxyUrlOf } from "@pair/runpod";
 import type { Dispatcher } from "undici";
 import type { Redacted } from "../cluster/index.js";
-import { formatCredentialRef, type CredentialRef, type RentedNodeConfig } from "../config/index.js";
+import {
+  formatCredentialRef,
+  RENTED_DEFAULTS,
+  type CredentialRef,
+  type RentedNodeConfig,
+} from "../config/index.js";
 import { HF_STATES, type EndpointLookup, type EndpointLookupFn } from "./hf-endpoint-states.js";
 import { listModels, type TokenPrices } from "./models-probe.js";
 
@@ -51,7 +57,23 @@ export interface ProbeDeps {
   readonly lookupEndpoint?: EndpointLookupFn;
   /** Nodes the manager knows without a probe (a Runpod pod made on demand). */
   readonly managed?: { status?(name: string): ManagedStatus | undefined };
+  /** Runpod pods' proxy base URL, from `providers.runpod.proxy_url` (default Runpod's own). */
+  readonly runpodProxyUrl?: ProxyUrlOf;
   readonly log?: (line: string) => void;
+}
+
+/**
+ * Where a node's requests go when its config alone says so: its `base_url`, or for a Runpod pod
+ * attached by id without one, the pod's proxy URL from the one configured template, plus `/v1`.
+ * Undefined when the provider's API tells it (a Hugging Face endpoint, a pod PAIR creates).
+ */
+export function configuredBaseUrl(
+  config: RentedNodeConfig,
+  runpodProxyUrl: ProxyUrlOf = RUNPOD_PROXY_URL,
+): string | undefined {
+  if (config.provider === "runpod" && "podId" in config)
+    return config.baseUrl ?? podApiBaseUrl(runpodProxyUrl, config.podId, RENTED_DEFAULTS.runpod_proxy_port);
+  return "baseUrl" in config ? config.baseUrl : undefined;
 }
 
 /** Why a node is `credential_rejected`, and what to do: store a valid credential under its reference. */
@@ -111,7 +133,7 @@ export async function probeNode(n: NodeState, o: ProbeDeps): Promise<void> {
   }
   if (config.provider === "huggingface-endpoint") {
     if (!(await lookUp(n, config.endpoint, o.lookupEndpoint))) return;
-  } else if ("baseUrl" in config) n.baseUrl = config.baseUrl;
+  } else n.baseUrl = configuredBaseUrl(config, o.runpodProxyUrl);
   const baseUrl = n.baseUrl;
   if (baseUrl === undefined) return;
   const answer = await listModels(o.dispatcher, baseUrl, n.token, o.probeTimeoutMs ?? 10_000);

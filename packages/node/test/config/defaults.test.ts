@@ -123,7 +123,7 @@ describe("defaults", () => {
     ]);
   });
 
-  test("derived defaults: Runpod proxy URL, Inference Providers router", () => {
+  test("derived defaults: Inference Providers router; a pod by id keeps no URL (the proxy template fills it)", () => {
     const config = parse(
       [
         "rented_nodes:",
@@ -133,7 +133,7 @@ describe("defaults", () => {
       ].join("\n"),
     );
     expect(config.rentedNodes.map((n) => ("baseUrl" in n ? n.baseUrl : undefined))).toEqual([
-      "https://abc123-8000.proxy.runpod.net/v1",
+      undefined,
       "https://router.huggingface.co/v1",
     ]);
   });

@@ -12,7 +12,7 @@ import {
   type HuggingFaceEmulator,
   type JobsEmulatorOptions,
 } from "@pair/emulators";
-import { HfToken, HttpsEndpointsTransport, type HfEndpointSpec } from "@pair/huggingface";
+import { HfToken, HttpsEndpointsTransport, HttpsJobsTransport, type HfEndpointSpec } from "@pair/huggingface";
 import type { TestCa } from "@pair/testkit";
 import { fakeHfToken } from "../support/fake-token.js";
 import { SCALE, sponsorProcess, type SponsorProcess } from "./sponsor-process.js";
@@ -40,6 +40,8 @@ export interface SponsorChild extends SponsorProcess {
   readonly hf: HuggingFaceEmulator;
   /** The test's own Endpoints API client (alice's token). */
   readonly api: HttpsEndpointsTransport;
+  /** The test's own Jobs API client (alice's token): a job made outside the sponsor. */
+  readonly jobsApi: HttpsJobsTransport;
   /** The credential reference (`os-credential-store:service/account`) holding the HF token. */
   readonly credentialRef: string;
 }
@@ -78,6 +80,11 @@ export async function sponsorChild(
     hubApi: hf.hubApiUrl,
     extraCaPem: ca.certPem,
   });
+  const jobsApi = new HttpsJobsTransport({
+    token: new HfToken(token),
+    hubApi: hf.hubApiUrl,
+    extraCaPem: ca.certPem,
+  });
   const child = await sponsorProcess(ca, {
     node: NODE,
     secrets: { hf: token },
@@ -98,8 +105,9 @@ export async function sponsorChild(
     nowMs: () => hf.nowMs(),
     close: async () => {
       await api.close();
+      await jobsApi.close();
       await hf.close();
     },
   });
-  return Object.assign(child, { hf, api, credentialRef: child.credentialRefs["hf"] ?? "" });
+  return Object.assign(child, { hf, api, jobsApi, credentialRef: child.credentialRefs["hf"] ?? "" });
 }

@@ -19,6 +19,7 @@ export {
   RUNPOD_PROXY_URL_TEMPLATE,
   httpPort,
   identityEnv,
+  podApiBaseUrl,
   proxyUrlFromTemplate,
   reportOf,
   type PodIdentity,

@@ -55,6 +55,11 @@ export function proxyUrlFromTemplate(template: string): ProxyUrlOf {
 
 export const RUNPOD_PROXY_URL: ProxyUrlOf = proxyUrlFromTemplate(RUNPOD_PROXY_URL_TEMPLATE);
 
+/** vLLM's OpenAI API on a pod: its proxy URL on `port` (from the one template), plus `/v1`. */
+export function podApiBaseUrl(proxyUrl: ProxyUrlOf, podId: string, port: number): string {
+  return `${proxyUrl(podId, port).replace(/\/+$/, "")}/v1`;
+}
+
 /** The first `<port>/http` the pod exposes. */
 export function httpPort(pod: Pod): number | undefined {
   for (const p of pod.ports) {

@@ -1,7 +1,12 @@
 // A pod's proxy base URL from a `providers.runpod.proxy_url` template: Runpod's own by default, the
 // emulator's path form, the id lowercased and percent-encoded so an id cannot change the URL's shape.
 import { describe, expect, it } from "vitest";
-import { proxyUrlFromTemplate, RUNPOD_PROXY_URL, RUNPOD_PROXY_URL_TEMPLATE } from "../../src/index.js";
+import {
+  podApiBaseUrl,
+  proxyUrlFromTemplate,
+  RUNPOD_PROXY_URL,
+  RUNPOD_PROXY_URL_TEMPLATE,
+} from "../../src/index.js";
 
 describe("proxyUrlFromTemplate", () => {
   it("gives Runpod's proxy host by default", () => {
@@ -22,5 +27,19 @@ describe("proxyUrlFromTemplate", () => {
     expect(() => new URL(url)).toThrow();
     const inPath = proxyUrlFromTemplate("https://127.0.0.1:9003/proxy/{pod_id}-{port}")("../x?y#z", 1);
     expect(new URL(inPath).pathname).toBe("/proxy/..%2Fx%3Fy%23z-1");
+  });
+});
+
+describe("podApiBaseUrl", () => {
+  it("is the template's URL on the port plus /v1, whatever template is configured", () => {
+    expect(podApiBaseUrl(RUNPOD_PROXY_URL, "AbC123", 8000)).toBe("https://abc123-8000.proxy.runpod.net/v1");
+    const emulator = proxyUrlFromTemplate("https://127.0.0.1:9003/proxy/{pod_id}-{port}");
+    expect(podApiBaseUrl(emulator, "p1", 8000)).toBe("https://127.0.0.1:9003/proxy/p1-8000/v1");
+  });
+
+  it("never doubles a slash when the proxy URL ends with one", () => {
+    expect(podApiBaseUrl(() => "https://gw.example/pods/p1/", "p1", 8000)).toBe(
+      "https://gw.example/pods/p1/v1",
+    );
   });
 });
