@@ -4,21 +4,17 @@
 // the node probed as running with the pod's model, and a chat through the sponsor answered by the pod.
 // Before the fix the sponsor built `https://POD-8000.proxy.runpod.net/v1` whatever the template said.
 // Needs the OS credential store: run through `bash scripts/test.sh`.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { DEFAULT_TIMINGS, startRunpodEmulator, type RunpodEmulator } from "@pair/emulators";
 import { HttpsRunpodTransport, RedactedString } from "@pair/runpod";
 import { createTestCa, type TestCa } from "@pair/testkit";
 import { request } from "undici";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Redacted } from "../../src/cluster/index.js";
-import { parseConfig, type CredentialRef } from "../../src/config/index.js";
-import { OsCredentialStore } from "../../src/credentials/index.js";
-import { startNode, type RunningNode } from "../../src/node.js";
-import { requireSecretService, uniqueName } from "../credentials/secret-service.js";
+import type { RunningNode } from "../../src/node.js";
+import { requireSecretService } from "../credentials/secret-service.js";
+import { startSponsor } from "./rented-harness.js";
 
-const NODE = "rp-by-id";
+/** The rented node startSponsor configures. */
+const NODE = "gpu-rent";
 const SERVED = "qwen";
 
 /** Made at run time: no token-shaped secret is committed. */
@@ -62,47 +58,15 @@ async function servingPod(emu: RunpodEmulator, apiKey: string): Promise<string> 
 
 /** A sponsor whose one rented node is the pod by id, its proxy URL from `proxyTemplate`. */
 async function sponsor(podId: string, proxyTemplate: string, emu: RunpodEmulator, vllmKey: string) {
-  const dir = mkdtempSync(join(tmpdir(), "pair-runpod-by-id-"));
-  const caFile = join(dir, "test-ca.pem");
-  writeFileSync(caFile, ca.certPem);
-  const store = new OsCredentialStore({ callTimeoutMs: 10_000 });
-  const ref: CredentialRef = { service: "pair", account: uniqueName("runpod-by-id") };
-  await store.set(ref, new Redacted(vllmKey, "test vLLM key"));
-  const text = [
-    "node:",
-    "  name: sponsor",
-    `  data_dir: ${join(dir, "data")}`,
-    "  listen: 127.0.0.1:11434",
-    "  cluster_listen: 127.0.0.1:14323",
-    "  discovery: { mdns: false }",
-    "engines: []",
-    "rented_nodes:",
-    `  - name: ${NODE}`,
-    "    provider: runpod",
-    `    endpoint: ${podId}`,
-    `    credential: os-credential-store:${ref.service}/${ref.account}`,
-    "providers:",
-    `  runpod: { api: ${emu.apiBaseUrl}, proxy_url: "${proxyTemplate}" }`,
-    "tls:",
-    `  extra_ca_file: ${caFile}`,
-    "",
-  ].join("\n");
-  const config = parseConfig(text, "sponsor.yaml", { homeDir: dir, hostName: "sponsor" });
-  const log: string[] = [];
-  const node = await startNode({
-    config,
-    portOverride: 0,
-    clusterPortOverride: 0,
-    log: (line) => void log.push(line),
-    membership: { refreshMs: 150, timeoutMs: 400 },
-    rentedProbeIntervalMs: 200,
+  const started = await startSponsor({
+    token: vllmKey,
+    baseUrl: "",
+    caPem: ca.certPem,
+    target: ["    provider: runpod", `    endpoint: ${podId}`],
+    providers: ["providers:", `  runpod: { api: ${emu.apiBaseUrl}, proxy_url: "${proxyTemplate}" }`],
   });
-  cleanups.push(async () => {
-    await node.close(200).catch(() => undefined);
-    await store.delete(ref).catch(() => false);
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return { node, log };
+  cleanups.push(() => started.close().catch(() => undefined));
+  return started;
 }
 
 async function rentedRow(node: RunningNode): Promise<Record<string, unknown>> {
