@@ -14,14 +14,13 @@
 
 import { EventEmitter } from "node:events";
 import type { ServerResponse } from "node:http";
-import type { Dispatcher } from "undici";
 import type { PairError } from "../dialects/index.js";
 import { isPairErrorCode, pairErrorOfInvalidRequest, type PairErrorCode } from "../dialects/index.js";
 import { engineTarget } from "../engines/engine-inventory.js";
 import type { Workload } from "../history/workload-history.js";
 import type { CancelSignal } from "../scheduler/scheduler.js";
-import { BodyReader } from "./body-reader.js";
 import { countTokens, planExchange, type TokenCounts } from "./exchange-plan.js";
+import { UpstreamExchange, type UpstreamHead } from "./upstream-exchange.js";
 import {
   candidates,
   OFF_LAN_HEADER,
@@ -103,9 +102,9 @@ export class ClientGone implements CancelSignal {
 }
 
 /**
- * Aborts one attempt's request upstream, when the client goes away or no first byte came in time.
- * undici takes an EventEmitter with `aborted` and `reason` as a signal: lighter than a second
- * AbortController per request (the client's is the first).
+ * Aborts one attempt's request upstream, when the client goes away or no first byte came in time:
+ * the attempt's UpstreamExchange listens for `abort`. Lighter than a second AbortController per
+ * request (the client's is the first).
  */
 class AttemptAbort extends EventEmitter {
   aborted = false;
@@ -230,8 +229,9 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
   const stopWatching = engine.watchDown?.(() => {
     if (deps.monoMs() - heardMs >= silentMs) upstream.abort(new PeerSilent(engine.label, silentMs));
   });
+  let exchange: UpstreamExchange | undefined;
   try {
-    let response: Dispatcher.ResponseData;
+    let response: UpstreamHead;
     const deadline = deps.monoMs() + timeoutMs;
     if (engine.prepare !== undefined) {
       // A managed rented node may first have to be resumed (wake on request): warming, within the budget.
@@ -250,14 +250,15 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
     }
     for (;;) {
       fr.timeline?.mark("upstreamSent");
+      exchange?.close();
+      exchange = new UpstreamExchange(fr.res, upstream);
       try {
-        response = await engine.dispatcher.request({
+        response = await exchange.start(engine.dispatcher, {
           origin: target.origin,
           path: target.path,
           method: "POST",
           headers: requestHeaders(engine, p.stream),
           body: p.body,
-          signal: upstream,
           headersTimeout: timeoutMs,
           bodyTimeout: 0,
         });
@@ -277,7 +278,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
       // A rented node scaled to zero or starting answers 503: it is warming, not failing. Wait and ask
       // again within its cold-start budget (the first-byte timer bounds the whole wait).
       if (response.statusCode === 503 && engine.warmable === true) {
-        await response.body.dump().catch(() => undefined);
+        await exchange.discard();
         fr.workload.warming = true;
         const waitMs = Math.min(WARM_RETRY_MS, Math.max(0, deadline - deps.monoMs()));
         const woke = await sleep(waitMs, upstream);
@@ -293,7 +294,10 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
     fr.timeline?.mark("upstreamHeaders");
     const status = response.statusCode;
     if (status >= 400) {
-      const text = await response.body.text().catch(() => "");
+      const text = await exchange.collect().then(
+        (b) => b.toString("utf8"),
+        () => "",
+      );
       const parsed = parseMaybeJson(text);
       if ((status === 401 || status === 403) && engine.onRejected !== undefined) {
         engine.onRejected(status);
@@ -325,14 +329,9 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
       };
     }
     const counts: TokenCounts = {};
-    const body = response.body;
-    // An error between two listeners (after the first chunk, before the pump) must not go unheard:
-    // it is kept on the stream (`errored`) and read by the pump.
-    body.on("error", ignore);
-    const reader = new BodyReader(body, fr.res);
     let first: Buffer | undefined;
     try {
-      first = await reader.first();
+      first = await exchange.first();
     } catch (cause) {
       if (fr.signal.aborted) return { kind: "done", outcome: { kind: "cancelled" } };
       if (upstream.reason instanceof FirstByteTimeout) return timedOut(deps, engine, timeoutMs);
@@ -361,7 +360,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
           heardMs = deps.monoMs();
           chunks.push(c);
         };
-        if (first !== undefined && (await reader.pump(collect)) === "closed")
+        if (first !== undefined && (await exchange.pump(collect)) === "closed")
           return { kind: "done", outcome: { kind: "cancelled" } };
       } catch (cause) {
         if (fr.signal.aborted) return { kind: "done", outcome: { kind: "cancelled" } };
@@ -404,7 +403,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
       if (first !== undefined) {
         forwardChunk(first);
         fr.timeline?.mark("firstWritten");
-        if ((await reader.pump(forwardChunk)) === "closed")
+        if ((await exchange.pump(forwardChunk)) === "closed")
           return { kind: "done", outcome: { kind: "cancelled" } };
       }
       const tail = relay.end();
@@ -426,10 +425,9 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
     clearTimeout(firstByteTimer);
     stopWatching?.();
     fr.signal.removeEventListener("abort", upstream.onClientGone);
+    exchange?.close();
   }
 }
-
-function ignore(): void {}
 
 /** Each upstream's request headers, streamed and not: made once per upstream, not per request. */
 const upstreamHeaders = new WeakMap<Upstream, readonly [Record<string, string>, Record<string, string>]>();
