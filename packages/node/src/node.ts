@@ -113,6 +113,8 @@ export interface NodeOptions {
   readonly managed?: RentedManagedOptions;
   /** Runpod pods' proxy base URL; overrides the config's `providers.runpod.proxy_url` (in-process tests). */
   readonly runpodProxyUrl?: ProxyUrlOf;
+  /** Longest the start waits for the managed nodes' first pass (default MANAGED_FIRST_PASS_WAIT_MS; tests shorten it). */
+  readonly managedFirstPassWaitMs?: number;
 }
 
 /** Default longest time a client may take to send a request's headers. */
@@ -401,6 +403,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
   // The managed nodes' first pass asks their providers (list, price, stops due: an orphan's cancel, a
   // window's end). A provider call that hangs must not keep the node from serving: wait for it at
   // most MANAGED_FIRST_PASS_WAIT_MS; the pass goes on in the background (its stops are in SQLite first).
+  const firstPassWaitMs = options.managedFirstPassWaitMs ?? MANAGED_FIRST_PASS_WAIT_MS;
   const managedStarts = Promise.all([
     managed.start().catch((cause: unknown) => log(`managed rented nodes: ${String(cause)}`)),
     runpod.start().catch((cause: unknown) => log(`Runpod rented nodes: ${String(cause)}`)),
@@ -409,10 +412,10 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
   await Promise.all([
     inventory.start(),
     rented.start(),
-    waitAtMost(managedStarts, MANAGED_FIRST_PASS_WAIT_MS, () =>
+    waitAtMost(managedStarts, firstPassWaitMs, () =>
       log(
         `managed rented nodes: their first pass still waits for a provider after ` +
-          `${MANAGED_FIRST_PASS_WAIT_MS / 1000} s; serving meanwhile (it goes on in the background)`,
+          `${firstPassWaitMs / 1000} s; serving meanwhile (it goes on in the background)`,
       ),
     ),
   ]);

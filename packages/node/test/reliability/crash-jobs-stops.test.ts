@@ -10,9 +10,8 @@
 // Needs the OS credential store: run through `bash scripts/test.sh`.
 import { HuggingFaceJobsProvider } from "@pair/huggingface";
 import type { DeploymentRecord } from "@pair/provision";
-import { createTestCa, type TestCa } from "@pair/testkit";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { requireSecretService } from "../credentials/secret-service.js";
+import { describe, expect, it } from "vitest";
+import { keyringWorlds } from "../support/keyring-worlds.js";
 import {
   JOB_NODE,
   NS,
@@ -41,22 +40,11 @@ const ENFORCEMENT_BOUND_MS = 40_000;
 const WINDOW_SCHEDULING_MS = 600_000;
 const WINDOW_MIN = 11;
 
-let ca: TestCa;
-const worlds: SponsorChild[] = [];
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= await createTestCa();
-});
-afterEach(async () => {
-  for (const w of worlds.splice(0)) {
-    w.hf.jobs.faults.clear();
-    await w.cleanup();
-  }
-});
+const worlds = keyringWorlds<SponsorChild>((w) => w.hf.jobs.faults.clear());
 
 /** A child with the `batch` Jobs node: `window_min` as given, never idle within a test (60 min). */
 async function world(windowMin: number, schedulingMs: number): Promise<SponsorChild> {
-  const w = await sponsorChild(ca, [], {}, 30_000, {
+  const w = await sponsorChild(worlds.ca, [], {}, 30_000, {
     jobs: { timings: { schedulingMs, loadMs: 90_000 } },
     nodes: (ref) => [
       `  - name: ${JOB_NODE}`,
@@ -71,8 +59,7 @@ async function world(windowMin: number, schedulingMs: number): Promise<SponsorCh
       "    lifecycle: { idle_pause_min: 60, exit_timeout_s: 30 }",
     ],
   });
-  worlds.push(w);
-  return w;
+  return worlds.add(w);
 }
 
 const cancels = (w: SponsorChild): number => w.hf.jobs.faults.arrived(CANCEL);

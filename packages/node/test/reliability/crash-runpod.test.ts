@@ -10,9 +10,8 @@
 // Needs the OS credential store: run through `bash scripts/test.sh`.
 import { IDENTITY_ENV } from "@pair/runpod";
 import type { HostingState } from "@pair/provision";
-import { createTestCa, type TestCa } from "@pair/testkit";
-import { beforeEach, describe, expect, it, type TestContext } from "vitest";
-import { requireSecretService } from "../credentials/secret-service.js";
+import { describe, expect, it, type TestContext } from "vitest";
+import { keyringCa } from "../support/keyring-worlds.js";
 import { chat as chatThrough, streamChat } from "./crash-clients.js";
 import { runpodSponsorChild, SERVED, type RunpodSponsorChild } from "./runpod-sponsor-child.js";
 import { killDuringStartUp, SCALE, until } from "./sponsor-process.js";
@@ -20,18 +19,16 @@ import { killDuringStartUp, SCALE, until } from "./sponsor-process.js";
 /** Real ms: the pod's start (3.25 s), the child's 10 s pass twice, one idle minute (3 s), slack. */
 const ENFORCEMENT_BOUND_MS = 35_000;
 
-let ca: Promise<TestCa> | undefined;
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= createTestCa();
-});
+// The CA only: each test's world is cleaned up when that test finishes (keyringWorlds cleans up after
+// each test every world of the file, which would end the worlds of the tests still running).
+const keyring = keyringCa();
 
 /** Each test's own world (the tests run concurrently), cleaned up when that test finishes. */
 async function world(
   t: TestContext,
   options: Parameters<typeof runpodSponsorChild>[1] = {},
 ): Promise<RunpodSponsorChild> {
-  const w = await runpodSponsorChild(await (ca ?? createTestCa()), options);
+  const w = await runpodSponsorChild(keyring.ca, options);
   t.onTestFinished(() => w.cleanup());
   return w;
 }

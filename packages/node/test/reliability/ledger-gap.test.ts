@@ -7,35 +7,30 @@
 // charging at the first observation after the restart bills the whole outage as charging.
 // Needs the OS credential store: run through `bash scripts/test.sh`.
 import { granulesCostMicroUsd } from "@pair/ledger";
-import { createTestCa } from "@pair/testkit";
 import { describe, expect, it } from "vitest";
-import { requireSecretService } from "../credentials/secret-service.js";
-import { managedWorld, MIN, NODE, SPEC } from "../rented/managed-harness.js";
+import { managedWorld, MIN, NODE, SPEC, type ManagedWorld } from "../rented/managed-harness.js";
+import { keyringWorlds } from "../support/keyring-worlds.js";
 
 const L4_MICRO_USD_PER_HOUR = 800_000;
+const worlds = keyringWorlds<ManagedWorld>();
 
 describe("ledger after a sponsor outage that began before the endpoint billed", () => {
   it("bills the minutes the endpoint charged while the sponsor was down (ledger = meter)", async () => {
-    await requireSecretService();
-    const w = await managedWorld(await createTestCa(), [
-      "    lifecycle: { pause_on_sponsor_exit: false, idle_pause_min: 3 }",
-    ]);
-    try {
-      await w.api.createEndpoint("alice", SPEC);
-      await w.start(); // adopted while pending: observed, not charging
-      await w.node.close(200);
-      w.hf.advance(10 * MIN); // initializing, then running: billed while the sponsor is down
-      await w.start();
-      await w.advance(5 * MIN); // idle pause
-      expect(w.hf.endpoints.get("alice", "qwen")?.state).toBe("paused");
-      const minutes = w.hf.meter.billedMinutes("alice", "qwen");
-      expect(minutes).toBe(13);
-      // Before the fix the ledger had 3 minutes ($0.04): the 10 minutes of the outage were missing.
-      expect(w.node.managed.view(NODE)?.spend_usd?.total).toBe(
-        granulesCostMicroUsd(minutes, MIN, L4_MICRO_USD_PER_HOUR) / 1e6,
-      );
-    } finally {
-      await w.cleanup();
-    }
+    const w = worlds.add(
+      await managedWorld(worlds.ca, ["    lifecycle: { pause_on_sponsor_exit: false, idle_pause_min: 3 }"]),
+    );
+    await w.api.createEndpoint("alice", SPEC);
+    await w.start(); // adopted while pending: observed, not charging
+    await w.node.close(200);
+    w.hf.advance(10 * MIN); // initializing, then running: billed while the sponsor is down
+    await w.start();
+    await w.advance(5 * MIN); // idle pause
+    expect(w.hf.endpoints.get("alice", "qwen")?.state).toBe("paused");
+    const minutes = w.hf.meter.billedMinutes("alice", "qwen");
+    expect(minutes).toBe(13);
+    // Before the fix the ledger had 3 minutes ($0.04): the 10 minutes of the outage were missing.
+    expect(w.node.managed.view(NODE)?.spend_usd?.total).toBe(
+      granulesCostMicroUsd(minutes, MIN, L4_MICRO_USD_PER_HOUR) / 1e6,
+    );
   });
 });

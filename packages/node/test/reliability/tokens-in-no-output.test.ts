@@ -16,14 +16,14 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Readable } from "node:stream";
 import { format } from "node:util";
-import { createTestCa } from "@pair/testkit";
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import type { CliIo } from "../../src/cli/cli-io.js";
 import { COMMANDS, main } from "../../src/cli/main.js";
 import { parseCredentialRef } from "../../src/config/index.js";
 import { OsCredentialStore } from "../../src/credentials/index.js";
 import { freePort, manualSignals } from "../cli/cli-harness.js";
-import { requireSecretService, uniqueName } from "../credentials/secret-service.js";
+import { uniqueName } from "../credentials/secret-service.js";
+import { keyringCa } from "../support/keyring-worlds.js";
 import { NODE, SPEC, sponsorChild, until, type SponsorChild } from "./sponsor-child.js";
 
 /** One command line to run: its synopsis key, the words after `pair`, and whether it takes --config. */
@@ -86,15 +86,10 @@ const NOT_RUN: Readonly<Record<string, string>> = {
     "path for its JSON line",
 };
 
-let ca: Awaited<ReturnType<typeof createTestCa>>;
+const keyring = keyringCa();
 let w: SponsorChild | undefined;
 const credentials: { service: string; account: string }[] = [];
 const store = new OsCredentialStore({ callTimeoutMs: 10_000 });
-
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= await createTestCa();
-});
 
 afterAll(async () => {
   delete process.env["NODE_OPTIONS"];
@@ -158,7 +153,7 @@ describe("no secret in any output", () => {
   });
 
   it("every --json command, live and dead node, and crash output: no provider token, admin token, API key or stored secret", async () => {
-    w = await sponsorChild(ca, ["    lifecycle: { idle_pause_min: 60 }"]);
+    w = await sponsorChild(keyring.ca, ["    lifecycle: { idle_pause_min: 60 }"]);
     await w.api.createEndpoint("alice", SPEC);
     const configFile = join(dirname(w.dataDir), "pair.yaml");
     // The catalog too on the emulator (`pair rented catalog` would otherwise go to huggingface.co).

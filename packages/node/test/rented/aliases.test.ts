@@ -5,24 +5,19 @@
 // client's reply keeping the name it asked for.
 import { startEngineEmulator, startHuggingFaceEmulator } from "@pair/emulators";
 import { HfToken, HttpsEndpointsTransport } from "@pair/huggingface";
-import { createTestCa, type TestCa } from "@pair/testkit";
 import { request } from "undici";
-import { beforeEach, describe, expect, it } from "vitest";
-import { requireSecretService } from "../credentials/secret-service.js";
+import { describe, expect, it } from "vitest";
 import { cleanupAfterEach, until } from "../support/eventually.js";
 import { fakeHfToken } from "../support/fake-token.js";
 import { startSponsor, type Sponsor } from "./rented-harness.js";
+import { keyringCa } from "../support/keyring-worlds.js";
 
 const TOKEN = fakeHfToken();
 const TAG = "llama3:8b";
 const REPO = "meta-llama/Meta-Llama-3-8B-Instruct";
 const ALIAS = "llama3-8b";
-let ca: TestCa;
 const defer = cleanupAfterEach();
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= await createTestCa();
-});
+const keyring = keyringCa();
 
 async function world(aliases = true) {
   const local = await startEngineEmulator({
@@ -31,7 +26,7 @@ async function world(aliases = true) {
     models: [{ name: TAG, maxTokens: 4 }],
   });
   defer(() => local.close());
-  const leaf = await ca.issue();
+  const leaf = await keyring.ca.issue();
   const hf = await startHuggingFaceEmulator({
     tls: { key: leaf.keyPem, cert: leaf.certPem },
     tokens: { [TOKEN]: { namespace: "alice" } },
@@ -42,7 +37,7 @@ async function world(aliases = true) {
     token: new HfToken(TOKEN),
     endpointsApi: hf.endpointsApiUrl,
     hubApi: hf.hubApiUrl,
-    extraCaPem: ca.certPem,
+    extraCaPem: keyring.ca.certPem,
   });
   defer(() => api.close());
   await api.createEndpoint("alice", {
@@ -61,7 +56,7 @@ async function world(aliases = true) {
   const sponsor = await startSponsor({
     token: TOKEN,
     baseUrl: "unused",
-    caPem: ca.certPem,
+    caPem: keyring.ca.certPem,
     target: [
       "    provider: huggingface-endpoint",
       "    endpoint: alice/llama",

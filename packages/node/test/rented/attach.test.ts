@@ -3,13 +3,11 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { request } from "undici";
-import { beforeEach, describe, expect, it } from "vitest";
-import { createTestCa, type TestCa } from "@pair/testkit";
+import { describe, expect, it } from "vitest";
 import { PEER_INVENTORY_PATH } from "../../src/cluster-node/index.js";
 import type { WorkloadJson } from "../../src/history/workload-history.js";
 import { RENTED_FILE, RENTED_PEER_VIEW_FIELDS } from "../../src/rented/index.js";
 import { runCli } from "../cli/cli-harness.js";
-import { requireSecretService } from "../credentials/secret-service.js";
 import {
   admin,
   agentBetween,
@@ -21,19 +19,16 @@ import {
 import { startRentedEndpoint, startSponsor, type RentedEndpoint, type Sponsor } from "./rented-harness.js";
 import { cleanupAfterEach, until } from "../support/eventually.js";
 import { fakeHfToken } from "../support/fake-token.js";
+import { keyringCa } from "../support/keyring-worlds.js";
 
 const TOKEN = fakeHfToken();
 const CLIENT_TOKEN = "sk-clientSentSecret0123456789abcdefABCD";
 
 const defer = cleanupAfterEach();
-let ca: TestCa;
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= await createTestCa();
-});
+const keyring = keyringCa();
 
 async function endpoint(options: Parameters<typeof startRentedEndpoint>[1] = { apiKey: TOKEN }) {
-  const e = await startRentedEndpoint(ca, options);
+  const e = await startRentedEndpoint(keyring.ca, options);
   defer(() => e.engine.close());
   return e;
 }
@@ -42,7 +37,7 @@ async function sponsorOf(
   e: RentedEndpoint,
   options: { share?: boolean; coldStartS?: number; models?: readonly string[] } = {},
 ) {
-  const s = await startSponsor({ token: TOKEN, baseUrl: e.baseUrl, caPem: ca.certPem, ...options });
+  const s = await startSponsor({ token: TOKEN, baseUrl: e.baseUrl, caPem: keyring.ca.certPem, ...options });
   defer(() => s.close());
   return s;
 }

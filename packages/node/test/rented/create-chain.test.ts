@@ -12,17 +12,18 @@ import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulat
 import { HfToken, HttpsEndpointsTransport } from "@pair/huggingface";
 import { granulesCostMicroUsd } from "@pair/ledger";
 import { liveRecords } from "@pair/provision";
-import { createTestCa, type TestCa } from "@pair/testkit";
+import type { TestCa } from "@pair/testkit";
 import { request } from "undici";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Redacted } from "../../src/cluster/index.js";
 import { parseConfig, type CredentialRef } from "../../src/config/index.js";
 import { OsCredentialStore } from "../../src/credentials/index.js";
 import { startNode, type RunningNode } from "../../src/node.js";
 import { startCli } from "../cli/cli-harness.js";
-import { requireSecretService, uniqueName } from "../credentials/secret-service.js";
+import { uniqueName } from "../credentials/secret-service.js";
 import { until } from "../support/eventually.js";
 import { fakeHfToken } from "../support/fake-token.js";
+import { keyringWorlds } from "../support/keyring-worlds.js";
 import { expectLedgerCoversMeter, stretchMinutes } from "./meter-bound.js";
 
 const TOKEN = fakeHfToken();
@@ -133,15 +134,7 @@ async function chainWorld(ca: TestCa): Promise<World> {
   return world;
 }
 
-let ca: TestCa;
-const worlds: World[] = [];
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= await createTestCa();
-});
-afterEach(async () => {
-  for (const w of worlds.splice(0)) await w.cleanup();
-});
+const worlds = keyringWorlds<World>();
 
 /** Move virtual time in steps, with a managed pass after each. */
 async function advance(w: World, ms: number, stepMs = 10_000): Promise<void> {
@@ -228,8 +221,7 @@ function ownOnly(w: World): void {
 
 describe("a created endpoint, end to end", () => {
   it("create → served → idle pause → wake → budget pause → fresh day → exit pause; ledger ≥ meter; the other node untouched", async () => {
-    const w = await chainWorld(ca);
-    worlds.push(w);
+    const w = worlds.add(await chainWorld(worlds.ca));
     await w.api.createEndpoint("alice", {
       name: "other",
       accessType: "private",

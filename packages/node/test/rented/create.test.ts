@@ -7,13 +7,12 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { liveRecords, openObligations } from "@pair/provision";
-import { createTestCa, type TestCa } from "@pair/testkit";
 import { request } from "undici";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runCli, startCli } from "../cli/cli-harness.js";
 import { admin, joinWith, showPin, startTestNodeWith, type TestNode } from "../cluster/node-pair-harness.js";
-import { requireSecretService } from "../credentials/secret-service.js";
-import { until } from "../support/eventually.js";
+import { cleanupAfterEach, until } from "../support/eventually.js";
+import { keyringWorlds } from "../support/keyring-worlds.js";
 import { createWorld, TOKEN, type CreateWorld } from "./create-harness.js";
 import { expectLedgerCoversMeter, stretchMinutes } from "./meter-bound.js";
 
@@ -31,21 +30,12 @@ interface NodeRow {
 const T4_MICRO_USD_PER_HOUR = 500_000;
 const MODEL = "Qwen/Qwen3-0.6B";
 const ENV = { PAIR_RENTED_POLL_MS: "20" };
-let ca: TestCa;
-const worlds: CreateWorld[] = [];
-const cleanups: (() => Promise<void>)[] = [];
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= await createTestCa();
-});
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-  for (const w of worlds.splice(0)) await w.cleanup();
-});
+const worlds = keyringWorlds<CreateWorld>();
+// Registered after the worlds' hook, so it runs before it (vitest runs afterEach hooks last first).
+const defer = cleanupAfterEach();
 
 async function world(): Promise<CreateWorld> {
-  const w = await createWorld(ca);
-  worlds.push(w);
+  const w = worlds.add(await createWorld(worlds.ca));
   await w.start();
   return w;
 }
@@ -372,7 +362,7 @@ describe("pair rented create", () => {
     expect(table.stdout).toMatch(/shared-t4.*\$\d+\.\d\d today/);
 
     const laptop = await startTestNodeWith("laptop", { refreshMs: 150, timeoutMs: 400 });
-    cleanups.push(() => laptop.close());
+    defer(() => laptop.close());
     const shower = { node: w.node, clusterAddress: `127.0.0.1:${w.node.cluster.port}` } as TestNode;
     expect((await joinWith(laptop, shower, await showPin(shower))).status).toBe(200);
     await until(async () => {

@@ -3,23 +3,18 @@
 // token, and shows HF's states as the seed's table says.
 import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulators";
 import { HfToken, HttpsEndpointsTransport, type HfEndpointSpec } from "@pair/huggingface";
-import { createTestCa, type TestCa } from "@pair/testkit";
 import { Agent, request } from "undici";
-import { beforeEach, describe, expect, it } from "vitest";
-import { requireSecretService } from "../credentials/secret-service.js";
+import { describe, expect, it } from "vitest";
 import { runCli } from "../cli/cli-harness.js";
 import { admin, joinWith, showPin, startTestNodeWith, type TestNode } from "../cluster/node-pair-harness.js";
 import { startSponsor, type Sponsor } from "./rented-harness.js";
 import { cleanupAfterEach, until } from "../support/eventually.js";
 import { fakeHfToken } from "../support/fake-token.js";
+import { keyringCa } from "../support/keyring-worlds.js";
 
 const TOKEN = fakeHfToken();
-let ca: TestCa;
 const defer = cleanupAfterEach();
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= await createTestCa();
-});
+const keyring = keyringCa();
 
 const SPEC: HfEndpointSpec = {
   name: "qwen",
@@ -43,7 +38,7 @@ async function world(
   ],
   accessType: "private" | "public" = "private",
 ): Promise<{ hf: HuggingFaceEmulator; sponsor: Sponsor; api: HttpsEndpointsTransport }> {
-  const leaf = await ca.issue();
+  const leaf = await keyring.ca.issue();
   const hf = await startHuggingFaceEmulator({
     tls: { key: leaf.keyPem, cert: leaf.certPem },
     tokens: { [TOKEN]: { namespace: "alice" } },
@@ -54,7 +49,7 @@ async function world(
     token: new HfToken(TOKEN),
     endpointsApi: hf.endpointsApiUrl,
     hubApi: hf.hubApiUrl,
-    extraCaPem: ca.certPem,
+    extraCaPem: keyring.ca.certPem,
   });
   defer(() => api.close());
   if (accessType === "private") await api.createEndpoint("alice", SPEC);
@@ -62,7 +57,7 @@ async function world(
     // PAIR's client refuses to create a public endpoint; someone else made this one.
     const res = await request(`${hf.endpointsApiUrl}/v2/endpoint/alice`, {
       method: "POST",
-      dispatcher: new Agent({ connect: { ca: ca.certPem } }),
+      dispatcher: new Agent({ connect: { ca: keyring.ca.certPem } }),
       headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
       body: JSON.stringify({
         name: SPEC.name,
@@ -83,7 +78,7 @@ async function world(
   const sponsor = await startSponsor({
     token: TOKEN,
     baseUrl: "unused",
-    caPem: ca.certPem,
+    caPem: keyring.ca.certPem,
     target,
     providers: [
       "providers:",
@@ -205,7 +200,7 @@ describe("a public Hugging Face endpoint", () => {
 
 describe("Hugging Face Inference Providers as a rented node", () => {
   it("shows its per-token price and records each request's cost as the router billed it", async () => {
-    const leaf = await ca.issue();
+    const leaf = await keyring.ca.issue();
     const hf = await startHuggingFaceEmulator({
       tls: { key: leaf.keyPem, cert: leaf.certPem },
       tokens: { [TOKEN]: { namespace: "alice" } },
@@ -214,7 +209,7 @@ describe("Hugging Face Inference Providers as a rented node", () => {
     const sponsor = await startSponsor({
       token: TOKEN,
       baseUrl: "unused",
-      caPem: ca.certPem,
+      caPem: keyring.ca.certPem,
       target: ["    provider: huggingface-providers", `    base_url: ${hf.routerUrl}`],
     });
     defer(() => sponsor.close());

@@ -9,28 +9,18 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { HfToken, HttpsJobsTransport } from "@pair/huggingface";
 import { liveRecords, openObligations } from "@pair/provision";
-import { createTestCa, type TestCa } from "@pair/testkit";
 import { request } from "undici";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runCli, startCli } from "../cli/cli-harness.js";
-import { requireSecretService } from "../credentials/secret-service.js";
+import { keyringWorlds } from "../support/keyring-worlds.js";
 import { createWorld, MIN, TOKEN, type CreateWorld } from "./create-harness.js";
 
 const MODEL = "Qwen/Qwen3-0.6B";
 const ENV = { PAIR_RENTED_POLL_MS: "20" };
-let ca: TestCa;
-const worlds: CreateWorld[] = [];
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= await createTestCa();
-});
-afterEach(async () => {
-  for (const w of worlds.splice(0)) await w.cleanup();
-});
+const worlds = keyringWorlds<CreateWorld>();
 
 async function world(): Promise<CreateWorld> {
-  const w = await createWorld(ca);
-  worlds.push(w);
+  const w = worlds.add(await createWorld(worlds.ca));
   await w.start();
   return w;
 }
@@ -322,7 +312,7 @@ describe("pair rented create --provider huggingface-job", () => {
     const jobsApi = new HttpsJobsTransport({
       token: new HfToken(TOKEN),
       hubApi: w.hf.hubApiUrl,
-      extraCaPem: ca.certPem,
+      extraCaPem: worlds.ca.certPem,
     });
     await expect(
       jobsApi.createJob("alice", {

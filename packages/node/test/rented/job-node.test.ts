@@ -5,24 +5,14 @@
 // the ledger holds what HF bills); idle and budget cancel; sponsor exit cancels; a restart adopts the
 // running job from its store (by its job id, with the listing refused); the node is `prefer` during its
 // window and `never` after it, unless `routing.use` is written in the config.
-import { createTestCa, type TestCa } from "@pair/testkit";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { requireSecretService } from "../credentials/secret-service.js";
+import { describe, expect, it } from "vitest";
+import { keyringWorlds } from "../support/keyring-worlds.js";
 import { chat, COLD_START_MS, jobWorld, type JobWorld, MIN, NODE, NS, rentedRow } from "./job-harness.js";
 
-let ca: TestCa;
-const worlds: JobWorld[] = [];
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= await createTestCa();
-});
-afterEach(async () => {
-  for (const w of worlds.splice(0)) await w.cleanup();
-});
+const worlds = keyringWorlds<JobWorld>();
 
 async function world(options: Parameters<typeof jobWorld>[1] = {}): Promise<JobWorld> {
-  const w = await jobWorld(ca, options);
-  worlds.push(w);
+  const w = worlds.add(await jobWorld(worlds.ca, options));
   await w.start();
   return w;
 }

@@ -46,8 +46,8 @@ export interface ManagedWorld {
   readonly dataDir: string;
   readonly log: string[];
   node: RunningNode;
-  /** Start the sponsor (again) on the same data dir. */
-  start(): Promise<RunningNode>;
+  /** Start the sponsor (again) on the same data dir; `firstPassWaitMs`: the start's wait for the first pass. */
+  start(options?: { readonly firstPassWaitMs?: number }): Promise<RunningNode>;
   /** Move virtual time in steps, with a managed pass after each. */
   advance(ms: number, stepMs?: number): Promise<void>;
   cleanup(): Promise<void>;
@@ -103,7 +103,7 @@ export async function managedWorld(
     `  extra_ca_file: ${caFile}`,
   ].join("\n");
   const log: string[] = [];
-  const start = async () => {
+  const start = async (firstPassWaitMs: number | undefined) => {
     const config = parseConfig(configText, "sponsor.yaml", { homeDir: dir, hostName: "sponsor" });
     return startNode({
       config,
@@ -112,6 +112,7 @@ export async function managedWorld(
       log: (line) => void log.push(line),
       membership: { refreshMs: 150, timeoutMs: 400 },
       rentedProbeIntervalMs: 200,
+      ...(firstPassWaitMs === undefined ? {} : { managedFirstPassWaitMs: firstPassWaitMs }),
       managed: {
         // Wall time is the emulator's (billing, budgets, idle); monotonic time is real (exit bound).
         clock: { now: () => ({ wallMs: hf.nowMs(), monoMs: performance.now() }) },
@@ -129,8 +130,8 @@ export async function managedWorld(
     dataDir,
     log,
     node: undefined as unknown as RunningNode,
-    start: async () => {
-      world.node = await start();
+    start: async (options = {}) => {
+      world.node = await start(options.firstPassWaitMs);
       return world.node;
     },
     advance: async (ms, stepMs = 10_000) => {

@@ -7,23 +7,14 @@
 import { join } from "node:path";
 import { openObligations } from "@pair/provision";
 import { SqliteHostingStore, SqliteLedgerStore } from "@pair/store";
-import { createTestCa, type TestCa } from "@pair/testkit";
 import { request } from "undici";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { requireSecretService } from "../credentials/secret-service.js";
+import { describe, expect, it } from "vitest";
+import { keyringWorlds } from "../support/keyring-worlds.js";
 import { managedWorld, MIN, MODEL, NODE, SPEC, type ManagedWorld } from "./managed-harness.js";
 import { expectLedgerCoversMeter, stretchMinutes } from "./meter-bound.js";
 
 const L4_MICRO_USD_PER_HOUR = 800_000;
-let ca: TestCa;
-const worlds: ManagedWorld[] = [];
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= await createTestCa();
-});
-afterEach(async () => {
-  for (const w of worlds.splice(0)) await w.cleanup();
-});
+const worlds = keyringWorlds<ManagedWorld>();
 
 /**
  * The sponsor starts while its endpoint is `pending` (so the ledger sees every billed minute),
@@ -33,8 +24,7 @@ async function world(
   lines: readonly string[] = [],
   at: "pending" | "running" | "paused" = "pending",
 ): Promise<ManagedWorld> {
-  const w = await managedWorld(ca, lines);
-  worlds.push(w);
+  const w = worlds.add(await managedWorld(worlds.ca, lines));
   await w.api.createEndpoint("alice", SPEC);
   await w.api.createEndpoint("alice", { ...SPEC, name: "someone-elses" });
   if (at !== "pending") w.hf.advance(2 * MIN); // pending 30 s + initializing 60 s: both running

@@ -1,24 +1,19 @@
 // Routing policy of rented nodes (issue 8): when-no-local-node (default), overflow, prefer, never —
 // with a local engine and a rented node serving the same model on one sponsor.
 import { startEngineEmulator, type EngineEmulator } from "@pair/emulators";
-import { createTestCa, type TestCa } from "@pair/testkit";
 import { request } from "undici";
-import { beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { WorkloadJson } from "../../src/history/workload-history.js";
 import { runCli } from "../cli/cli-harness.js";
-import { requireSecretService } from "../credentials/secret-service.js";
 import { startRentedEndpoint, startSponsor, type Sponsor } from "./rented-harness.js";
 import { cleanupAfterEach, until } from "../support/eventually.js";
 import { fakeHfToken } from "../support/fake-token.js";
+import { keyringCa } from "../support/keyring-worlds.js";
 
 const TOKEN = fakeHfToken();
 const MODEL = "llama3:70b";
-let ca: TestCa;
 const defer = cleanupAfterEach();
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= await createTestCa();
-});
+const keyring = keyringCa();
 
 /** A sponsor with a local Ollama engine (max_concurrent 1) and a rented node, both serving MODEL. */
 async function world(): Promise<{ sponsor: Sponsor; local: EngineEmulator }> {
@@ -29,12 +24,12 @@ async function world(): Promise<{ sponsor: Sponsor; local: EngineEmulator }> {
     tokenDelayMs: 20,
   });
   defer(() => local.close());
-  const rented = await startRentedEndpoint(ca, { apiKey: TOKEN, models: [MODEL] });
+  const rented = await startRentedEndpoint(keyring.ca, { apiKey: TOKEN, models: [MODEL] });
   defer(() => rented.engine.close());
   const sponsor = await startSponsor({
     token: TOKEN,
     baseUrl: rented.baseUrl,
-    caPem: ca.certPem,
+    caPem: keyring.ca.certPem,
     engines: [
       "  - name: local-ollama",
       "    api: ollama",

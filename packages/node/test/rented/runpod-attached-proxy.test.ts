@@ -6,12 +6,12 @@
 // Needs the OS credential store: run through `bash scripts/test.sh`.
 import { DEFAULT_TIMINGS, startRunpodEmulator, type RunpodEmulator } from "@pair/emulators";
 import { HttpsRunpodTransport, RedactedString } from "@pair/runpod";
-import { createTestCa, type TestCa } from "@pair/testkit";
 import { request } from "undici";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { RunningNode } from "../../src/node.js";
-import { requireSecretService } from "../credentials/secret-service.js";
 import { startSponsor } from "./rented-harness.js";
+import { cleanupAfterEach } from "../support/eventually.js";
+import { keyringCa } from "../support/keyring-worlds.js";
 
 /** The rented node startSponsor configures. */
 const NODE = "gpu-rent";
@@ -22,22 +22,15 @@ function secret(prefix: string): string {
   return `${prefix}${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`;
 }
 
-let ca: TestCa;
-const cleanups: (() => Promise<void>)[] = [];
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= await createTestCa();
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const keyring = keyringCa();
+const defer = cleanupAfterEach();
 
 /** A pod made outside PAIR (no `pair-` name, no PAIR env), serving vLLM with `vllmKey`; its id. */
 async function servingPod(emu: RunpodEmulator, apiKey: string): Promise<string> {
   const transport = new HttpsRunpodTransport({
     baseUrl: emu.apiBaseUrl,
     apiKey: new RedactedString(apiKey, "test Runpod key"),
-    extraCaPem: ca.certPem,
+    extraCaPem: keyring.ca.certPem,
   });
   try {
     const pod = await transport.createPod({
@@ -61,11 +54,11 @@ async function sponsor(podId: string, proxyTemplate: string, emu: RunpodEmulator
   const started = await startSponsor({
     token: vllmKey,
     baseUrl: "",
-    caPem: ca.certPem,
+    caPem: keyring.ca.certPem,
     target: ["    provider: runpod", `    endpoint: ${podId}`],
     providers: ["providers:", `  runpod: { api: ${emu.apiBaseUrl}, proxy_url: "${proxyTemplate}" }`],
   });
-  cleanups.push(() => started.close().catch(() => undefined));
+  defer(() => started.close().catch(() => undefined));
   return started;
 }
 
@@ -88,7 +81,7 @@ async function waitForState(node: RunningNode, state: string): Promise<Record<st
 }
 
 async function world(): Promise<{ emu: RunpodEmulator; podId: string; vllmKey: string }> {
-  const leaf = await ca.issue();
+  const leaf = await keyring.ca.issue();
   const apiKey = secret("rp_test_");
   const vllmKey = secret("sk-vllm-");
   const emu = await startRunpodEmulator({
@@ -96,7 +89,7 @@ async function world(): Promise<{ emu: RunpodEmulator; podId: string; vllmKey: s
     tls: { key: leaf.keyPem, cert: leaf.certPem },
     secrets: { vllm_key: vllmKey },
   });
-  cleanups.push(() => emu.close());
+  defer(() => emu.close());
   return { emu, podId: await servingPod(emu, apiKey), vllmKey };
 }
 

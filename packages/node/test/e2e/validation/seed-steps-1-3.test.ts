@@ -3,13 +3,12 @@
 // peer), the real keyring. Run through `bash scripts/test.sh`.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { createTestCa, type TestCa } from "@pair/testkit";
 import { request } from "undici";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { WorkloadJson } from "../../../src/history/workload-history.js";
 import { runCli } from "../../cli/cli-harness.js";
-import { requireSecretService } from "../../credentials/secret-service.js";
 import { until } from "../../support/eventually.js";
+import { keyringWorlds } from "../../support/keyring-worlds.js";
 import {
   adminOf,
   MIN,
@@ -22,20 +21,10 @@ import {
   type WorldOptions,
 } from "./validation-world.js";
 
-let ca: TestCa;
-const worlds: ValidationWorld[] = [];
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= await createTestCa();
-});
-afterEach(async () => {
-  for (const w of worlds.splice(0)) await w.cleanup();
-});
+const worlds = keyringWorlds<ValidationWorld>();
 
 async function world(options: WorldOptions = {}): Promise<ValidationWorld> {
-  const w = await validationWorld(ca, options);
-  worlds.push(w);
-  return w;
+  return worlds.add(await validationWorld(worlds.ca, options));
 }
 
 function chat(url: string, stream = false) {

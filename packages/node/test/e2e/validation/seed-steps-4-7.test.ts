@@ -1,12 +1,11 @@
 // The seed's validation plan (seed 001, "Validation approach"), steps 4–7, automated: two nodes on
 // loopback (A sponsors a managed Hugging Face endpoint on the emulator over HTTPS, B is its paired
 // peer), the real keyring. Run through `bash scripts/test.sh`.
-import { createTestCa, type TestCa } from "@pair/testkit";
 import { Agent, request } from "undici";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runCli } from "../../cli/cli-harness.js";
-import { requireSecretService } from "../../credentials/secret-service.js";
 import { until } from "../../support/eventually.js";
+import { keyringWorlds } from "../../support/keyring-worlds.js";
 import {
   MIN,
   MODEL,
@@ -19,20 +18,10 @@ import {
   type WorldOptions,
 } from "./validation-world.js";
 
-let ca: TestCa;
-const worlds: ValidationWorld[] = [];
-beforeEach(async () => {
-  await requireSecretService();
-  ca ??= await createTestCa();
-});
-afterEach(async () => {
-  for (const w of worlds.splice(0)) await w.cleanup();
-});
+const worlds = keyringWorlds<ValidationWorld>();
 
 async function world(options: WorldOptions = {}): Promise<ValidationWorld> {
-  const w = await validationWorld(ca, options);
-  worlds.push(w);
-  return w;
+  return worlds.add(await validationWorld(worlds.ca, options));
 }
 
 function chat(url: string, model = MODEL, stream = false, signal?: AbortSignal) {
@@ -130,7 +119,7 @@ describe("seed validation, steps 4–7", () => {
     const w = await world({
       // A public endpoint someone else made (PAIR's own client refuses to create one).
       beforeStart: async (hf) => {
-        const agent = new Agent({ connect: { ca: ca.certPem } });
+        const agent = new Agent({ connect: { ca: worlds.ca.certPem } });
         const res = await request(`${hf.endpointsApiUrl}/v2/endpoint/alice`, {
           method: "POST",
           dispatcher: agent,
