@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --expose-gc
+#!/usr/bin/env -S node --expose-gc --heap-growing-percent=100
 // The `pair` command. It runs dist/pair.mjs (the CLI built into one file by `npm run build`, also
 // run by `npm ci`) with plain node when that bundle is fresh: built from the sources as they are now
 // (bin/bundle-freshness.js). Otherwise it runs the TypeScript sources through tsx, so an edited

@@ -7,6 +7,15 @@
  * about 100 MiB after 256 streams: docs/benchmarks.md, "Memory, session 5"). It adds the one global
  * function and nothing on the request path.
  *
+ * `--heap-growing-percent=100`: after each full collection V8 lets the old generation grow to twice
+ * what survived before it starts marking again. Left to choose, V8 picks a smaller factor while its
+ * collector looks cheap (about 1.1–1.5× for the node's ~18 MiB live heap), and under 64 paced
+ * streams the node then ran a full mark-compact every 100–200 ms, each pausing the event loop 2–15 ms
+ * (30 in two runs of bench/proxy-overhead.ts, most in its 64-stream cells: that was the p99 of the
+ * first chunk). With it: 7 in the same two runs, none back to back (docs/benchmarks.md, "Session 7").
+ * The old generation's peak grows by about what survives (~18 MiB); the idle collector still gives
+ * the memory back after a load.
+ *
  * Not here: `--max-semi-space-size=2` took the node's RSS at 256 streams from 180–190 to about
  * 152 MiB under tsx, but cost 40–50 % more CPU per request at 0 ms/token (0.36–0.44 ms against
  * 0.25–0.29 ms with V8's default, 2026-11-30 18:17–18:21 at load 1.4–4.4; 4 MiB: 0.39 ms): the
@@ -14,4 +23,4 @@
  * Must not know: anything about the node itself.
  */
 
-export const PAIR_NODE_FLAGS: readonly string[] = Object.freeze(["--expose-gc"]);
+export const PAIR_NODE_FLAGS: readonly string[] = Object.freeze(["--expose-gc", "--heap-growing-percent=100"]);
