@@ -23,4 +23,7 @@
  * Must not know: anything about the node itself.
  */
 
-export const PAIR_NODE_FLAGS: readonly string[] = Object.freeze(["--expose-gc", "--heap-growing-percent=100"]);
+export const PAIR_NODE_FLAGS: readonly string[] = Object.freeze([
+  "--expose-gc",
+  "--heap-growing-percent=100",
+]);
