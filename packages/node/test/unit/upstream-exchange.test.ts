@@ -81,6 +81,16 @@ function firehose(total: number, size: number, seen: { written: number; blocked:
   };
 }
 
+/** An exchange with a firehose upstream, its head and first bytes read: what the backpressure tests share. */
+async function firehoseExchange(total: number, size: number) {
+  const seen = { written: 0, blocked: 0 };
+  const w = await world(firehose(total, size, seen));
+  const { exchange, head } = exchangeOf(w);
+  await head;
+  const firstBytes = (await exchange.first())!.length;
+  return { w, seen, exchange, firstBytes };
+}
+
 describe("UpstreamExchange", () => {
   it("gives the head, the first bytes, then every other byte in order, and 'ended'", async () => {
     const w = await world((_req, res) => {
@@ -107,12 +117,9 @@ describe("UpstreamExchange", () => {
   });
 
   it("pauses the upstream while the client drains, and resumes on drain", async () => {
-    const seen = { written: 0, blocked: 0 };
     const total = 32 * 1024 * 1024;
-    const w = await world(firehose(total, 64 * 1024, seen));
-    const { exchange, head } = exchangeOf(w);
-    await head;
-    let received = (await exchange.first())!.length;
+    const { w, seen, exchange, firstBytes } = await firehoseExchange(total, 64 * 1024);
+    let received = firstBytes;
     let accept = false;
     const done = exchange.pump((c) => {
       received += c.length;
@@ -134,12 +141,9 @@ describe("UpstreamExchange", () => {
   });
 
   it("keeps at most a bounded amount of bytes nobody takes yet (between first() and pump())", async () => {
-    const seen = { written: 0, blocked: 0 };
     const total = 16 * 1024 * 1024;
-    const w = await world(firehose(total, 16 * 1024, seen));
-    const { exchange, head } = exchangeOf(w);
-    await head;
-    let received = (await exchange.first())!.length;
+    const { seen, exchange, firstBytes } = await firehoseExchange(total, 16 * 1024);
+    let received = firstBytes;
     await sleep(300);
     // Not read for 300 ms: the exchange paused its upstream rather than buffer 16 MiB.
     expect(seen.blocked).toBeGreaterThan(0);
