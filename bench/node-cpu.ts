@@ -6,6 +6,7 @@
  *
  *   npx tsx bench/node-cpu.ts [--rounds 3] [--seconds 3] [--profile DIR] [--history-thread]
  *                             [--node-flags=--max-semi-space-size=2] [--base DIR] [--token-ms 5]
+ *                             [--env MALLOC_ARENA_MAX=2]
  *
  * --token-ms N: paced instead of CPU-bound (64 streams of 64 tokens, N ms apart, workers' first
  * streams spread over one stream's duration, for about --seconds): the CPU per stream is then mostly
@@ -18,6 +19,9 @@
  * of the commit before a change, with its node_modules), loaded in the same rounds right before or
  * after this one (the order alternates): on a machine shared with other work, before and after are
  * compared within each round, not across runs minutes apart.
+ *
+ * --env NAME=VALUE[,NAME=VALUE]: environment variables for the measured node only (not the base):
+ * with `--base` set to this same checkout, the same code with and without them, in the same rounds.
  *
  * Each round loads the engine directly, the bare relay, then the node, one after the other, and
  * prints requests/s and CPU per request of the relay and the node. Three processes, as in
@@ -55,6 +59,8 @@ const { values } = parseArgs({
     /** Another checkout's root: its node is measured in the same rounds as "base". */
     base: { type: "string" },
     "token-ms": { type: "string", default: "0" },
+    /** Environment variables for the measured node only, e.g. `--env MALLOC_ARENA_MAX=2`. */
+    env: { type: "string", default: "" },
   },
   strict: true,
 });
@@ -62,6 +68,16 @@ const rounds = Number(values.rounds);
 const nodeFlags = values["node-flags"].split(" ").filter((f) => f !== "");
 if (!nodeFlags.every((f) => /^--[a-z-]+(=[\w./-]+)?$/.test(f)))
   throw new RangeError("--node-flags: --flag[=value] …");
+const nodeEnv = Object.fromEntries(
+  values.env
+    .split(",")
+    .filter((kv) => kv !== "")
+    .map((kv) => {
+      const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(kv);
+      if (m === null) throw new RangeError(`--env: NAME=VALUE[,NAME=VALUE], got ${kv}`);
+      return [m[1]!, m[2]!];
+    }),
+);
 const durationMs = Number(values.seconds) * 1000;
 if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20) throw new RangeError("--rounds: 1..20");
 if (!(durationMs >= 500 && durationMs <= 60_000)) throw new RangeError("--seconds: 0.5..60");
@@ -99,7 +115,8 @@ async function load(target: Target, ms: number, child?: BenchChild) {
   if (result.errors > 0) console.error(`  ! ${target.label}: ${result.errors} errors: ${result.firstError}`);
   const rps = (result.samples.length * 1000) / result.elapsedMs;
   const perRequest = use === undefined ? undefined : cpuMs(use) / (result.samples.length + CONCURRENCY);
-  return { rps, perRequest };
+  const rssMb = use === undefined ? undefined : use.rssPeakBytes / 2 ** 20;
+  return { rps, perRequest, rssMb };
 }
 
 const children: BenchChild[] = [];
@@ -132,6 +149,7 @@ try {
     pairNode: true,
     arg: nodeArg,
     cwd: ROOT,
+    env: nodeEnv,
     extraExecArgv: [...profiled("node"), ...nodeFlags],
   });
   children.push(node);
@@ -210,11 +228,11 @@ try {
     console.log(
       `round ${i + 1}: req/s direct ${d.rps.toFixed(0)}, bare ${b.rps.toFixed(0)} (${(b.rps / d.rps).toFixed(2)}×), ` +
         `node ${n.rps.toFixed(0)} (${(n.rps / d.rps).toFixed(2)}×); CPU/request bare ${b.perRequest!.toFixed(3)} ms, ` +
-        `node ${n.perRequest!.toFixed(3)} ms` +
+        `node ${n.perRequest!.toFixed(3)} ms, RSS peak ${n.rssMb!.toFixed(1)} MiB` +
         (other === undefined
           ? ""
           : `; base node ${other.rps.toFixed(0)} req/s (${(other.rps / d.rps).toFixed(2)}×), ` +
-            `${other.perRequest!.toFixed(3)} ms/request`),
+            `${other.perRequest!.toFixed(3)} ms/request, RSS peak ${other.rssMb!.toFixed(1)} MiB`),
     );
   }
   const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

@@ -1,6 +1,7 @@
 /**
- * Links to paired peers for forwarding: one pinned mTLS agent per peer, sized for streams (no body
- * timeout: a generation may pause), made when first needed and dropped when the peer is unpaired,
+ * Links to paired peers for forwarding: per peer, one pinned mTLS HTTP/2 connection that carries
+ * every forwarded stream (cluster/peer-h2.ts; no body timeout: a generation may pause), and a pinned
+ * HTTP/1.1 agent for notices and for a peer that does not speak HTTP/2, made when first needed and dropped when the peer is unpaired,
  * re-pinned or moves. It answers the forwarder's questions — which up peers serve a model, least
  * loaded first, and how to reach one — from the membership view, tells a forwarded request when its
  * peer goes down (`watchDown`), and carries this node's notices to its peers (`changed` when its
@@ -8,8 +9,14 @@
  * Must not know: dialects, the scheduler, the client API, how a forwarded request is relayed.
  */
 
-import { request, type Agent } from "undici";
-import { createPeerAgent, type NodeIdentity, type PinnedPeer } from "../cluster/index.js";
+import { request, type Agent, type Dispatcher } from "undici";
+import {
+  createPeerAgent,
+  peerSecureContext,
+  PeerH2Dispatcher,
+  type NodeIdentity,
+  type PinnedPeer,
+} from "../cluster/index.js";
 import type { RoutingUse } from "../config/index.js";
 import type { MemberView, PeerMembership } from "./peer-membership.js";
 import { PEER_CHANGED_PATH, PEER_ROUTE_PREFIX, type PeerChange } from "./peer-routes.js";
@@ -35,14 +42,19 @@ export interface PeerLinkTarget {
 interface Link {
   readonly fingerprint: string;
   readonly address: string;
+  /** HTTP/1.1: notices, and forwarding to a peer that does not speak HTTP/2. */
   readonly agent: Agent;
+  /** HTTP/2 for forwarded requests; destroying it destroys `agent` too. */
+  readonly forward: PeerH2Dispatcher;
   /** What `link()` answers for it. */
-  readonly route: { readonly dispatcher: Agent; readonly baseUrl: string };
+  readonly route: { readonly dispatcher: Dispatcher; readonly baseUrl: string };
 }
 
 export const DEFAULT_PEER_FIRST_BYTE_TIMEOUT_MS = 120_000;
 /** Connections to one peer at once: the peer agent's ceiling, a last guard behind the scheduler. */
 export const PEER_LINK_MAX_CONNECTIONS = 4_096;
+/** A link's HTTP/2 connection with no stream and no traffic this long is closed (below the peer's 65 s). */
+const PEER_LINK_IDLE_MS = 30_000;
 
 export class PeerLinks {
   readonly #o: PeerLinksOptions;
@@ -132,10 +144,10 @@ export class PeerLinks {
       );
   }
 
-  /** The agent and route base URL for a peer still trusted, with an address. */
+  /** The forwarding dispatcher and route base URL for a peer still trusted, with an address. */
   link(
     target: Pick<PeerLinkTarget, "nodeId">,
-  ): { readonly dispatcher: Agent; readonly baseUrl: string } | undefined {
+  ): { readonly dispatcher: Dispatcher; readonly baseUrl: string } | undefined {
     const peer = this.#activePeer(target.nodeId);
     if (peer?.address === undefined || this.#closed) return undefined;
     return this.#linkOf(peer, peer.address).route;
@@ -180,9 +192,9 @@ export class PeerLinks {
   async close(): Promise<void> {
     this.#closed = true;
     this.#unsubscribe();
-    const agents = [...this.#links.values()].map((l) => l.agent);
+    const links = [...this.#links.values()].map((l) => l.forward);
     this.#links.clear();
-    await Promise.all(agents.map((a) => a.destroy().catch(() => undefined)));
+    await Promise.all(links.map((l) => l.destroy().catch(() => undefined)));
   }
 
   #linkOf(peer: PinnedPeer, address: string): Link {
@@ -194,7 +206,7 @@ export class PeerLinks {
         const now = this.#activePeer(id);
         if (now === undefined || now.fingerprint !== link.fingerprint || now.address !== link.address) {
           this.#links.delete(id);
-          void link.agent.destroy().catch(() => undefined);
+          void link.forward.destroy().catch(() => undefined);
         }
       }
       this.#checkedAgainst = active;
@@ -215,11 +227,20 @@ export class PeerLinks {
         maxConnections: PEER_LINK_MAX_CONNECTIONS,
       },
     });
+    const forward = new PeerH2Dispatcher({
+      secureContext: peerSecureContext(this.#o.identity, peer),
+      fingerprint: peer.fingerprint,
+      connectTimeoutMs: 3_000,
+      headersTimeoutMs: this.firstByteTimeoutMs,
+      idleTimeoutMs: PEER_LINK_IDLE_MS,
+      fallback: agent,
+    });
     const link: Link = {
       fingerprint: peer.fingerprint,
       address,
       agent,
-      route: Object.freeze({ dispatcher: agent, baseUrl: `https://${address}${PEER_ROUTE_PREFIX}` }),
+      forward,
+      route: Object.freeze({ dispatcher: forward, baseUrl: `https://${address}${PEER_ROUTE_PREFIX}` }),
     };
     this.#links.set(peer.node_id, link);
     return link;

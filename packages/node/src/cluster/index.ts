@@ -69,8 +69,10 @@ export {
 export {
   DEFAULT_PEER_AGENT_LIMITS,
   createPeerAgent,
+  peerSecureContext,
   pinnedServerIdentity,
   type PeerAgentLimits,
   type PeerAgentOptions,
 } from "./peer-client.js";
+export { PeerH2Dispatcher, type PeerH2Options } from "./peer-h2.js";
 export { Redacted } from "./redacted.js";

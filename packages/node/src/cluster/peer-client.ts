@@ -8,7 +8,7 @@
  * Must not know: routes, what is asked of the peer, pairing, discovery.
  */
 
-import { createSecureContext, type PeerCertificate } from "node:tls";
+import { createSecureContext, type PeerCertificate, type SecureContext } from "node:tls";
 import { Agent } from "undici";
 import { checkLimit, ClusterError } from "./cluster-error.js";
 import type { NodeIdentity } from "./identity.js";
@@ -73,10 +73,16 @@ export function pinnedServerIdentity(
   };
 }
 
-/** An Agent for one pinned peer. The caller closes it (`agent.close()`) when the peer goes. */
-export function createPeerAgent(options: PeerAgentOptions): Agent {
-  const { identity, peer } = options;
-  const limits = peerAgentLimits(options.limits);
+/**
+ * The TLS context for every connection to one pinned peer: trusts only its pinned certificate,
+ * presents this node's, TLS 1.3 only. Built once per peer: given as options instead, the pin,
+ * certificate and key were parsed again for each new connection (about 1 ms of CPU each).
+ * @throws ClusterError `peer_not_trusted` for a revoked peer or a cert_pem that is not its pin
+ */
+export function peerSecureContext(
+  identity: NodeIdentity,
+  peer: Pick<PinnedPeer, "node_id" | "cert_pem" | "fingerprint" | "revoked_at">,
+): SecureContext {
   if (peer.revoked_at !== undefined)
     throw new ClusterError("peer_not_trusted", `node ${peer.node_id} was revoked at ${peer.revoked_at}`);
   const parsed = parseSinglePemCertificate(peer.cert_pem);
@@ -86,14 +92,19 @@ export function createPeerAgent(options: PeerAgentOptions): Agent {
       "peer_not_trusted",
       `node ${peer.node_id}: cert_pem does not match its fingerprint`,
     );
-  // One TLS context for every connection to this peer, built here: given as options instead, the
-  // pin, certificate and key were parsed again for each new connection (about 1 ms of CPU each).
-  const secureContext = createSecureContext({
+  return createSecureContext({
     ca: [parsed.x509.toString()],
     cert: identity.certPem,
     key: identity.privateKeyPem.reveal(),
     minVersion: "TLSv1.3",
   });
+}
+
+/** An Agent for one pinned peer. The caller closes it (`agent.close()`) when the peer goes. */
+export function createPeerAgent(options: PeerAgentOptions): Agent {
+  const { identity, peer } = options;
+  const limits = peerAgentLimits(options.limits);
+  const secureContext = peerSecureContext(identity, peer);
   return new Agent({
     connect: {
       secureContext,

@@ -6,22 +6,43 @@
  * at every request. `syncPins()` re-applies the pinned set to the TLS context and closes the open
  * connections of peers no longer pinned; it is level-triggered, so calling it too often is harmless.
  * Refusals and closings are published on the diagnostics channel `PEER_SERVER_CHANNEL`.
+ *
+ * HTTP/1.1 and HTTP/2, chosen per connection by ALPN (peer-h2.ts forwards over HTTP/2: one
+ * connection for all of a peer's streams). Over HTTP/2 the handler gets Node's compatibility
+ * request and response (`Http2ServerRequest`/`Http2ServerResponse`), which have the parts of
+ * IncomingMessage/ServerResponse the handlers use (headers, method, url, `data`/`end`/`aborted`,
+ * writeHead, write with `drain`, end, cork, `close`, destroy). The HTTP/1.1 limits below
+ * (headers, request and keep-alive timeouts) are HTTP/1.1's; an HTTP/2 connection with no stream
+ * open is closed after `keepAliveTimeoutMs` without traffic. Either way nothing is read before the
+ * client's certificate is checked against the pins.
  * `createPeerServer` has no listener of its own: the cluster port (cluster-port.ts) hands it the
  * connections that open with a TLS record. `startPeerServer` is the same server on a port of its own.
  * Must not know: routes (the handler's), pairing, discovery, what peers ask for.
  */
 
 import { channel } from "node:diagnostics_channel";
-import type { IncomingMessage, ServerResponse } from "node:http";
-import { createServer, type ServerOptions } from "node:https";
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
+import {
+  createServer as createH2Server,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type Http2Session,
+  type ServerHttp2Session,
+} from "node:http2";
 import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
-import type { PeerCertificate, TLSSocket } from "node:tls";
+import { createServer as createTlsServer, type PeerCertificate, type TLSSocket } from "node:tls";
 import { checkLimit } from "./cluster-error.js";
 import type { NodeIdentity } from "./identity.js";
 import { fingerprintOfDer } from "./node-certificate.js";
+import { PEER_H2_END_TRAILER } from "./peer-h2.js";
 import type { PinnedPeerView } from "./pinned-peers.js";
 
 export const PEER_SERVER_CHANNEL = "pair:cluster:peer-server";
+
+/** nghttp2's memory for one HTTP/2 session (MB); past it, new streams are refused. Node's default is 10. */
+const H2_MAX_SESSION_MEMORY_MB = 64;
+/** An HTTP/2 connection's receive window: request bodies of many streams at once. */
+const H2_CONNECTION_WINDOW_BYTES = 16 * 2 ** 20;
 
 /** The peer a request comes from, authenticated by its pinned certificate. */
 export interface AuthenticatedPeer {
@@ -166,28 +187,38 @@ export function createPeerServer(options: PeerServerCoreOptions): PeerServerCore
     ca: peers.active().map((peer) => peer.cert_pem),
     minVersion: "TLSv1.3" as const,
   });
-  const serverOptions: ServerOptions = {
+  const tlsServer = createTlsServer({
     ...secureContext(),
     requestCert: true,
     rejectUnauthorized: true,
     handshakeTimeout: limits.handshakeTimeoutMs,
+    ALPNProtocols: ["h2", "http/1.1"],
+  });
+  const h1 = createHttpServer({
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
-    keepAliveTimeout: limits.keepAliveTimeoutMs,
-  };
+  });
+  h1.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  const h2 = createH2Server({ maxSessionMemory: H2_MAX_SESSION_MEMORY_MB });
 
   /** The fingerprint each admitted connection presented. */
   const admitted = new WeakMap<Socket, string>();
+  /** The fingerprint of each HTTP/2 session's connection (its `socket` is a proxy, not the socket). */
+  const sessions = new WeakMap<Http2Session, string>();
   /** Admitted connections by fingerprint, to close a peer's connections when it is no longer pinned. */
   const live = new Map<string, Set<TLSSocket>>();
   /** Every TCP connection, handshakes included, for close(). */
   const sockets = new Set<Socket>();
 
-  const server = createServer(serverOptions, (req, res) => {
-    const fingerprint = admitted.get(req.socket);
+  const serve = (
+    fingerprint: string | undefined,
+    req: IncomingMessage,
+    res: ServerResponse,
+    refuse: () => void,
+  ): void => {
     const pinned = fingerprint === undefined ? undefined : peers.findActive(fingerprint);
     if (pinned === undefined) {
-      req.socket.destroy();
+      refuse();
       return;
     }
     const peer: AuthenticatedPeer = Object.freeze({
@@ -206,18 +237,45 @@ export function createPeerServer(options: PeerServerCoreOptions): PeerServerCore
     } catch (error) {
       failed(error);
     }
+  };
+  h1.on("request", (req: IncomingMessage, res: ServerResponse) =>
+    serve(admitted.get(req.socket), req, res, () => req.socket.destroy()),
+  );
+  h2.on("session", (session: ServerHttp2Session) => {
+    const fingerprint = presentedFingerprint(session.socket as TLSSocket);
+    if (fingerprint !== undefined) sessions.set(session, fingerprint);
+    session.once("connect", () => session.setLocalWindowSize(H2_CONNECTION_WINDOW_BYTES));
+    let open = 0;
+    session.on("stream", (stream) => {
+      open++;
+      stream.once("close", () => open--);
+    });
+    session.setTimeout(limits.keepAliveTimeoutMs, () => {
+      if (open === 0) session.close();
+    });
   });
-  // The server never listens (its connections are handed to it), but "listening" is what starts
-  // Node's periodic check of headersTimeout and requestTimeout on every connection.
-  server.emit("listening");
+  h2.on("request", (req: Http2ServerRequest, res: Http2ServerResponse) => {
+    const session = req.stream.session;
+    // Sent with the reply's last frame, never when it is cut: how peer-h2.ts knows it is whole.
+    res.addTrailers({ [PEER_H2_END_TRAILER]: "1" });
+    // The compatibility objects stand in for IncomingMessage/ServerResponse (see the top of the file).
+    serve(
+      session === undefined ? undefined : sessions.get(session),
+      req as unknown as IncomingMessage,
+      res as unknown as ServerResponse,
+      () => session?.destroy(),
+    );
+  });
+  // The HTTP/1.1 server never listens (its connections are handed to it), but "listening" is what
+  // starts Node's periodic check of headersTimeout and requestTimeout on every connection.
+  h1.emit("listening");
 
-  server.on("connection", (socket: Socket) => {
+  tlsServer.on("connection", (socket: Socket) => {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
   });
-  // Prepended, so it runs before the HTTP layer is attached to the socket: a refused socket is
-  // destroyed before a single request byte is read.
-  server.prependListener("secureConnection", (socket: TLSSocket) => {
+  // Nothing reads a request byte before this: a refused socket is destroyed here.
+  tlsServer.on("secureConnection", (socket: TLSSocket) => {
     const fingerprint = presentedFingerprint(socket);
     const pinned =
       socket.authorized && fingerprint !== undefined && peers.findActive(fingerprint) !== undefined;
@@ -238,8 +296,9 @@ export function createPeerServer(options: PeerServerCoreOptions): PeerServerCore
       set.delete(socket);
       if (set.size === 0 && live.get(fingerprint) === set) live.delete(fingerprint);
     });
+    (socket.alpnProtocol === "h2" ? h2 : h1).emit("connection", socket);
   });
-  server.on("tlsClientError", (error: NodeJS.ErrnoException, socket: TLSSocket) => {
+  tlsServer.on("tlsClientError", (error: NodeJS.ErrnoException, socket: TLSSocket) => {
     publish({
       type: "PeerConnectionRefused",
       reason: "handshake_failed",
@@ -256,10 +315,10 @@ export function createPeerServer(options: PeerServerCoreOptions): PeerServerCore
         return;
       }
       socket.setNoDelay(true);
-      server.emit("connection", socket);
+      tlsServer.emit("connection", socket);
     },
     syncPins() {
-      server.setSecureContext(secureContext());
+      tlsServer.setSecureContext(secureContext());
       for (const [fingerprint, set] of live) {
         if (peers.findActive(fingerprint) !== undefined) continue;
         publish({ type: "PeerConnectionsClosed", fingerprint, count: set.size });
@@ -270,7 +329,7 @@ export function createPeerServer(options: PeerServerCoreOptions): PeerServerCore
     close() {
       return new Promise<void>((resolve) => {
         // Not listening, so close() only stops the timeout checks and reports ERR_SERVER_NOT_RUNNING.
-        server.close(() => resolve());
+        h1.close(() => resolve());
         for (const socket of sockets) socket.destroy();
       });
     },

@@ -77,7 +77,10 @@ export class ClientGone implements CancelSignal {
   }
 
   #closed(): void {
-    if (this.#res !== undefined && !this.#res.writableFinished) this.abort();
+    // Both, for a peer's HTTP/2 stream: reset by the peer, Node's compatibility response reports
+    // writableFinished (its stream's writable side is done) though end() was never called.
+    const res = this.#res;
+    if (res !== undefined && !(res.writableEnded && res.writableFinished)) this.abort();
   }
 
   get aborted(): boolean {

@@ -44,13 +44,23 @@ describe("ClientGone", () => {
     if (held.ok) held.slot.release();
   });
   it("watches a response: aborts when it closes unfinished, not when it closes finished or unwatched", () => {
-    const response = (finished: boolean) =>
-      Object.assign(new EventEmitter(), { writableFinished: finished }) as unknown as ServerResponse;
+    const response = (finished: boolean, ended = finished) =>
+      Object.assign(new EventEmitter(), {
+        writableEnded: ended,
+        writableFinished: finished,
+      }) as unknown as ServerResponse;
     const cut = response(false);
     const goneOnCut = new ClientGone();
     goneOnCut.watch(cut);
     cut.emit("close");
     expect(goneOnCut.aborted).toBe(true);
+
+    // A peer's HTTP/2 stream reset before end(): Node's compatibility response reports finished.
+    const reset = response(true, false);
+    const goneOnReset = new ClientGone();
+    goneOnReset.watch(reset);
+    reset.emit("close");
+    expect(goneOnReset.aborted).toBe(true);
 
     const done = response(true);
     const goneOnDone = new ClientGone();
