@@ -2,6 +2,7 @@
 // the transports, the medians across rounds, the CPU ratio to h1 as the median of each round's ratio
 // (not the ratio of medians), the reads-per-request check, the report's content and the splice
 // between its own markers. No timing is measured or asserted here.
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import {
   PEER_TRANSPORT_MARKERS,
@@ -161,5 +162,11 @@ describe("peer-transport report", () => {
     expect(twice).not.toContain("first");
     expect(twice).toContain(`${PEER_TRANSPORT_MARKERS.begin}\n\nsecond\n\n${PEER_TRANSPORT_MARKERS.end}`);
     expect(twice).toContain("<!-- peer-hop:begin -->\nx\n<!-- peer-hop:end -->");
+  });
+
+  it("finds its markers once each in docs/benchmarks.md", () => {
+    const doc = readFileSync(new URL("../docs/benchmarks.md", import.meta.url), "utf8");
+    expect(doc.split(PEER_TRANSPORT_MARKERS.begin)).toHaveLength(2);
+    expect(doc.split(PEER_TRANSPORT_MARKERS.end)).toHaveLength(2);
   });
 });
