@@ -118,6 +118,26 @@ describe("peer-transport rounds", () => {
     expect(h2).toMatchObject({ errors: 5, firstError: "HTTP 502 from bare", streams: 200 });
   });
 
+  it("leaves a given-up load out of the medians and ratios, and shows its failures", () => {
+    const gaveUp = run("h2-undici", 0, 0, {
+      abandoned: true,
+      streams: 0,
+      errors: 101,
+      firstError: "bare: too many errors, first: socket hang up",
+      firstChunk: { p50: NaN, p90: NaN, p99: NaN },
+    });
+    const rounds: PeerTransportRound[] = [
+      [run("h1", 200, 100), run("h2-undici", 100, 50)],
+      [run("h1", 200, 100), gaveUp],
+    ];
+    const h2 = summarizeTransports(rounds).find((s) => s.transport === "h2-undici");
+    expect(h2).toMatchObject({ rounds: 1, abandonedRounds: 1, errors: 101, aCpuRatio: 0.5, bCpuRatio: 0.5 });
+    expect(h2!.firstChunk.p50).toBe(1);
+    const block = renderPeerTransportReport(rounds, meta);
+    expect(block).toContain("- h2-undici: at least 101 failed stream(s) (load given up in 1 round(s)");
+    expect(block).toMatch(/\|\s+2 \| h1, h2-undici\s+\|\s+3\.000 \|\s+given up \|/);
+  });
+
   it("flags a transport whose client saw a different number of reads per request than h1's", () => {
     const same = summarizeTransports([[run("h1", 1, 1), run("h2-node", 1, 1, { readsPerRequest: 65.2 })]]);
     expect(readsMismatch(same)).toEqual([]);

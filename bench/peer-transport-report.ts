@@ -103,6 +103,11 @@ export interface TransportRun {
   /** Failed streams (not sampled), and the first one's reason. */
   readonly errors: number;
   readonly firstError?: string;
+  /**
+   * The load was given up (the load generator stops after 100 failed streams): `errors` is a lower
+   * bound, and no figure of this run enters a median or a ratio.
+   */
+  readonly abandoned?: boolean;
   /** Streams A and B carried in the sampled window (measured, ramp-up and failed ones). */
   readonly carried: number;
   readonly firstChunk: Percentiles;
@@ -118,7 +123,9 @@ export type PeerTransportRound = readonly TransportRun[];
 
 export interface TransportSummary {
   readonly transport: Transport;
+  /** Rounds whose figures enter the medians (abandoned loads left out). */
   readonly rounds: number;
+  readonly abandonedRounds: number;
   readonly streams: number;
   readonly errors: number;
   readonly firstError: string | undefined;
@@ -144,14 +151,17 @@ const perStream = (use: ProcessUse, run: TransportRun): number => use.cpuMs / Ma
 export function summarizeTransports(rounds: readonly PeerTransportRound[]): TransportSummary[] {
   const summaries: TransportSummary[] = [];
   for (const transport of TRANSPORTS) {
+    const all: TransportRun[] = [];
     const runs: TransportRun[] = [];
     const ratios = { a: [] as number[], b: [] as number[], ab: [] as number[] };
     for (const round of rounds) {
       const run = round.find((r) => r.transport === transport);
       if (run === undefined) continue;
+      all.push(run);
+      if (run.abandoned === true) continue;
       runs.push(run);
       const h1 = round.find((r) => r.transport === "h1");
-      if (h1 === undefined) continue;
+      if (h1 === undefined || h1.abandoned === true) continue;
       const a = perStream(run.a, run);
       const b = perStream(run.b, run);
       const a1 = perStream(h1.a, h1);
@@ -160,14 +170,15 @@ export function summarizeTransports(rounds: readonly PeerTransportRound[]): Tran
       if (b1 > 0) ratios.b.push(b / b1);
       if (a1 + b1 > 0) ratios.ab.push((a + b) / (a1 + b1));
     }
-    if (runs.length === 0) continue;
+    if (all.length === 0) continue;
     const m = (f: (r: TransportRun) => number) => median(runs.map(f));
     summaries.push({
       transport,
       rounds: runs.length,
-      streams: runs.reduce((s, r) => s + r.streams, 0),
-      errors: runs.reduce((s, r) => s + r.errors, 0),
-      firstError: runs.find((r) => r.firstError !== undefined)?.firstError,
+      abandonedRounds: all.length - runs.length,
+      streams: all.reduce((s, r) => s + r.streams, 0),
+      errors: all.reduce((s, r) => s + r.errors, 0),
+      firstError: all.find((r) => r.firstError !== undefined)?.firstError,
       firstChunk: {
         p50: m((r) => r.firstChunk.p50),
         p90: m((r) => r.firstChunk.p90),
@@ -267,7 +278,14 @@ export function renderPeerTransportReport(
   );
   const failures = summaries
     .filter((s) => s.errors > 0)
-    .map((s) => `- ${s.transport}: ${s.errors} failed stream(s), first: ${s.firstError ?? "?"}`);
+    .map(
+      (s) =>
+        `- ${s.transport}: ${s.abandonedRounds > 0 ? "at least " : ""}${s.errors} failed stream(s)` +
+        (s.abandonedRounds > 0
+          ? ` (load given up in ${s.abandonedRounds} round(s), left out of the medians)`
+          : "") +
+        `, first: ${s.firstError ?? "?"}`,
+    );
   const mismatch = readsMismatch(summaries);
   const perRound = table(
     [
@@ -283,11 +301,12 @@ export function renderPeerTransportReport(
       const by = (t: Transport) => round.find((r) => r.transport === t);
       const cpu = (t: Transport) => {
         const r = by(t);
+        if (r?.abandoned === true) return "given up";
         return r === undefined ? "n/a" : f3(perStream(r.a, r) + perStream(r.b, r));
       };
       const p50 = (t: Transport) => {
         const r = by(t);
-        return r === undefined ? "n/a" : f2(r.firstChunk.p50);
+        return r === undefined || r.abandoned === true ? "n/a" : f2(r.firstChunk.p50);
       };
       return [
         String(i + 1),
@@ -306,7 +325,9 @@ export function renderPeerTransportReport(
     `Load: ${meta.streams} concurrent streams (closed loop, each worker's first stream staggered and not ` +
       `measured) of ${meta.chunks} SSE chunks ${meta.chunkDelayMs} ms apart, ${meta.seconds} s per ` +
       `transport per round, ${meta.rounds} round(s), transports in rotated order, fresh A and B ` +
-      `processes for each. Client → A (node:http, 127.0.0.1) → B (TLS 1.3, mutual, pinned certificates).`,
+      `processes for each. Client → A (node:http, 127.0.0.1) → B (TLS 1.3, mutual, pinned certificates). ` +
+      `A stream counts only with HTTP 200, \`data: [DONE]\` at its end, and B's word ` +
+      `(\`${PEER_HTTP_VERSION_HEADER}\`) that it came over HTTP/1.1 for h1 and HTTP/2 for h2.`,
     "",
     `Medians across rounds (CPU ratios: median of each round's ratio to h1):`,
     "",

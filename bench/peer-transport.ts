@@ -26,7 +26,7 @@ import { fileURLToPath } from "node:url";
 import { loadOrCreateIdentity, type NodeIdentity } from "../packages/node/src/cluster/identity.js";
 import { guardChildren } from "./bench-setup.js";
 import { forkChild, type BenchChild, type ResourceSample } from "./child-protocol.js";
-import { runLoad, type Target } from "./load-generator.js";
+import { runLoad, type LoadResult, type Target } from "./load-generator.js";
 import { cpuMs } from "./load-metrics.js";
 import { machineInfo, loadAverage1m } from "./machine-info.js";
 import { chatBody, loadFigures, warnErrors } from "./measure.js";
@@ -55,6 +55,8 @@ const CHUNK_DELAY_MS = 5;
 const STREAM_MS = CHUNKS * CHUNK_DELAY_MS;
 const REQUEST_TIMEOUT_MS = 30_000;
 const BODY = chatBody("bench", CHUNKS);
+/** load-generator.ts throws once more than this many streams of one load have failed. */
+const LOAD_GIVES_UP_AFTER_ERRORS = 100;
 
 const log = (line: string): void => console.error(line);
 
@@ -68,6 +70,25 @@ const use = (sample: ResourceSample): ProcessUse => ({
   eventLoopUtilization: sample.eventLoopUtilization,
   rssPeakBytes: sample.rssPeakBytes,
 });
+
+/** A load the load generator gave up on (more than 100 failed streams): no figures, only the failure. */
+function abandonedRun(transport: Transport, why: string, a: ProcessUse, b: ProcessUse): TransportRun {
+  const none = { p50: NaN, p90: NaN, p99: NaN };
+  return {
+    transport,
+    streams: 0,
+    errors: LOAD_GIVES_UP_AFTER_ERRORS + 1,
+    firstError: why,
+    abandoned: true,
+    carried: 0,
+    firstChunk: none,
+    totalP50: NaN,
+    streamsPerS: NaN,
+    readsPerRequest: NaN,
+    a,
+    b,
+  };
+}
 
 /** Fresh B and A for `transport`, a warm-up round, then the measured load; both children stopped. */
 async function measureTransport(
@@ -132,15 +153,24 @@ async function measureTransport(
     });
     warnErrors(`warm-up ${transport}`, warm);
     await Promise.all([a.sample("sample-start"), b.sample("sample-start")]);
-    const result = await runLoad({
-      target,
-      body: BODY,
-      concurrency: options.streams,
-      durationMs: options.seconds * 1000,
-      rampRequestsPerWorker: 1,
-      staggerMs: STREAM_MS,
-      requestTimeoutMs: REQUEST_TIMEOUT_MS,
-    });
+    let result: LoadResult;
+    try {
+      result = await runLoad({
+        target,
+        body: BODY,
+        concurrency: options.streams,
+        durationMs: options.seconds * 1000,
+        rampRequestsPerWorker: 1,
+        staggerMs: STREAM_MS,
+        requestTimeoutMs: REQUEST_TIMEOUT_MS,
+      });
+    } catch (error) {
+      // The load generator gives up after 100 failed streams: shown, never sampled.
+      const why = error instanceof Error ? error.message : String(error);
+      log(`  ! ${transport}: load given up: ${why}`);
+      const [aSample, bSample] = await Promise.all([a.sample("sample-stop"), b.sample("sample-stop")]);
+      return abandonedRun(transport, why, use(aSample), use(bSample));
+    }
     const [aSample, bSample] = await Promise.all([a.sample("sample-stop"), b.sample("sample-stop")]);
     warnErrors(transport, result);
     const figures = loadFigures(result);
