@@ -90,10 +90,14 @@ const tls: ServerOptions = {
   rejectUnauthorized: true,
   minVersion: "TLSv1.3",
 };
-const server =
-  arg.protocol === "h2"
-    ? createSecureServer({ ...tls, allowHTTP1: true }, handle)
-    : createServer({ ...tls, keepAliveTimeout: 30_000 }, handle);
+const server = arg.protocol === "h2" ? createSecureServer({ ...tls, allowHTTP1: true }, handle) : h1Server();
+
+function h1Server(): ReturnType<typeof createServer> {
+  const s = createServer(tls, handle);
+  // Above undici's keep-alive (4 s): A's pooled connections are never closed under it between loads.
+  s.keepAliveTimeout = 30_000;
+  return s;
+}
 await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
 const ready: PeerServerChildReady = { port: (server.address() as AddressInfo).port };
 serveParent(ready, async () => {
