@@ -1,7 +1,8 @@
 // The peer-transport benchmark's two children, end to end on loopback: through each of the three
 // transports, A relays B's SSE streams whole (HTTP 200, every event, `data: [DONE]`) and as they come
-// (more than one read per stream at the client), over the HTTP version it is named after; B admits only A's pinned certificate; A refuses a B
-// whose certificate is not the pinned one. A few short streams each, no timing asserted.
+// (more than one read per stream at the client), over the HTTP version the transport is named after;
+// B admits only A's pinned certificate; A refuses a B whose certificate is not the pinned one. A few
+// short streams each, no timing asserted.
 import { mkdtempSync, rmSync } from "node:fs";
 import { request } from "node:https";
 import { tmpdir } from "node:os";

@@ -9,7 +9,8 @@
  *   h2-undici  an undici `Client` with `allowH2`, `pipelining` and `idempotent: true` per request
  *              (without both, undici 7.30 runs HTTP/2 POSTs one at a time: undici #5390 / #5362);
  *   h2-node    one `node:http2` session, one `session.request` per request.
- * B's `x-peer-http-version` header is passed on. `GET /health` is answered by A itself (the load generator opens its connections with it).
+ * B's `x-peer-http-version` header is passed on. `GET /health` is answered by A itself (the load
+ * generator opens its connections with it).
  * Must not know: what B serves, the load, the report.
  */
 

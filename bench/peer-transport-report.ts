@@ -325,7 +325,8 @@ export function renderPeerTransportReport(
     `Load: ${meta.streams} concurrent streams (closed loop, each worker's first stream staggered and not ` +
       `measured) of ${meta.chunks} SSE chunks ${meta.chunkDelayMs} ms apart, ${meta.seconds} s per ` +
       `transport per round, ${meta.rounds} round(s), transports in rotated order, fresh A and B ` +
-      `processes for each. Client → A (node:http, 127.0.0.1) → B (TLS 1.3, mutual, pinned certificates). ` +
+      `processes for each. Client → A (node:http, 127.0.0.1) → B (TLS 1.3, mutual, pinned ` +
+      `certificates). ` +
       `A stream counts only with HTTP 200, \`data: [DONE]\` at its end, and B's word ` +
       `(\`${PEER_HTTP_VERSION_HEADER}\`) that it came over HTTP/1.1 for h1 and HTTP/2 for h2.`,
     "",
@@ -338,7 +339,8 @@ export function renderPeerTransportReport(
     ...(failures.length > 0 ? ["Failed streams (not sampled):", "", ...failures, ""] : []),
     mismatch.length === 0
       ? "Reads per request at the client: every transport equal to h1's (no coalescing)."
-      : `Reads per request at the client: **differ from h1's** for ${mismatch.join(", ")} (chunks coalesced or split).`,
+      : `Reads per request at the client: **differ from h1's** for ${mismatch.join(", ")} ` +
+        "(chunks coalesced or split).",
     "",
     "Per round:",
     "",
