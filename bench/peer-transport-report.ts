@@ -19,9 +19,9 @@ export const TRANSPORTS = ["h1", "h2-undici", "h2-node"] as const;
 export type Transport = (typeof TRANSPORTS)[number];
 
 export const TRANSPORT_LABELS: Readonly<Record<Transport, string>> = {
-  h1: "h1: undici Agent (PAIR today)",
+  h1: "h1: undici Agent (PAIR to session 7)",
   "h2-undici": "h2: undici Client allowH2",
-  "h2-node": "h2: node:http2 session",
+  "h2-node": "h2: node:http2 session (PAIR now)",
 };
 
 /** B names in this header the HTTP version each request reached it with; A passes it on. */
