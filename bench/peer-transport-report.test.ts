@@ -166,7 +166,9 @@ describe("peer-transport report", () => {
     expect(block).toContain("64 concurrent streams");
     expect(block).toMatch(/\| h1: undici Agent \(PAIR to session 7\)\s+\|\s+1\.00 \/ 2\.00 \/ 3\.00 \|/);
     // h2-node: A 1.70 and 1.60 ms/stream against h1's 2.50 and 2.60 → ratios 0.68, 0.615 → 0.65.
-    expect(block).toMatch(/\| h2: node:http2 session \(PAIR now\)\s+\|\s+0\.950 \|\s+1\.650 \|\s+0\.58× \|\s+0\.65× \|/);
+    expect(block).toMatch(
+      /\| h2: node:http2 session \(PAIR now\)\s+\|\s+0\.950 \|\s+1\.650 \|\s+0\.58× \|\s+0\.65× \|/,
+    );
     expect(block).toMatch(/\|\s+50 \/ 25 \|\s+80 \/ 60 \|/);
     expect(block).toContain("- h2-node: 1 failed stream(s), first: bare: stream ended without [DONE]");
     expect(block).toContain("every transport equal to h1's (no coalescing)");
