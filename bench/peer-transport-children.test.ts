@@ -54,14 +54,15 @@ async function startB(protocol: "h1" | "h2", server = b): Promise<number> {
     chunks: CHUNKS,
     chunkDelayMs: 5,
   };
-  const child = await forkChild({
-    name: `B ${protocol}`,
-    script: resolve(HERE, "peer-transport-server-child.ts"),
-    arg,
-    cwd: ROOT,
-  });
+  return ((await started(`B ${protocol}`, "peer-transport-server-child.ts", arg)) as PeerServerChildReady)
+    .port;
+}
+
+/** A child of this folder, stopped after the test; its ready value. */
+async function started(name: string, script: string, arg: unknown): Promise<unknown> {
+  const child = await forkChild({ name, script: resolve(HERE, script), arg, cwd: ROOT });
   children.push(child);
-  return (child.ready as PeerServerChildReady).port;
+  return child.ready;
 }
 
 async function startA(transport: Transport, serverPort: number): Promise<number> {
@@ -73,14 +74,8 @@ async function startA(transport: Transport, serverPort: number): Promise<number>
     serverFingerprint: b.fingerprint,
     serverPort,
   };
-  const child = await forkChild({
-    name: `A ${transport}`,
-    script: resolve(HERE, "peer-transport-relay-child.ts"),
-    arg,
-    cwd: ROOT,
-  });
-  children.push(child);
-  return (child.ready as PeerRelayChildReady).port;
+  return ((await started(`A ${transport}`, "peer-transport-relay-child.ts", arg)) as PeerRelayChildReady)
+    .port;
 }
 
 const load = (port: number, transport: Transport) =>
