@@ -270,12 +270,10 @@ class H2Call implements Dispatcher.DispatchController {
   send(session: ClientHttp2Session): void {
     if (this.#settled) return;
     const o = this.#options;
-    const url = new URL(String(o.origin));
+    // :scheme and :authority are the session's own (Node fills them in).
     const headers: OutgoingHttpHeaders = {
       [h2.HTTP2_HEADER_METHOD]: o.method,
       [h2.HTTP2_HEADER_PATH]: o.path,
-      [h2.HTTP2_HEADER_SCHEME]: "https",
-      [h2.HTTP2_HEADER_AUTHORITY]: url.host,
     };
     for (const [name, value] of Object.entries((o.headers ?? {}) as Record<string, string | string[]>)) {
       const lower = name.toLowerCase();

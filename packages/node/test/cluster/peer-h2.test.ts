@@ -105,14 +105,15 @@ function exchange(
   });
 }
 
-/** A handler streaming `count` SSE events `gapMs` apart; it notes each request's HTTP version and session. */
+/** A handler streaming `count` SSE events `gapMs` apart; it notes each request's HTTP version, session and authority. */
 function streaming(
   count: number,
   gapMs: number,
-  seen: { versions: string[]; sessions: Set<unknown> },
+  seen: { versions: string[]; sessions: Set<unknown>; authorities?: string[] },
 ): PeerHandler {
   return (req, res) => {
     seen.versions.push(req.httpVersion);
+    seen.authorities?.push(String(req.headers[":authority"]));
     const stream = (req as unknown as Http2ServerRequest).stream as { session?: unknown } | undefined;
     if (stream?.session !== undefined) seen.sessions.add(stream.session);
     req.resume();
@@ -132,7 +133,7 @@ function streaming(
 
 describe("PeerH2Dispatcher", () => {
   it("carries concurrent streams over one HTTP/2 connection, each chunk as it comes", async () => {
-    const seen = { versions: [] as string[], sessions: new Set<unknown>() };
+    const seen = { versions: [] as string[], sessions: new Set<unknown>(), authorities: [] as string[] };
     const { origin } = await serveA(streaming(5, 5, seen));
     const link = linkToA();
     const replies = await Promise.all(Array.from({ length: 8 }, () => exchange(link, origin)));
@@ -151,6 +152,7 @@ describe("PeerH2Dispatcher", () => {
       ]);
     }
     expect(seen.versions).toEqual(Array(8).fill("2.0"));
+    expect(seen.authorities).toEqual(Array(8).fill(new URL(origin).host));
     expect(seen.sessions.size).toBe(1);
   });
 
