@@ -9,9 +9,8 @@
 
 import { parseArgs } from "node:util";
 import { spliceBetween } from "./doc-splice.js";
-import type { MachineInfo } from "./machine-info.js";
 import type { Percentiles } from "./measure.js";
-import { table } from "./report.js";
+import { table, type ReportMeta } from "./report.js";
 import { median } from "./stats.js";
 
 /** How node A reaches node B: what PAIR does today, and the two HTTP/2 candidates. */
@@ -214,13 +213,11 @@ export function readsMismatch(summaries: readonly TransportSummary[]): Transport
     .map((s) => s.transport);
 }
 
-export interface PeerTransportMeta {
-  readonly command: string;
-  readonly date: string;
-  readonly machine: MachineInfo;
-  readonly loadAverageAtStart: number;
-  readonly loadAverageAtEnd: number;
-  readonly wallSeconds: number;
+/** The run's command, date, machine, load and wall time (as the other reports have them), and its load. */
+export interface PeerTransportMeta extends Pick<
+  ReportMeta,
+  "command" | "date" | "machine" | "loadAverageAtStart" | "loadAverageAtEnd" | "wallSeconds"
+> {
   readonly rounds: number;
   readonly streams: number;
   readonly seconds: number;
