@@ -13,9 +13,9 @@
  * `fallback` (its HTTP/1.1 agent) from then on.
  *
  * A reply is complete only with the peer server's end trailer (`PEER_H2_END_TRAILER`, sent with
- * the last frame): Node ends a stream the same way whether its last DATA frame said so or the peer
- * reset it (RST_STREAM with NO_ERROR) or the connection went, so without the trailer a cut reply
- * would look whole.
+ * the last frame, a body-less reply included): Node ends a stream the same way whether its last
+ * DATA frame said so or the peer reset it (RST_STREAM with NO_ERROR) or the connection went, so
+ * without the trailer a cut reply would look whole.
  *
  * Errors carry the codes the forwarder tells apart, as undici's would: the connect's own
  * (`ECONNREFUSED`, `ERR_PAIR_PEER_NOT_PINNED`, …), `UND_ERR_CONNECT_TIMEOUT`,
@@ -285,6 +285,8 @@ class H2Call implements Dispatcher.DispatchController {
       return;
     }
     const empty = body === undefined || body === null || body.length === 0;
+    this.#handler.onRequestStart?.(this, {});
+    if (this.#settled) return; // aborted by the handler as it started: nothing is sent
     let stream: ClientHttp2Stream;
     try {
       stream = session.request(headers, { endStream: empty });
@@ -295,8 +297,8 @@ class H2Call implements Dispatcher.DispatchController {
     this.#stream = stream;
     this.#session = session;
     streamCounts.set(session, (streamCounts.get(session) ?? 0) + 1);
-    this.#handler.onRequestStart?.(this, {});
-    if (this.#settled) return; // aborted by the handler as it started
+    // First, so that no stream error is ever unheard.
+    stream.once("error", (cause: Error) => this.fail(socketError("the peer's stream failed", cause)));
     if (this.#paused) stream.pause();
     if (this.#headersTimeoutMs > 0)
       this.#timer = setTimeout(() => {
@@ -327,7 +329,6 @@ class H2Call implements Dispatcher.DispatchController {
       this.#finish();
       this.#handler.onResponseEnd?.(this, {});
     });
-    stream.once("error", (cause: Error) => this.fail(socketError("the peer's stream failed", cause)));
     stream.once("close", () => {
       if (!this.#settled)
         this.fail(socketError(`other side closed the stream (code ${stream.rstCode ?? "none"})`, undefined));

@@ -258,6 +258,13 @@ export function createPeerServer(options: PeerServerCoreOptions): PeerServerCore
     const session = req.stream.session;
     // Sent with the reply's last frame, never when it is cut: how peer-h2.ts knows it is whole.
     res.addTrailers({ [PEER_H2_END_TRAILER]: "1" });
+    // Node's compatibility response drops the trailers of an end() before any head was sent (it ends
+    // the stream with the headers): send the head first, so a body-less reply is still marked whole.
+    const end = res.end.bind(res) as (...args: unknown[]) => Http2ServerResponse;
+    res.end = (...args: unknown[]) => {
+      if (!res.headersSent) res.writeHead(res.statusCode);
+      return end(...args);
+    };
     // The compatibility objects stand in for IncomingMessage/ServerResponse (see the top of the file).
     serve(
       session === undefined ? undefined : sessions.get(session),

@@ -105,7 +105,7 @@ function exchange(
   });
 }
 
-/** A handler streaming `count` SSE events `gapMs` apart; it notes each request's HTTP version, session and authority. */
+/** Streams `count` SSE events `gapMs` apart; notes each request's HTTP version, session and authority. */
 function streaming(
   count: number,
   gapMs: number,
@@ -229,6 +229,27 @@ describe("PeerH2Dispatcher", () => {
     }).catch((e: unknown) => e);
     expect(error).toMatchObject({ message: "client went away" });
     expect(await peerSawClose).toBe(false); // closed before its end(): the peer stops generating
+  });
+
+  it("cancels a call its handler aborts as it starts, and the peer's handler never runs", async () => {
+    let calls = 0;
+    const { origin } = await serveA((_req, res) => void (calls++, res.end()));
+    const link = linkToA();
+    // A body-less reply (end() with no head written) is whole too: the server still sends the trailer.
+    expect(await exchange(link, origin)).toMatchObject({ status: 200, chunks: [] });
+    const error = await new Promise<Error>((resolve) =>
+      link.dispatch(
+        { origin, path: "/pair/v1/peer/route/v1/chat/completions", method: "POST", body: "{}" },
+        {
+          onRequestStart: (c) => c.abort(new Error("the client went away while connecting")),
+          onResponseStart: () => undefined,
+          onResponseError: (_c, e) => resolve(e),
+        },
+      ),
+    );
+    expect(error.message).toBe("the client went away while connecting");
+    await new Promise((r) => setTimeout(r, 100));
+    expect(calls).toBe(1); // the first call only
   });
 
   it("stops the peer's writes while paused, and delivers every byte on resume", async () => {
