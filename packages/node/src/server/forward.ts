@@ -402,26 +402,35 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
       }
       return fr.res.write(data);
     };
+    // The reply's end (the relay's tail, then the chunked terminator or the HTTP/2 trailer) is written
+    // in the tick of the upstream's last chunk, while still corked: it leaves in the same write.
+    let ended = false;
+    const endReply = () => {
+      ended = true;
+      const tail = relay.end();
+      if (tail.length > 0) fr.res.write(tail);
+      fr.res.end();
+    };
     try {
       if (first !== undefined) {
         forwardChunk(first);
         fr.timeline?.mark("firstWritten");
-        if ((await exchange.pump(forwardChunk)) === "closed")
+        if ((await exchange.pump(forwardChunk, endReply)) === "closed")
           return { kind: "done", outcome: { kind: "cancelled" } };
       }
-      const tail = relay.end();
-      if (tail.length > 0) fr.res.write(tail);
+      if (!ended) endReply();
     } catch (cause) {
       if (fr.signal.aborted) return { kind: "done", outcome: { kind: "cancelled" } };
       // After the first byte there is no failover: end the stream the way the dialect's clients notice.
-      const tail = relay.end();
-      if (tail.length > 0 && !fr.res.destroyed) fr.res.write(tail);
+      if (!ended) {
+        const tail = relay.end();
+        if (tail.length > 0 && !fr.res.destroyed) fr.res.write(tail);
+      }
       fr.res.destroy();
       applyCounts(fr.workload, counts);
       const detail = upstream.reason instanceof PeerSilent ? upstream.reason.message : describe(cause);
       return { kind: "done", outcome: { kind: "cut", detail } };
     }
-    fr.res.end();
     applyCounts(fr.workload, counts);
     return { kind: "done", outcome: { kind: "completed" } };
   } finally {

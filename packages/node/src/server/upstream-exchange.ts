@@ -53,6 +53,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   #first: Waiter<Buffer | undefined> | undefined = undefined;
   #done: Waiter<"ended" | "closed"> | undefined = undefined;
   #sink: ((chunk: Buffer) => boolean | void) | undefined = undefined;
+  #onEnd: (() => void) | undefined = undefined;
   #draining = false;
   #watchingClient = false;
   readonly #onAbort = this.#aborted.bind(this);
@@ -84,9 +85,13 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   /**
    * Feed the rest of the body to `onChunk` with backpressure (a false return pauses the upstream
    * until the client drains). Resolves "ended" at the body's end, "closed" if the client went away.
+   * `onEnd`, if given, is called at the body's end in the same tick as its last chunk (before the
+   * promise settles, a microtask later), so that what ends the client's reply can leave in the same
+   * write as the last chunk; it is not called when the body ends otherwise.
    */
-  pump(onChunk: (chunk: Buffer) => boolean | void): Promise<"ended" | "closed"> {
+  pump(onChunk: (chunk: Buffer) => boolean | void, onEnd?: () => void): Promise<"ended" | "closed"> {
     this.#sink = onChunk;
+    this.#onEnd = onEnd;
     this.#res.once("close", this.#onClose);
     this.#watchingClient = true;
     this.#flush();
@@ -96,7 +101,8 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     }
     if (this.#ended && this.#queued.length === 0 && !this.#draining) {
       this.#unwatchClient();
-      return Promise.resolve("ended");
+      const failed = callOnEnd(this.#takeOnEnd());
+      return failed === undefined ? Promise.resolve("ended") : Promise.reject(failed);
     }
     return new Promise((resolve, reject) => (this.#done = { resolve, reject }));
   }
@@ -191,6 +197,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     const first = this.#first;
     const done = this.#done;
     this.#head = this.#first = this.#done = undefined;
+    this.#onEnd = undefined;
     this.#unwatchClient();
     head?.reject(error);
     first?.reject(error);
@@ -237,10 +244,19 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
 
   #finish(how: "ended" | "closed"): void {
     const done = this.#done;
+    const onEnd = this.#takeOnEnd();
     this.#done = undefined;
     this.#sink = undefined;
     this.#unwatchClient();
-    done?.resolve(how);
+    const failed = how === "ended" ? callOnEnd(onEnd) : undefined;
+    if (failed === undefined) done?.resolve(how);
+    else done?.reject(failed);
+  }
+
+  #takeOnEnd(): (() => void) | undefined {
+    const onEnd = this.#onEnd;
+    this.#onEnd = undefined;
+    return onEnd;
   }
 
   #clientClosed(): void {
@@ -254,6 +270,16 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     if (!this.#watchingClient) return;
     this.#watchingClient = false;
     this.#res.off("close", this.#onClose);
+  }
+}
+
+/** Calls `onEnd`; what it throws is returned, for the pump's promise to reject with. */
+function callOnEnd(onEnd: (() => void) | undefined): Error | undefined {
+  try {
+    onEnd?.();
+    return undefined;
+  } catch (cause) {
+    return asError(cause);
   }
 }
 

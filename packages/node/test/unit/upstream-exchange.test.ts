@@ -116,6 +116,91 @@ describe("UpstreamExchange", () => {
     exchange.close();
   });
 
+  it("calls onEnd in the tick of the last chunk, before pump() settles; and once, for a body already ended", async () => {
+    const w = await world((_req, res) => {
+      res.writeHead(200);
+      res.write("a;");
+      setTimeout(() => res.end("last;"), 20);
+    });
+    const { exchange, head } = exchangeOf(w);
+    await head;
+    await exchange.first();
+    const events: string[] = [];
+    let lastChunkTick = -1;
+    let tick = 0;
+    const ticking = setInterval(() => tick++, 0);
+    const pumped = exchange.pump(
+      (c) => {
+        events.push(`chunk ${c.toString()}`);
+        lastChunkTick = tick;
+      },
+      () => {
+        events.push("end");
+        // Same tick as the last chunk: nothing else ran in between.
+        expect(tick).toBe(lastChunkTick);
+      },
+    );
+    void pumped.then(() => events.push("settled"));
+    expect(await pumped).toBe("ended");
+    clearInterval(ticking);
+    await Promise.resolve();
+    expect(events).toEqual(["chunk last;", "end", "settled"]);
+    exchange.close();
+
+    // A body that ended before pump(): onEnd runs from pump() itself, once.
+    const w2 = await world((_req, res) => res.end("whole"));
+    const second = exchangeOf(w2);
+    await second.head;
+    expect((await second.exchange.first())!.toString()).toBe("whole");
+    await sleep(20);
+    let ends = 0;
+    expect(
+      await second.exchange.pump(
+        () => undefined,
+        () => ends++,
+      ),
+    ).toBe("ended");
+    expect(ends).toBe(1);
+    second.exchange.close();
+  });
+
+  it("does not call onEnd when the reply breaks or the client goes away, and rejects pump() if onEnd throws", async () => {
+    const w = await world((req, res) => {
+      res.writeHead(200);
+      res.write("a;");
+      setTimeout(() => req.socket.destroy(), 20);
+    });
+    const { exchange, head } = exchangeOf(w);
+    await head;
+    await exchange.first();
+    let ends = 0;
+    await expect(
+      exchange.pump(
+        () => undefined,
+        () => ends++,
+      ),
+    ).rejects.toThrow();
+    expect(ends).toBe(0);
+    exchange.close();
+
+    const w2 = await world((_req, res) => {
+      res.writeHead(200);
+      res.write("a;");
+      setTimeout(() => res.end("b;"), 20);
+    });
+    const second = exchangeOf(w2);
+    await second.head;
+    await second.exchange.first();
+    const failing = second.exchange.pump(
+      () => undefined,
+      () => {
+        throw new Error("the client's socket refused the end");
+      },
+    );
+    await expect(failing).rejects.toThrow("the client's socket refused the end");
+    second.exchange.close();
+  });
+
   it("pauses the upstream while the client drains, and resumes on drain", async () => {
     const total = 32 * 1024 * 1024;
     const { w, seen, exchange, firstBytes } = await firehoseExchange(total, 64 * 1024);
