@@ -1,10 +1,10 @@
-#!/usr/bin/env -S node --expose-gc --heap-growing-percent=100
+#!/usr/bin/env -S MALLOC_ARENA_MAX=1 node --expose-gc --heap-growing-percent=100
 // The `pair` command. It runs dist/pair.mjs (the CLI built into one file by `npm run build`, also
 // run by `npm ci`) with plain node when that bundle is fresh: built from the sources as they are now
 // (bin/bundle-freshness.js). Otherwise it runs the TypeScript sources through tsx, so an edited
 // source never runs stale code. PAIR_SHOW_RUNTIME=1 says on stderr which one runs, and why.
-// V8 flags, if any, go on the first line as `#!/usr/bin/env -S node FLAGS`: PAIR_NODE_FLAGS
-// (packages/node/src/process-flags.ts).
+// The node's environment and V8 flags go on the first line as `#!/usr/bin/env -S ENV node FLAGS`:
+// PAIR_NODE_ENV and PAIR_NODE_FLAGS (packages/node/src/process-flags.ts).
 import { fileURLToPath } from "node:url";
 import { whyNotFresh } from "./bundle-freshness.js";
 

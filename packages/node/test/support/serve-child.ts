@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { PAIR_NODE_FLAGS } from "../../src/process-flags.js";
+import { PAIR_NODE_ENV, PAIR_NODE_FLAGS } from "../../src/process-flags.js";
 
 const PAIR_BIN = fileURLToPath(new URL("../../../../bin/pair.js", import.meta.url));
 
@@ -92,11 +92,11 @@ export class ServeChild {
     return new ServeChild(options, await freePort(), await freePort());
   }
 
-  /** Spawn `pair serve` (with the flags `pair`'s `#!` line gives node) and wait (up to 20 s) until its client port answers. */
+  /** Spawn `pair serve` (with the environment and flags `pair`'s `#!` line gives node) and wait (up to 20 s) until its client port answers. */
   async start(): Promise<void> {
     const child = spawn(process.execPath, [...PAIR_NODE_FLAGS, PAIR_BIN, "serve", "--config", this.#config], {
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, ...this.#env },
+      env: { ...process.env, ...PAIR_NODE_ENV, ...this.#env },
     });
     this.process = child;
     child.stdout?.on("data", (d: Buffer) => (this.output += d.toString()));
