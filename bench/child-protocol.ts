@@ -20,7 +20,7 @@ import {
   type IntervalHistogram,
 } from "node:perf_hooks";
 import { getHeapSpaceStatistics } from "node:v8";
-import { PAIR_NODE_FLAGS } from "../packages/node/src/process-flags.js";
+import { PAIR_NODE_ENV, PAIR_NODE_FLAGS } from "../packages/node/src/process-flags.js";
 
 /** What the parent may ask a child. */
 export type ChildOp = "sample-start" | "sample-stop" | "rss" | "memory" | "heap" | "close";
@@ -204,7 +204,8 @@ export interface ForkOptions {
   /** Run `script` (plain JavaScript, e.g. a bundle) with node alone, without the tsx loader. */
   readonly withoutTsx?: boolean;
   /**
-   * A PAIR node: start it as `pair` runs, with the V8 flags `pair` runs with (`PAIR_NODE_FLAGS`),
+   * A PAIR node: start it as `pair` runs, with the environment and V8 flags `pair` runs with
+   * (`PAIR_NODE_ENV`, `PAIR_NODE_FLAGS`; `env` may override the first),
    * from its bundle unless `from` (or `PAIR_BENCH_NODE_FROM`) says `sources`.
    */
   readonly pairNode?: boolean;
@@ -255,7 +256,9 @@ export async function forkChild(options: ForkOptions): Promise<BenchChild> {
   const script = bundled ? bundleOf(resolve(options.script)) : options.script;
   const child: ChildProcess = fork(script, [JSON.stringify(options.arg)], {
     cwd: options.cwd,
-    ...(options.env === undefined ? {} : { env: { ...process.env, ...options.env } }),
+    ...(options.env === undefined && options.pairNode !== true
+      ? {}
+      : { env: { ...process.env, ...(options.pairNode === true ? PAIR_NODE_ENV : {}), ...options.env } }),
     execArgv: [
       ...(options.withoutTsx === true || bundled ? [] : ["--import", "tsx"]),
       ...(options.pairNode === true ? [...PAIR_NODE_FLAGS, ...benchNodeFlags()] : []),

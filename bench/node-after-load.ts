@@ -4,11 +4,11 @@
  * its sources) over the engine emulator; its RSS is read from outside (/proc/PID/status VmRSS) at
  * idle after a warm-up, at its peak while `--streams` paced streams run (64 tokens at 5 ms/token,
  * each worker twice), optionally at its peak during a CPU-bound load (64 streams at 0 ms/token for
- * `--cpu-seconds`, as `npm run bench` warms up), then once a second while the node idles for
+ * `--cpu-seconds`, as `npm run bench` warms up; `--cpu-streams 256` as its 256-stream cell), then once a second while the node idles for
  * `--idle-seconds`. `--env` and `--node-flags` change how the node's process starts (allocator
  * variables, V8 flags), to measure what gives memory back.
  *
- *   npx tsx bench/node-after-load.ts [--streams 256] [--cpu-seconds 0] [--idle-seconds 30]
+ *   npx tsx bench/node-after-load.ts [--streams 256] [--cpu-seconds 0] [--cpu-streams 64] [--idle-seconds 30]
  *        [--from bundle|sources] [--env "MALLOC_ARENA_MAX=2"] [--node-flags "--flag=value"]
  *
  * Prints one markdown table row (MiB) and the RSS series after the load.
@@ -31,6 +31,7 @@ const { values } = parseArgs({
   options: {
     streams: { type: "string", default: "256" },
     "cpu-seconds": { type: "string", default: "0" },
+    "cpu-streams": { type: "string", default: "64" },
     "idle-seconds": { type: "string", default: "30" },
     from: { type: "string", default: "bundle" },
     /** Environment of the node's process, `K=V K2=V2`. */
@@ -44,6 +45,9 @@ const streams = Number(values.streams);
 if (!Number.isInteger(streams) || streams < 1 || streams > 1024) throw new RangeError("--streams: 1..1024");
 const cpuSeconds = Number(values["cpu-seconds"]);
 if (!(cpuSeconds >= 0 && cpuSeconds <= 60)) throw new RangeError("--cpu-seconds: 0..60");
+const cpuStreams = Number(values["cpu-streams"]);
+if (!Number.isInteger(cpuStreams) || cpuStreams < 1 || cpuStreams > 1024)
+  throw new RangeError("--cpu-streams: 1..1024");
 const idleSeconds = Number(values["idle-seconds"]);
 if (!Number.isInteger(idleSeconds) || idleSeconds < 1 || idleSeconds > 300)
   throw new RangeError("--idle-seconds: 1..300");
@@ -120,7 +124,7 @@ try {
       runLoad({
         target,
         body: chatBody("bench-0ms", TOKENS),
-        concurrency: 64,
+        concurrency: cpuStreams,
         durationMs: cpuSeconds * 1000,
         rampRequestsPerWorker: 0,
         staggerMs: 0,
