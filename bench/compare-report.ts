@@ -190,9 +190,10 @@ export function renderCompare(cells: readonly Cell[], ctx: CompareContext): stri
       `Load average (1 min) ${ctx.loadAverageAtStart} at start, ${ctx.loadAverageAtEnd} at end.`,
     "",
     `Each stream asks for ${ctx.tokens} tokens. Figures are medians across rounds; "added" is against direct in ` +
-      "the same round; peer hop = client → node A → (mTLS) → node B → engine; rented = client → node → (HTTPS, " +
-      "bearer) → emulator as an openai-compatible rented node. RSS: the proxy's peak during the cell (the " +
-      "emulator's for direct; node A's for the peer hop).",
+      "the same round; local route = client → a node of its own → engine; peer hop = client → node A → (mTLS) → " +
+      "node B → engine; rented = client → node B → (HTTPS, bearer) → emulator as an openai-compatible rented " +
+      "node. RSS: the proxy's peak during the cell (the emulator's for direct; node A's for the peer hop; " +
+      "node B's for the rented route, which also serves the peer hop's far end).",
   ];
   for (const delay of [...new Set(cells.map((c) => c.delayMs))]) {
     lines.push("", `#### ${delay} ms per token`, "", ...table(cells, delay));

@@ -4,8 +4,8 @@
  * hand-written Node proxy, and through PAIR — local route, peer hop (node A → node B over mTLS) and
  * rented route (node → HTTPS + bearer to an emulator attached as an openai-compatible rented node) —
  * at 1, 16, 64 and 256 concurrent streams with 5 ms and 0 ms per token, in interleaved rounds.
- * Each process runs alone (engines, node B, node A, bare relay, nginx, load generator); all listen
- * on 127.0.0.1 and are stopped at the end, on a signal, or by the watchdog.
+ * Each process runs alone (engines, the local route's node, node B, node A, bare relay, nginx, load
+ * generator); all listen on 127.0.0.1 and are stopped at the end, on a signal, or by the watchdog.
  *
  *   npm run bench -- [--quick] [--rounds 3] [--write] [--no-nginx] [--max-seconds 1500]
  *                    [--levels 1,16,64,256] [--delays 5,0] [--no-idle-collect]
@@ -60,6 +60,7 @@ const REQUEST_TIMEOUT_MS = 60_000;
 const MEMBERSHIP_REFRESH_MS = 5_000;
 const NODE_A = "bench-a";
 const NODE_B = "bench-b";
+const NODE_LOCAL = "bench-local";
 const MAX_ROUNDS = 20;
 
 type Level = (typeof LEVELS)[number];
@@ -182,16 +183,28 @@ async function main(): Promise<void> {
       if (e === undefined) throw new Error(`no emulator for ${m}`);
       return e.url;
     };
+    const localEngines = DELAYS.map((d) => ({
+      name: `emu-${d}ms`,
+      model: model(d, false),
+      baseUrl: `${engineUrl(model(d, false))}/v1`,
+      maxConcurrent: SLOTS,
+    }));
+    // The local route has a node of its own, as nginx and the minimal proxy each serve one target: its
+    // RSS is then what the local route costs, not also what node B keeps from serving the peer hop's
+    // far end and the rented route (node B's peak over the run is reported too).
+    const local = await forkChild({
+      name: NODE_LOCAL,
+      script: resolve(HERE, "node-child.ts"),
+      pairNode: true,
+      arg: { name: NODE_LOCAL, ...idleCollect, engines: localEngines } satisfies NodeChildArg,
+      cwd: ROOT,
+    });
+    children.push(local);
     const bArg: NodeChildArg = {
       name: NODE_B,
       membershipRefreshMs: MEMBERSHIP_REFRESH_MS,
       ...idleCollect,
-      engines: DELAYS.map((d) => ({
-        name: `emu-${d}ms`,
-        model: model(d, false),
-        baseUrl: `${engineUrl(model(d, false))}/v1`,
-        maxConcurrent: SLOTS,
-      })),
+      engines: localEngines,
       // A rented node is one base URL, and an emulator has one token delay: the rented route is paced only.
       rented: {
         baseUrl: `${engineUrl(model(5, true))}/v1`,
@@ -241,7 +254,7 @@ async function main(): Promise<void> {
     if (nginxBinary !== undefined) nginx = await startNginx(nginxBinary, routes);
     const nginxVersion = nginx?.version;
     log(
-      `engines pid ${engine.pid}, node B ${b.pid}, node A ${a.pid}, bare ${bare.pid}` +
+      `engines pid ${engine.pid}, local node ${local.pid}, node B ${b.pid}, node A ${a.pid}, bare ${bare.pid}` +
         (nginx ? `, nginx ${nginx.pid} (${nginx.version})` : ""),
     );
 
@@ -267,10 +280,13 @@ async function main(): Promise<void> {
         pids: [bare.pid],
       },
       local: {
-        target: plain("node", bReady.url, { mustHaveHeader: "x-pair-served-by" }),
+        target: plain("node", (local.ready as NodeChildReady).url, {
+          mustHaveHeader: "x-pair-served-by",
+          mustHaveHeaderValue: NODE_LOCAL,
+        }),
         body: (d) => chatBody(model(d, false), TOKENS),
         path: () => chat,
-        pids: [b.pid],
+        pids: [local.pid],
       },
       peer: {
         target: plain("via-peer", aReady.url, {
@@ -330,6 +346,7 @@ async function main(): Promise<void> {
     const peakRss = new Map<string, number>();
     const pidNames: [string, number][] = [
       ["engines", engine.pid],
+      ["node (local route)", local.pid],
       ["node B", b.pid],
       ["node A", a.pid],
       ["minimal Node proxy", bare.pid],
