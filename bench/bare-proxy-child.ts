@@ -13,7 +13,7 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Agent } from "undici";
-import { serveParent } from "./child-protocol.js";
+import { childArg, serveParent } from "./child-protocol.js";
 
 export interface BareProxyArg {
   /** Path prefix (without slashes) → engine origin, e.g. `{ paced: "http://127.0.0.1:40000" }`. */
@@ -27,7 +27,7 @@ export interface BareProxyReady {
 const MAX_BODY_BYTES = 1 << 20;
 const SERVED_BY = "x-pair-served-by";
 
-const arg = JSON.parse(process.argv[2] ?? "{}") as BareProxyArg;
+const arg = childArg<BareProxyArg>();
 const dispatcher = new Agent({ keepAliveTimeout: 10_000, connections: 256 });
 
 async function readBody(req: IncomingMessage): Promise<Buffer> {

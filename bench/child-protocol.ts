@@ -68,6 +68,21 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 // ---- child side ---------------------------------------------------------------------------------
 
 /**
+ * The environment variable that carries a child's argument (JSON). Not its command line: an argument
+ * can hold a secret made for the run (a bearer token, a TLS key), and any user of the machine can
+ * read any process's command line, while only its owner can read its environment.
+ */
+const CHILD_ARG_ENV = "PAIR_BENCH_CHILD_ARG";
+
+/** In a child process: the argument its parent gave `forkChild` (taken out of the environment, so the child's own children do not inherit it). */
+export function childArg<T>(): T {
+  const json = process.env[CHILD_ARG_ENV];
+  if (json === undefined) throw new Error(`bench child: no ${CHILD_ARG_ENV}; start me with forkChild`);
+  delete process.env[CHILD_ARG_ENV];
+  return JSON.parse(json) as T;
+}
+
+/**
  * Serves the parent's calls in a child process. `close` (or the parent going away) runs `onClose`
  * and exits (normally, so `--cpu-prof` can write its profile).
  */
@@ -254,11 +269,14 @@ export async function forkChild(options: ForkOptions): Promise<BenchChild> {
     options.withoutTsx !== true &&
     (options.pairNode !== true || (options.from ?? defaultNodeFrom()) === "bundle");
   const script = bundled ? bundleOf(resolve(options.script)) : options.script;
-  const child: ChildProcess = fork(script, [JSON.stringify(options.arg)], {
+  const child: ChildProcess = fork(script, [], {
     cwd: options.cwd,
-    ...(options.env === undefined && options.pairNode !== true
-      ? {}
-      : { env: { ...process.env, ...(options.pairNode === true ? PAIR_NODE_ENV : {}), ...options.env } }),
+    env: {
+      ...process.env,
+      ...(options.pairNode === true ? PAIR_NODE_ENV : {}),
+      ...options.env,
+      [CHILD_ARG_ENV]: JSON.stringify(options.arg),
+    },
     execArgv: [
       ...(options.withoutTsx === true || bundled ? [] : ["--import", "tsx"]),
       ...(options.pairNode === true ? [...PAIR_NODE_FLAGS, ...benchNodeFlags()] : []),

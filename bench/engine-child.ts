@@ -7,7 +7,7 @@
  */
 
 import { startEngineEmulator, type EngineEmulator } from "@pair/emulators";
-import { serveParent } from "./child-protocol.js";
+import { childArg, serveParent } from "./child-protocol.js";
 
 export interface EngineChildArg {
   readonly engines: readonly {
@@ -26,7 +26,7 @@ export interface EngineChildReady {
   readonly engines: readonly { readonly model: string; readonly url: string }[];
 }
 
-const arg = JSON.parse(process.argv[2] ?? "{}") as EngineChildArg;
+const arg = childArg<EngineChildArg>();
 const emulators: EngineEmulator[] = [];
 for (const e of arg.engines)
   emulators.push(

@@ -19,7 +19,7 @@ import { Session } from "node:inspector/promises";
 import { Redacted } from "../packages/node/src/cluster/index.js";
 import { parseConfig } from "../packages/node/src/config/index.js";
 import { startNode, type RunningNode } from "../packages/node/src/node.js";
-import { serveParent } from "./child-protocol.js";
+import { childArg, serveParent } from "./child-protocol.js";
 
 export interface NodeChildArg {
   /** The node's name, which `x-pair-served-by` carries (default `bench-node`). */
@@ -59,7 +59,7 @@ export interface NodeChildReady {
 
 const INVENTORY_WAIT_MS = 10_000;
 
-const arg = JSON.parse(process.argv[2] ?? "{}") as NodeChildArg;
+const arg = childArg<NodeChildArg>();
 const dataDir = mkdtempSync(join(tmpdir(), "pair-bench-node-"));
 // However this process ends (short of SIGKILL), its data dir goes with it.
 process.on("exit", () => rmSync(dataDir, { recursive: true, force: true }));

@@ -20,7 +20,7 @@ import type { AddressInfo } from "node:net";
 import { createSecureContext } from "node:tls";
 import { Agent, Client, type Dispatcher } from "undici";
 import { pinnedServerIdentity } from "../packages/node/src/cluster/peer-client.js";
-import { serveParent } from "./child-protocol.js";
+import { childArg, serveParent } from "./child-protocol.js";
 import { PEER_HTTP_VERSION_HEADER, type Transport } from "./peer-transport-report.js";
 
 export interface PeerRelayChildArg {
@@ -44,7 +44,7 @@ const CHAT_PATH = "/v1/chat/completions";
 /** The HTTP version B saw (peer-transport-server-child.ts), passed on to the client. */
 const VERSION = PEER_HTTP_VERSION_HEADER;
 
-const arg = JSON.parse(process.argv[2] ?? "{}") as PeerRelayChildArg;
+const arg = childArg<PeerRelayChildArg>();
 const origin = `https://127.0.0.1:${arg.serverPort}`;
 const secureContext = createSecureContext({
   ca: [arg.serverCertPem],

@@ -14,7 +14,7 @@ import { createSecureServer, type Http2ServerRequest, type Http2ServerResponse }
 import { createServer, type ServerOptions } from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { serveParent } from "./child-protocol.js";
+import { childArg, serveParent } from "./child-protocol.js";
 import { PEER_HTTP_VERSION_HEADER } from "./peer-transport-report.js";
 
 export interface PeerServerChildArg {
@@ -34,7 +34,7 @@ export interface PeerServerChildReady {
 
 const MAX_BODY_BYTES = 1 << 20;
 
-const arg = JSON.parse(process.argv[2] ?? "{}") as PeerServerChildArg;
+const arg = childArg<PeerServerChildArg>();
 if (!(Number.isInteger(arg.chunks) && arg.chunks >= 1 && arg.chunks <= 10_000))
   throw new RangeError(`peer-transport server: chunks must be in [1, 10000], got ${arg.chunks}`);
 if (!(arg.chunkDelayMs >= 0 && arg.chunkDelayMs <= 1_000))
