@@ -4,12 +4,13 @@
  * its sources) over the engine emulator; its RSS is read from outside (/proc/PID/status VmRSS) at
  * idle after a warm-up, at its peak while `--streams` paced streams run (64 tokens at 5 ms/token,
  * each worker twice), optionally at its peak during a CPU-bound load (64 streams at 0 ms/token for
- * `--cpu-seconds`, as `npm run bench` warms up; `--cpu-streams 256` as its 256-stream cell), then once a second while the node idles for
- * `--idle-seconds`. `--env` and `--node-flags` change how the node's process starts (allocator
- * variables, V8 flags), to measure what gives memory back.
+ * `--cpu-seconds`, as `npm run bench` warms up; `--cpu-streams 256` as its 256-stream cell), then
+ * once a second while the node idles for `--idle-seconds`. `--env` and `--node-flags` change how the
+ * node's process starts (allocator variables, V8 flags), to measure what gives memory back.
  *
- *   npx tsx bench/node-after-load.ts [--streams 256] [--cpu-seconds 0] [--cpu-streams 64] [--idle-seconds 30]
- *        [--from bundle|sources] [--env "MALLOC_ARENA_MAX=2"] [--node-flags "--flag=value"]
+ *   npx tsx bench/node-after-load.ts [--streams 256] [--cpu-seconds 0] [--cpu-streams 64]
+ *        [--idle-seconds 30] [--from bundle|sources] [--env "MALLOC_ARENA_MAX=2"]
+ *        [--node-flags "--flag=value"]
  *
  * Prints one markdown table row (MiB) and the RSS series after the load.
  * Must not know: the node's internals (it is measured from outside, over HTTP and /proc).
