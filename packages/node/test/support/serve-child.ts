@@ -15,12 +15,34 @@ import { PAIR_NODE_ENV, PAIR_NODE_FLAGS } from "../../src/process-flags.js";
 
 const PAIR_BIN = fileURLToPath(new URL("../../../../bin/pair.js", import.meta.url));
 
+/**
+ * Ports a test child will listen on, picked below Linux's ephemeral range (32768–60999 by default).
+ * A port the kernel hands out for `listen(0)` comes from that range, which is also where every
+ * outgoing connection's local port comes from: between the pick and the child's listen (or its
+ * restart, minutes later), another test's connection could take it (seen in CI: "cluster_listen
+ * 127.0.0.1:40381 is already in use"). Below the range only another listener can, and the pick is
+ * random and checked.
+ */
+const PICK_FROM = 20_000;
+const PICK_TO = 32_000;
+
 export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = PICK_FROM + Math.floor(Math.random() * (PICK_TO - PICK_FROM));
+    if (await listensOn(port)) return port;
+  }
+  throw new Error(`no free port found in ${PICK_FROM}–${PICK_TO} on 127.0.0.1 after 50 tries`);
+}
+
+/** Whether a server could listen on 127.0.0.1:`port` just now (it is closed again). */
+async function listensOn(port: number): Promise<boolean> {
   const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+  const ok = await new Promise<boolean>((resolve) => {
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => resolve(true));
+  });
+  if (ok) await new Promise((resolve) => server.close(resolve));
+  return ok;
 }
 
 /** Polls `check` every 20 ms until it gives a value (a throw counts as none), or throws after `withinMs`. */
