@@ -242,6 +242,17 @@ export function benchNodeFlags(): string[] {
   return (process.env["PAIR_BENCH_NODE_FLAGS"] ?? "").split(/\s+/).filter((f) => f.length > 0);
 }
 
+/**
+ * A command-line option's node flags (space-separated, `--flag` or `--flag=value`), checked so that
+ * only flags reach the child's `execArgv`: `option` names the option in the error.
+ */
+export function parseNodeFlags(option: string, text: string): string[] {
+  const flags = text.split(" ").filter((f) => f !== "");
+  if (!flags.every((f) => /^--[a-z0-9-]+(=[\w./-]+)?$/.test(f)))
+    throw new RangeError(`--${option}: --flag[=value] …, got ${text}`);
+  return flags;
+}
+
 /** Where a PAIR node's code comes from when the caller does not say: `PAIR_BENCH_NODE_FROM`, or the bundle. */
 export function defaultNodeFrom(): NodeCodeFrom {
   const from = process.env["PAIR_BENCH_NODE_FROM"] ?? "bundle";

@@ -20,7 +20,7 @@ import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { startEngineChild, startNodeChild } from "./bench-setup.js";
-import type { BenchChild, NodeCodeFrom } from "./child-protocol.js";
+import { parseNodeFlags, type BenchChild, type NodeCodeFrom } from "./child-protocol.js";
 import { runLoad } from "./load-generator.js";
 import { loadAverage1m } from "./machine-info.js";
 import { chatBody, rssBytes, withPeakRss } from "./measure.js";
@@ -64,9 +64,7 @@ const env = Object.fromEntries(
       return [m[1]!, m[2]!];
     }),
 );
-const nodeFlags = values["node-flags"].split(" ").filter((f) => f !== "");
-if (!nodeFlags.every((f) => /^--[a-z-]+(=[\w./-]+)?$/.test(f)))
-  throw new RangeError("--node-flags: --flag[=value] …");
+const nodeFlags = parseNodeFlags("node-flags", values["node-flags"]);
 
 /** The process's user + system CPU time, in clock ticks (10 ms). */
 function cpuTicks(pid: number): number {

@@ -6,7 +6,7 @@
  *
  *   npx tsx bench/node-cpu.ts [--rounds 3] [--seconds 3] [--profile DIR] [--history-thread]
  *                             [--node-flags=--max-semi-space-size=2] [--base DIR] [--token-ms 5]
- *                             [--env MALLOC_ARENA_MAX=2]
+ *                             [--env MALLOC_ARENA_MAX=2] [--base-node-flags=--heap-growing-percent=50]
  *
  * --token-ms N: paced instead of CPU-bound (64 streams of 64 tokens, N ms apart, workers' first
  * streams spread over one stream's duration, for about --seconds): the CPU per stream is then mostly
@@ -23,6 +23,9 @@
  * --env NAME=VALUE[,NAME=VALUE]: environment variables for the measured node only (not the base):
  * with `--base` set to this same checkout, the same code with and without them, in the same rounds.
  *
+ * --base-node-flags: flags for the base node only, after --node-flags (V8 takes a flag's last value):
+ * with `--base` set to this same checkout, the same code under two V8 settings, in the same rounds.
+ *
  * Each round loads the engine directly, the bare relay, then the node, one after the other, and
  * prints requests/s and CPU per request of the relay and the node. Three processes, as in
  * proxy-overhead: the emulator, the node and the relay are children; the load is this process.
@@ -34,7 +37,7 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { BareProxyArg, BareProxyReady } from "./bare-proxy-child.js";
-import { forkChild, type BenchChild } from "./child-protocol.js";
+import { forkChild, parseNodeFlags, type BenchChild } from "./child-protocol.js";
 import type { EngineChildArg, EngineChildReady } from "./engine-child.js";
 import { runLoad, type Target } from "./load-generator.js";
 import { cpuMs } from "./load-metrics.js";
@@ -61,13 +64,16 @@ const { values } = parseArgs({
     "token-ms": { type: "string", default: "0" },
     /** Environment variables for the measured node only, e.g. `--env MALLOC_ARENA_MAX=2`. */
     env: { type: "string", default: "" },
+    /** Extra flags for the base node only, after --node-flags. */
+    "base-node-flags": { type: "string", default: "" },
   },
   strict: true,
 });
 const rounds = Number(values.rounds);
-const nodeFlags = values["node-flags"].split(" ").filter((f) => f !== "");
-if (!nodeFlags.every((f) => /^--[a-z-]+(=[\w./-]+)?$/.test(f)))
-  throw new RangeError("--node-flags: --flag[=value] …");
+const nodeFlags = parseNodeFlags("node-flags", values["node-flags"]);
+const baseNodeFlags = parseNodeFlags("base-node-flags", values["base-node-flags"]);
+if (baseNodeFlags.length > 0 && values.base === undefined)
+  throw new RangeError("--base-node-flags needs --base (e.g. --base . for this checkout)");
 const nodeEnv = Object.fromEntries(
   values.env
     .split(",")
@@ -163,7 +169,7 @@ try {
           pairNode: true,
           arg: nodeArg,
           cwd: baseRoot,
-          extraExecArgv: nodeFlags,
+          extraExecArgv: [...nodeFlags, ...baseNodeFlags],
         });
   if (base !== undefined) children.push(base);
   const bareArg: BareProxyArg = { routes: { cpu: engineUrl } };

@@ -15,7 +15,7 @@
 
 import { parseArgs } from "node:util";
 import { startEngineChild, startNodeChild } from "./bench-setup.js";
-import type { BenchChild } from "./child-protocol.js";
+import { parseNodeFlags, type BenchChild } from "./child-protocol.js";
 import { runLoad } from "./load-generator.js";
 import { loadAverage1m } from "./machine-info.js";
 import { chatBody } from "./measure.js";
@@ -32,9 +32,7 @@ const { values } = parseArgs({
   },
   strict: true,
 });
-const nodeFlags = values["node-flags"].split(" ").filter((f) => f !== "");
-if (!nodeFlags.every((f) => /^--[a-z-]+(=[\w./-]+)?$/.test(f)))
-  throw new RangeError("--node-flags: --flag[=value] …");
+const nodeFlags = parseNodeFlags("node-flags", values["node-flags"]);
 const streams = Number(values.streams);
 if (!Number.isInteger(streams) || streams < 1 || streams > 512) throw new RangeError("--streams: 1..512");
 
