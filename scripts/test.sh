@@ -3,79 +3,16 @@
 #
 # The credential tests use the real Secret Service. When this shell has none (no
 # DBUS_SESSION_BUS_ADDRESS, or nothing owns org.freedesktop.secrets on it), the script starts a
-# private session bus and an unlocked gnome-keyring whose files live in a throwaway folder, runs the
-# tests against them, and stops both afterwards. Only the two daemons see the throwaway XDG dirs; the
-# tests run with this shell's HOME and XDG variables. Daemon logs go to the throwaway folder and are
-# printed only when the keyring does not come up.
+# private session bus that starts an unlocked gnome-keyring on demand, whose files live in a
+# throwaway folder, runs the tests against them, and stops both afterwards. Only the two daemons see
+# the throwaway XDG dirs; the tests run with this shell's HOME and XDG variables. Daemon logs go to
+# the throwaway folder and are printed only when the keyring does not come up or had to be started
+# again during the run.
 set -u
 cd "$(dirname "$0")/.."
 export NO_COLOR=1
 
-KEYRING_PACKAGES="dbus dbus-x11 gnome-keyring"
-
-has_secret_service() {
-  [ -n "${DBUS_SESSION_BUS_ADDRESS:-}" ] || return 1
-  command -v dbus-send >/dev/null 2>&1 || return 1
-  dbus-send --session --reply-timeout=2000 --print-reply --dest=org.freedesktop.DBus / \
-    org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2>/dev/null | grep -q "boolean true"
-}
-
-keyring_dir=""
-bus_pid=""
-keyring_pid=""
-
-stop_private_keyring() {
-  local pid
-  for pid in $keyring_pid $bus_pid; do
-    kill "$pid" 2>/dev/null
-    # Wait (bounded) until it is gone; the bus was forked away, so `wait` cannot reap it.
-    for _ in $(seq 1 50); do
-      [ -e "/proc/$pid" ] && ! grep -q '^.*) Z ' "/proc/$pid/stat" 2>/dev/null || break
-      sleep 0.02
-    done
-  done
-  [ -n "$keyring_pid" ] && wait "$keyring_pid" 2>/dev/null
-  [ -n "$keyring_dir" ] && rm -rf "$keyring_dir"
-  keyring_pid="" bus_pid="" keyring_dir=""
-}
-
-start_private_keyring() {
-  local missing="" tool
-  for tool in dbus-daemon dbus-send gnome-keyring-daemon; do
-    command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
-  done
-  if [ -n "$missing" ]; then
-    echo "scripts/test.sh: no Secret Service for the credential tests and missing:$missing." >&2
-    echo "  Install the Debian packages: apt-get install -y --no-install-recommends $KEYRING_PACKAGES" >&2
-    echo "  (the credential tests will fail until then; the rest of the suite runs)" >&2
-    return 1
-  fi
-  keyring_dir=$(mktemp -d "${TMPDIR:-/tmp}/pair-test-keyring.XXXXXX") || return 1
-  mkdir -m 0700 "$keyring_dir/run" "$keyring_dir/data"
-  local daemon_env=(env "XDG_DATA_HOME=$keyring_dir/data" "XDG_RUNTIME_DIR=$keyring_dir/run")
-  local out
-  # The bus gets the throwaway dirs too: a keyring it would start on demand uses them.
-  out=$("${daemon_env[@]}" dbus-daemon --session --fork --nopidfile --print-address=1 --print-pid=1 \
-    --address="unix:path=$keyring_dir/run/bus" 2>"$keyring_dir/dbus.log") || {
-    echo "scripts/test.sh: could not start a D-Bus session bus:" >&2
-    cat "$keyring_dir/dbus.log" >&2
-    return 1
-  }
-  export DBUS_SESSION_BUS_ADDRESS
-  DBUS_SESSION_BUS_ADDRESS=$(printf '%s\n' "$out" | sed -n 1p)
-  bus_pid=$(printf '%s\n' "$out" | sed -n 2p)
-  # --unlock reads the password from stdin and creates the "login" keyring unlocked.
-  printf '%s' "pair-test-keyring" | "${daemon_env[@]}" gnome-keyring-daemon --foreground --unlock \
-    --components=secrets >"$keyring_dir/keyring.out" 2>"$keyring_dir/keyring.log" &
-  keyring_pid=$!
-  for _ in $(seq 1 100); do
-    has_secret_service && return 0
-    sleep 0.05
-  done
-  echo "scripts/test.sh: gnome-keyring did not come up on the private session bus within 5 s:" >&2
-  cat "$keyring_dir/dbus.log" "$keyring_dir/keyring.log" >&2
-  return 1
-}
+source scripts/private-keyring.sh
 
 if ! has_secret_service; then
   trap stop_private_keyring EXIT
@@ -91,6 +28,7 @@ fi
 report=$(mktemp)
 npx vitest run --reporter=default --reporter=json --outputFile.json="$report" "$@"
 rc=$?
+report_keyring_restarts
 node -e '
 const fs = require("fs");
 let r;

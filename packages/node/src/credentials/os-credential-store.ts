@@ -11,6 +11,12 @@
  *   (which fails when locked) and deletes only what it found.
  * - the AbortSignal the calls accept is not honoured, so every call races a timer instead
  *   (`callTimeoutMs`, default 60 s: long enough to answer a desktop unlock prompt).
+ * - gnome-keyring 42 can crash while answering (a client that goes away while opening a session
+ *   takes the daemon down), and the desktop or the bus starts it again on the next call. So on Linux a
+ *   call that the Secret Service dropped without a reply, or made on a session or item the restarted
+ *   one does not know, is made again after a short pause (`retryDelaysMs`), also through "no such
+ *   service" while it restarts — within the call's time limit. Every operation is safe to repeat; a `delete` whose first try went through before the
+ *   crash finds nothing the second time and answers false.
  * Listing uses `findCredentialsAsync(service)` for service `pair` and for every service in the index
  * of names PAIR stored elsewhere (credential-index.ts). That call also returns the secrets: they are
  * dropped at once and only account names are kept. The index is written before a secret is stored
@@ -71,9 +77,16 @@ export interface OsCredentialStoreOptions {
   readonly platform?: NodeJS.Platform;
   /** Loads the library (default: `import("@napi-rs/keyring")`, on first use). */
   readonly loadKeyring?: () => Promise<KeyringBinding>;
+  /**
+   * Pauses before each repeat of a call the Secret Service dropped (it crashed or was stopped),
+   * ms; its length is the number of repeats (default `DEFAULT_RETRY_DELAYS_MS`; `[]`: none).
+   */
+  readonly retryDelaysMs?: readonly number[];
 }
 
 export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
+/** About 4 s in all: time for the bus or the desktop to start a crashed keyring again. */
+export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [100, 250, 500, 1_000, 2_000];
 const MIN_CALL_TIMEOUT_MS = 100;
 const MAX_CALL_TIMEOUT_MS = 600_000;
 
@@ -104,12 +117,33 @@ function compareRefs(a: CredentialRef, b: CredentialRef): number {
       : 1;
 }
 
+/**
+ * Whether the call may be made again: the Secret Service went away while answering (gnome-keyring
+ * crashed or was stopped), or a new one does not know the session or item the library had opened on
+ * the old one (an item deleted by another program meanwhile looks the same, and asking again is right
+ * then too: the search no longer finds it). Once it went away, "no such service" means it is still
+ * starting again.
+ */
+function secretServiceDropped(error: unknown, droppedBefore: boolean): boolean {
+  const text = error instanceof Error ? error.message : String(error);
+  if (/disconnected from (the )?message bus without replying/i.test(text)) return true;
+  if (/The session (wrapping the secret )?does not exist|Secret\.Error\.NoSession/i.test(text)) return true;
+  if (/(Object does not exist at path|No such interface).{0,120}\/org\/freedesktop\/secrets\//i.test(text))
+    return true;
+  return droppedBefore && /ServiceUnknown|not provided by any \.service files/i.test(text);
+}
+
+function pause(ms: number): Promise<void> {
+  return ms === 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, ms));
+}
+
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 export class OsCredentialStore implements CredentialStore {
   readonly #timeoutMs: number;
   readonly #platform: NodeJS.Platform;
   readonly #load: () => Promise<KeyringBinding>;
+  readonly #retryDelaysMs: readonly number[];
   #binding: Promise<KeyringBinding> | undefined;
 
   constructor(options: OsCredentialStoreOptions = {}) {
@@ -125,6 +159,12 @@ export class OsCredentialStore implements CredentialStore {
     this.#timeoutMs = timeoutMs;
     this.#platform = options.platform ?? process.platform;
     this.#load = options.loadKeyring ?? importKeyring;
+    const delays = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+    if (!delays.every((ms) => Number.isInteger(ms) && ms >= 0 && ms <= MAX_CALL_TIMEOUT_MS))
+      throw new RangeError(
+        `retryDelaysMs: expected whole numbers from 0 to ${MAX_CALL_TIMEOUT_MS}, got ${delays.join(", ")}`,
+      );
+    this.#retryDelaysMs = [...delays];
   }
 
   async get(ref: CredentialRef): Promise<Redacted<string> | undefined> {
@@ -249,20 +289,36 @@ export class OsCredentialStore implements CredentialStore {
       throw libraryUnavailable(error, this.#platform);
     }
     let timer: NodeJS.Timeout | undefined;
+    let over = false;
     const timedOut = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(storeTimeout({ operation, what }, this.#timeoutMs)), this.#timeoutMs);
+      timer = setTimeout(() => {
+        over = true;
+        reject(storeTimeout({ operation, what }, this.#timeoutMs));
+      }, this.#timeoutMs);
     });
+    const attempts = async (): Promise<T> => {
+      let dropped = 0;
+      for (;;) {
+        try {
+          return await run(keyring);
+        } catch (error) {
+          const again =
+            this.#platform === "linux" &&
+            !over &&
+            dropped < this.#retryDelaysMs.length &&
+            secretServiceDropped(error, dropped > 0);
+          if (!again)
+            throw platformFailure(error, { platform: this.#platform, operation, what, secrets, dropped });
+          await pause(this.#retryDelaysMs[dropped] ?? 0);
+          dropped += 1;
+          // The time limit passed during the pause: the caller has its answer; ask nothing more.
+          if (over)
+            throw platformFailure(error, { platform: this.#platform, operation, what, secrets, dropped });
+        }
+      }
+    };
     try {
-      return await Promise.race([
-        (async () => {
-          try {
-            return await run(keyring);
-          } catch (error) {
-            throw platformFailure(error, { platform: this.#platform, operation, what, secrets });
-          }
-        })(),
-        timedOut,
-      ]);
+      return await Promise.race([attempts(), timedOut]);
     } finally {
       clearTimeout(timer);
     }

@@ -24,10 +24,11 @@ export const HEADLESS_RECIPE =
 
 const DETAIL_MAX_CHARS = 240;
 
-type Kind = "no_bus" | "no_provider" | "locked" | "other";
+type Kind = "no_bus" | "no_provider" | "locked" | "dropped" | "other";
 
 /** Which Linux failure the Secret Service client's text describes. */
 function linuxKind(text: string): Kind {
+  if (/disconnected from (the )?message bus without replying/i.test(text)) return "dropped";
   if (
     /DBUS_SESSION_BUS_ADDRESS|Failed to connect|Connection refused|No such file or directory|Did not receive a reply|not connected|Could not connect|Broken pipe/i.test(
       text,
@@ -80,6 +81,11 @@ function advice(platform: NodeJS.Platform, kind: Kind): { problem: string; todo:
           'Unlock it (log in to the desktop, or unlock "Login" in Passwords and Keys) and run the command ' +
           `again; ${HEADLESS_RECIPE}.`,
       };
+    case "dropped":
+      return {
+        problem: "the Secret Service quit while answering (it crashed or was stopped)",
+        todo: `Check that the keyring is running and unlocked, then run the command again; ${HEADLESS_RECIPE}.`,
+      };
     case "other":
       return {
         problem: "the Secret Service failed",
@@ -105,10 +111,13 @@ export function platformFailure(
     readonly what: string;
     /** Texts that must not appear in the message (the secret being stored). */
     readonly secrets?: readonly string[];
+    /** How many times the Secret Service dropped this call before (each one was made again). */
+    readonly dropped?: number;
   },
 ): CredentialError {
+  const dropped = context.dropped ?? 0;
   const detail = detailOf(error, context.secrets ?? []);
-  const kind = context.platform === "linux" ? linuxKind(detail) : "other";
+  const kind = context.platform === "linux" ? (dropped > 0 ? "dropped" : linuxKind(detail)) : "other";
   const verb = {
     read: "cannot read",
     store: "cannot store",
@@ -117,9 +126,10 @@ export function platformFailure(
     reach: "cannot open",
   }[context.operation];
   const { problem, todo } = advice(context.platform, kind);
+  const tries = dropped > 0 ? `; PAIR tried ${dropped + 1} times` : "";
   return new CredentialError(
     "credential_unavailable",
-    `${verb} ${context.what} in the OS credential store: ${problem} (${detail}). ${todo}`,
+    `${verb} ${context.what} in the OS credential store: ${problem} (${detail}${tries}). ${todo}`,
     { cause: error },
   );
 }

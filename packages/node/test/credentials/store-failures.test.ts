@@ -248,6 +248,143 @@ describe("answers that would hide a failure", () => {
   });
 });
 
+describe("a Secret Service that drops a call (gnome-keyring crashed) is asked again", () => {
+  const DROPPED =
+    "zbus fdo error: org.freedesktop.DBus.Error.NoReply: Message recipient disconnected from message bus without replying";
+  const RESTARTING =
+    "zbus error: org.freedesktop.DBus.Error.ServiceUnknown: The name org.freedesktop.secrets was not provided by any .service files";
+
+  /**
+   * A library that fails each call with the next of `failures`, then answers `answer` (an entry's
+   * call) or no credentials (a listing).
+   */
+  function flaky(failures: string[], answer: unknown, calls: string[]): KeyringBinding {
+    const next = (call: string): Promise<unknown> => {
+      calls.push(call);
+      const failure = failures.shift();
+      if (failure !== undefined) return Promise.reject(new Error(failure));
+      return Promise.resolve(call === "find" ? [] : answer);
+    };
+    return fakeKeyring(
+      (call) => next(call),
+      () => next("find") as Promise<{ account: string; password: string }[]>,
+    );
+  }
+
+  const quick = (keyring: KeyringBinding, platform: NodeJS.Platform = "linux") =>
+    new OsCredentialStore({
+      platform,
+      retryDelaysMs: [0, 0, 0],
+      loadKeyring: () => Promise.resolve(keyring),
+    });
+
+  it("a read dropped once is made again and answers", async () => {
+    const calls: string[] = [];
+    const secret = quick(flaky([DROPPED], [...new TextEncoder().encode("tok")], calls)).get(ref);
+    expect((await secret)?.reveal()).toBe("tok");
+    expect(calls).toEqual(["getSecret", "getSecret"]);
+  });
+
+  it("a store and a list dropped once, then told there is no service while it restarts, go through", async () => {
+    const calls: string[] = [];
+    await quick(flaky([DROPPED, RESTARTING], undefined, calls)).set(ref, new Redacted(SECRET, "t"));
+    expect(calls).toEqual(["setSecret", "setSecret", "setSecret"]);
+    calls.length = 0;
+    // The index read answers null, then the listing of service pair is dropped, then answers.
+    const store = quick(flaky([DROPPED], null, calls));
+    expect(await store.list()).toEqual([]);
+    expect(calls).toEqual(["getSecret", "getSecret", "find"]);
+  });
+
+  it.each([
+    [
+      "a session the new keyring does not know",
+      "Platform failure: DBus error: The session wrapping the secret does not exist",
+    ],
+    [
+      "a session the new keyring does not know (read)",
+      "Platform failure: DBus error: The session does not exist",
+    ],
+    [
+      "an item path of the old keyring",
+      "zbus error: org.freedesktop.DBus.Error.UnknownMethod: Object does not exist at path “/org/freedesktop/secrets/collection/login/17”",
+    ],
+    [
+      "an item path that no longer has the item interface",
+      "zbus error: org.freedesktop.DBus.Error.UnknownMethod: No such interface “org.freedesktop.Secret.Item” on object at path /org/freedesktop/secrets/collection/login/145",
+    ],
+  ])(
+    "%s (the keyring restarted, or the item was deleted meanwhile) is asked again",
+    async (_name, message) => {
+      const calls: string[] = [];
+      expect(await quick(flaky([message], null, calls)).get(ref)).toBeUndefined();
+      expect(calls).toEqual(["getSecret", "getSecret"]);
+    },
+  );
+
+  it("no service on the first try is not a crash: one call, and the no-provider advice", async () => {
+    const calls: string[] = [];
+    const error = await failure(quick(flaky([RESTARTING], null, calls)).get(ref));
+    expect(calls).toEqual(["getSecret"]);
+    expect(error.message).toMatch(/no Secret Service with a usable keyring/);
+  });
+
+  it("a Secret Service that keeps dropping the call fails after the last repeat, saying how often PAIR tried", async () => {
+    const calls: string[] = [];
+    const error = await failure(
+      quick(flaky([DROPPED, DROPPED, RESTARTING, DROPPED, DROPPED], null, calls)).set(
+        ref,
+        new Redacted(SECRET, "t"),
+      ),
+    );
+    expect(calls).toHaveLength(4);
+    expect(error.code).toBe("credential_unavailable");
+    expect(error.message).toMatch(
+      /^credential_unavailable: cannot store os-credential-store:pair\/hf in the OS credential store: the Secret Service quit while answering \(it crashed or was stopped\) \(.*disconnected from message bus without replying; PAIR tried 4 times\)\. Check that the keyring is running/,
+    );
+    expect(error.message).not.toContain(SECRET);
+  });
+
+  it("a dropped call on the first try alone also names the crash", async () => {
+    const error = await failure(
+      new OsCredentialStore({
+        platform: "linux",
+        retryDelaysMs: [],
+        loadKeyring: () => Promise.resolve(flaky([DROPPED], null, [])),
+      }).get(ref),
+    );
+    expect(error.message).toMatch(/the Secret Service quit while answering/);
+    expect(error.message).not.toMatch(/PAIR tried/);
+  });
+
+  it("only the Secret Service is asked again: a dropped call on another platform fails at once", async () => {
+    const calls: string[] = [];
+    await failure(quick(flaky([DROPPED], null, calls), "darwin").get(ref));
+    expect(calls).toEqual(["getSecret"]);
+  });
+
+  it("the repeats stay within the call's time limit and stop with it", async () => {
+    const calls: string[] = [];
+    const store = new OsCredentialStore({
+      platform: "linux",
+      callTimeoutMs: 150,
+      retryDelaysMs: [60, 60, 60, 60, 60],
+      loadKeyring: () => Promise.resolve(flaky(Array<string>(10).fill(DROPPED), null, calls)),
+    });
+    const error = await failure(store.get(ref));
+    expect(error.message).toMatch(/did not answer within 0\.15 s/);
+    const made = calls.length;
+    expect(made).toBeGreaterThanOrEqual(2);
+    expect(made).toBeLessThanOrEqual(4);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(calls).toHaveLength(made); // the repeat that was waiting is not made
+  });
+
+  it.each([[[-1]], [[1.5]], [[600_001]]])("retryDelaysMs %j is refused", (retryDelaysMs) => {
+    expect(() => new OsCredentialStore({ retryDelaysMs })).toThrow(/retryDelaysMs: expected whole numbers/);
+  });
+});
+
 describe("limits and names", () => {
   const store = storeWith(fakeKeyring(() => Promise.resolve(null)));
 
