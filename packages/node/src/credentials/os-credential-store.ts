@@ -47,6 +47,7 @@ import {
 import { CredentialError } from "./credential-error.js";
 import { MAX_SECRET_BYTES, type CredentialStore } from "./credential-store.js";
 import {
+  DROPPED_CALL,
   libraryUnavailable,
   platformFailure,
   storeTimeout,
@@ -126,7 +127,7 @@ function compareRefs(a: CredentialRef, b: CredentialRef): number {
  */
 function secretServiceDropped(error: unknown, droppedBefore: boolean): boolean {
   const text = error instanceof Error ? error.message : String(error);
-  if (/disconnected from (the )?message bus without replying/i.test(text)) return true;
+  if (DROPPED_CALL.test(text)) return true;
   if (/The session (wrapping the secret )?does not exist|Secret\.Error\.NoSession/i.test(text)) return true;
   if (/(Object does not exist at path|No such interface).{0,120}\/org\/freedesktop\/secrets\//i.test(text))
     return true;

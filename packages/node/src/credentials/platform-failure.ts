@@ -26,9 +26,12 @@ const DETAIL_MAX_CHARS = 240;
 
 type Kind = "no_bus" | "no_provider" | "locked" | "dropped" | "other";
 
+/** The Secret Service client's text for a call the Secret Service dropped: it went away while answering. */
+export const DROPPED_CALL = /disconnected from (the )?message bus without replying/i;
+
 /** Which Linux failure the Secret Service client's text describes. */
 function linuxKind(text: string): Kind {
-  if (/disconnected from (the )?message bus without replying/i.test(text)) return "dropped";
+  if (DROPPED_CALL.test(text)) return "dropped";
   if (
     /DBUS_SESSION_BUS_ADDRESS|Failed to connect|Connection refused|No such file or directory|Did not receive a reply|not connected|Could not connect|Broken pipe/i.test(
       text,
