@@ -48,8 +48,9 @@ report_keyring_restarts() {
 stop_private_keyring() {
   local pid
   pid=$(keyring_pid)
-  [ -n "$pid" ] && stop_pid "$pid"
+  # The bus first: stopped after the keyring, a last call could have it start another one.
   [ -n "$bus_pid" ] && stop_pid "$bus_pid"
+  [ -n "$pid" ] && stop_pid "$pid"
   [ -n "$keyring_dir" ] && rm -rf "$keyring_dir"
   bus_pid="" keyring_dir=""
 }

@@ -8,7 +8,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it, onTestFinished } from "vitest";
 
 const ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
 const CHILD = fileURLToPath(new URL("./fixtures/store-busy.ts", import.meta.url));
@@ -57,6 +57,9 @@ it("a busy store survives three keyring crashes: every operation succeeds, the c
   let out = "";
   child.stdout.setEncoding("utf8").on("data", (text: string) => (out += text));
   const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+  onTestFinished(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
   for (let waited = 0; !out.includes("ready\n"); waited += 20) {
     if (waited > 20_000) throw new Error(`the child did not start: ${out}`);
     await pause(20);
