@@ -6,7 +6,8 @@
  * each worker twice), optionally at its peak during a CPU-bound load (64 streams at 0 ms/token for
  * `--cpu-seconds`, as `npm run bench` warms up; `--cpu-streams 256` as its 256-stream cell), then
  * once a second while the node idles for `--idle-seconds`. `--env` and `--node-flags` change how the
- * node's process starts (allocator variables, V8 flags), to measure what gives memory back.
+ * node's process starts (allocator variables, V8 flags; a value may be a path, as in
+ * `LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2`), to measure what gives memory back.
  *
  *   npx tsx bench/node-after-load.ts [--streams 256] [--cpu-seconds 0] [--cpu-streams 64]
  *        [--idle-seconds 30] [--from bundle|sources] [--env "MALLOC_ARENA_MAX=2"]
@@ -59,7 +60,7 @@ const env = Object.fromEntries(
     .split(" ")
     .filter((e) => e !== "")
     .map((e) => {
-      const m = /^([A-Z_][A-Z0-9_]*)=([\w.:=,-]*)$/.exec(e);
+      const m = /^([A-Z_][A-Z0-9_]*)=([\w.:=,/-]*)$/.exec(e);
       if (m === null) throw new RangeError(`--env: K=V …, not ${e}`);
       return [m[1]!, m[2]!];
     }),
