@@ -1,5 +1,5 @@
 /**
- * `pair rented attach | share | policy | list | check`: the rented nodes this node sponsors, asked
+ * `pair rented attach | share | policy | reset | list | check`: the rented nodes this node sponsors, asked
  * of the running node over its admin API. Changes persist in the node's data dir (never a secret)
  * and reach peers at once. A refusal names its code (`insecure_url`, `literal_credential`, …) and
  * what to do; a secret given where a credential reference belongs is never repeated.
@@ -38,6 +38,7 @@ const USAGE = `Usage: pair rented list [--config FILE] [--json]
                           [--policy USE] [--config FILE] [--json]
        pair rented share NAME on|off [--config FILE] [--json]
        pair rented policy NAME USE [--config FILE] [--json]
+       pair rented reset NAME [--config FILE] [--json]
        pair rented check [--config FILE] [--json]
        pair rented pause|resume NAME [--config FILE] [--json]
        pair rented delete NAME [--yes] [--config FILE] [--json]
@@ -55,6 +56,8 @@ Peers see their name, state, models and price — never their URL or credential.
            (os-credential-store:SERVICE/ACCOUNT, or ACCOUNT for service "pair"); never the secret.
   share    let peers use it (on) or only callers on this node (off, the default)
   policy   when it is used: ${ROUTING_USES.join(", ")}
+  reset    forget what share and policy changed at run time: the config file's values (or those
+           the node was attached or created with) apply again; the node itself stays
   check    probe every rented node now
   pause    pause a managed Hugging Face endpoint (it stops billing); resume starts it again
            (refused while its budget is spent)
@@ -189,6 +192,15 @@ async function run(args: readonly string[], io: CliIo): Promise<number> {
       print(io, values.json === true, node, [node]);
       return EXIT_OK;
     }
+    case "reset": {
+      const { values, words } = parseCommandWords(rest, OPTIONS, ["NAME"]);
+      const node = (await call(io, values.config, "/pair/v1/rented/reset", {
+        body: { name: words[0] },
+        timeoutMs: POST_TIMEOUT_MS,
+      })) as RentedJson;
+      print(io, values.json === true, node, [node]);
+      return EXIT_OK;
+    }
     case "pause":
     case "resume":
     case "delete": {
@@ -216,7 +228,7 @@ async function run(args: readonly string[], io: CliIo): Promise<number> {
 
 export const rentedCommand: Command = {
   name: "rented",
-  summary: "rented GPUs this node sponsors: list, attach, create, share, policy, check",
+  summary: "rented GPUs this node sponsors: list, attach, create, share, policy, reset, check",
   usage: USAGE,
   run,
 };

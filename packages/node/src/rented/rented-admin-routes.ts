@@ -4,6 +4,7 @@
  *   POST /pair/v1/rented/attach {entry}     → the node (201)     an entry shaped like `rented_nodes:`
  *   POST /pair/v1/rented/share {name, share: bool} → the node     share with the cluster or not
  *   POST /pair/v1/rented/policy {name, use} → the node            routing use
+ *   POST /pair/v1/rented/reset {name} → the node                  drop the share and policy set at run time
  *   POST /pair/v1/rented/probe              → [rented node]      probe every node now
  *   POST /pair/v1/rented/lifecycle {name, action: pause|resume|delete} → the node (managed ones only)
  * Changes persist in the data dir (never a secret) and reach peers at once (`onChange`).
@@ -21,6 +22,7 @@ export const RENTED_ADMIN_PATHS = [
   "/pair/v1/rented/attach",
   "/pair/v1/rented/share",
   "/pair/v1/rented/policy",
+  "/pair/v1/rented/reset",
   "/pair/v1/rented/probe",
   "/pair/v1/rented/lifecycle",
 ] as const;
@@ -98,6 +100,12 @@ async function route(
           `expected {"name": "<rented node>", "use": ${ROUTING_USES.map((u) => `"${u}"`).join(" | ")}}`,
         );
       return answer(rented.override(name, { routing_use: use as RoutingUse }));
+    }
+    case "/pair/v1/rented/reset": {
+      const { name } = body;
+      if (typeof name !== "string")
+        return adminFail(res, 400, "invalid_request", 'expected {"name": "<rented node>"}');
+      return answer(rented.reset(name));
     }
     case "/pair/v1/rented/lifecycle": {
       const { name, action } = body;

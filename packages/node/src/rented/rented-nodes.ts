@@ -438,18 +438,34 @@ export class RentedNodes {
   /** `pair rented share NAME on|off` and `pair rented policy NAME USE`: persisted overrides. */
   override(name: string, change: RentedOverride): RentedChange {
     const n = this.#nodes.get(name);
-    if (n === undefined)
-      return {
-        ok: false,
-        code: "unknown_rented_node",
-        message: `no rented node named ${name} (pair nodes lists them)`,
-      };
+    if (n === undefined) return unknownNode(name);
     const overrides = { ...this.#file.overrides, [name]: { ...this.#file.overrides[name], ...change } };
     this.#file = { ...this.#file, overrides };
     writeRentedFile(this.#o.dataDir, this.#file);
     const v = this.#view(n);
     this.#o.log?.(`rented node ${name}: shared ${v.shared ? "on" : "off"}, policy ${v.policy}`);
     return { ok: true, node: v };
+  }
+
+  /**
+   * `pair rented reset NAME`: forget the run-time share switch and routing policy set for a node, so
+   * its config entry (or, for a node attached at run time, what it was attached with) applies again.
+   * The node itself stays: a reset never detaches a node or touches a managed one's endpoint.
+   */
+  reset(name: string): RentedChange {
+    const n = this.#nodes.get(name);
+    if (n === undefined) return unknownNode(name);
+    if (this.#file.overrides[name] !== undefined) {
+      const overrides = Object.fromEntries(Object.entries(this.#file.overrides).filter(([k]) => k !== name));
+      this.#file = { ...this.#file, overrides };
+      writeRentedFile(this.#o.dataDir, this.#file);
+      const v = this.#view(n);
+      this.#o.log?.(
+        `rented node ${name}: run-time changes reset — shared ${v.shared ? "on" : "off"}, policy ${v.policy}`,
+      );
+      return { ok: true, node: v };
+    }
+    return { ok: true, node: this.#view(n) };
   }
 
   #view(n: NodeState): RentedNodeView {
@@ -507,6 +523,14 @@ export class RentedNodes {
     }, this.#o.probeIntervalMs ?? 30_000);
     this.#timer.unref();
   }
+}
+
+function unknownNode(name: string): RentedChange {
+  return {
+    ok: false,
+    code: "unknown_rented_node",
+    message: `no rented node named ${name} (pair nodes lists them)`,
+  };
 }
 
 function usdOf(microUsd: number | undefined): number | null {

@@ -46,6 +46,7 @@ const ADMIN_VALID: Readonly<Record<string, Record<string, unknown>>> = {
   "/pair/v1/unpair": { node: "nobody" },
   "/pair/v1/rented/lifecycle": { name: "nobody", action: "pause" },
   "/pair/v1/rented/policy": { name: "nobody", policy: "never" },
+  "/pair/v1/rented/reset": { name: "nobody" },
   "/pair/v1/rented/share": { name: "nobody", share: true },
   "/pair/v1/ui/logout": {},
 };

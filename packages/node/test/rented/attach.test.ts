@@ -16,7 +16,13 @@ import {
   startTestNodeWith,
   type TestNode,
 } from "../cluster/node-pair-harness.js";
-import { startRentedEndpoint, startSponsor, type RentedEndpoint, type Sponsor } from "./rented-harness.js";
+import {
+  sponsorAsTestNode,
+  startRentedEndpoint,
+  startSponsor,
+  type RentedEndpoint,
+  type Sponsor,
+} from "./rented-harness.js";
 import { cleanupAfterEach, until } from "../support/eventually.js";
 import { fakeHfToken } from "../support/fake-token.js";
 import { keyringCa } from "../support/keyring-worlds.js";
@@ -42,26 +48,10 @@ async function sponsorOf(
   return s;
 }
 
-/** The sponsor as the pairing harness's helpers take it. */
-function asTestNode(s: Sponsor): TestNode {
-  return {
-    node: s.node,
-    name: s.node.name,
-    dataDir: s.dataDir,
-    clusterAddress: `127.0.0.1:${s.node.cluster.port}`,
-    configFile: s.configFile,
-    log: s.log,
-    engine: undefined,
-    close: () => s.close(),
-    stop: () => s.node.close(500),
-    restart: () => Promise.reject(new Error("not supported")),
-  };
-}
-
 async function peerOf(s: Sponsor): Promise<TestNode> {
   const peer = await startTestNodeWith("laptop", { refreshMs: 150, timeoutMs: 400 });
   defer(() => peer.close());
-  const joined = await joinWith(peer, asTestNode(s), await showPin(asTestNode(s)));
+  const joined = await joinWith(peer, sponsorAsTestNode(s), await showPin(sponsorAsTestNode(s)));
   expect(joined.status).toBe(200);
   return peer;
 }
@@ -91,7 +81,7 @@ describe("a rented node attached to a sponsor", () => {
   it("serves the sponsor's callers over verified HTTPS with the token from the credential store, labelled off-LAN", async () => {
     const e = await endpoint();
     const s = await sponsorOf(e);
-    const sponsor = asTestNode(s);
+    const sponsor = sponsorAsTestNode(s);
     await until(async () => (await rentedRow(sponsor))?.["state"] === "running");
     expect(await rentedRow(sponsor)).toMatchObject({
       kind: "rented",
@@ -158,7 +148,7 @@ describe("a rented node attached to a sponsor", () => {
     expect(await res.body.text()).toMatch(/data: \[DONE\]/);
     expect(e.seenAuthorization).toEqual([`Bearer ${TOKEN}`]);
 
-    const sponsor = asTestNode(s);
+    const sponsor = sponsorAsTestNode(s);
     await until(async () => ((await admin(laptop, "/pair/v1/history")).json as unknown[]).length === 2);
     const [peerRow] = (await admin(laptop, "/pair/v1/history")).json as WorkloadJson[];
     expect(peerRow).toMatchObject({
@@ -188,7 +178,7 @@ describe("a rented node attached to a sponsor", () => {
     const s = await sponsorOf(e);
     const laptop = await peerOf(s);
     await until(async () => (await rentedRow(laptop))?.["state"] === "running");
-    const agent = agentBetween(laptop, asTestNode(s));
+    const agent = agentBetween(laptop, sponsorAsTestNode(s));
     try {
       const res = await request(`https://127.0.0.1:${s.node.cluster.port}${PEER_INVENTORY_PATH}`, {
         dispatcher: agent,
@@ -235,7 +225,7 @@ describe("a rented node attached to a sponsor", () => {
   it("reports a refused credential as credential_rejected, naming the node and what to do", async () => {
     const e = await endpoint({ apiKey: "a-different-key-the-sponsor-does-not-have" });
     const s = await sponsorOf(e);
-    const sponsor = asTestNode(s);
+    const sponsor = sponsorAsTestNode(s);
     await until(async () => (await rentedRow(sponsor))?.["state"] === "credential_rejected");
     expect((await rentedRow(sponsor))?.["eligible"]).toBe(false);
     const rented = (await admin(sponsor, "/pair/v1/rented")).json as { reason: string }[];
@@ -245,7 +235,7 @@ describe("a rented node attached to a sponsor", () => {
   it("warns when the endpoint answers without a credential", async () => {
     const e = await endpoint({});
     const s = await sponsorOf(e);
-    const sponsor = asTestNode(s);
+    const sponsor = sponsorAsTestNode(s);
     await until(async () => (await rentedRow(sponsor))?.["state"] === "running");
     const row = await rentedRow(sponsor);
     expect(row?.["warnings"]).toEqual([expect.stringMatching(/without a credential/)]);
@@ -255,7 +245,7 @@ describe("a rented node attached to a sponsor", () => {
   it("treats 503 before the first byte as warming within the cold-start budget, then cold_start_timeout", async () => {
     const e = await endpoint();
     const s = await sponsorOf(e, { coldStartS: 3 });
-    const sponsor = asTestNode(s);
+    const sponsor = sponsorAsTestNode(s);
     await until(async () => (await rentedRow(sponsor))?.["state"] === "running");
     await e.engine.setFaults({ failBeforeFirstByte: { status: 503 } });
     const pending = chat(s.node.url, "llama-70b", {}, false);
@@ -344,7 +334,7 @@ describe("a rented node attached to a sponsor", () => {
   it("serves only the models its allowlist names", async () => {
     const e = await endpoint({ apiKey: TOKEN, models: ["llama-70b", "mixtral"] });
     const s = await sponsorOf(e, { models: ["mixtral"] });
-    const sponsor = asTestNode(s);
+    const sponsor = sponsorAsTestNode(s);
     await until(async () => (await rentedRow(sponsor))?.["state"] === "running");
     expect(await rentedRow(sponsor)).toMatchObject({ models: ["mixtral"] });
     const allowed = await chat(s.node.url, "mixtral", {}, false);

@@ -16,6 +16,7 @@ import { parseConfig, type CredentialRef } from "../../src/config/index.js";
 import { OsCredentialStore } from "../../src/credentials/index.js";
 import { startNode, type RunningNode } from "../../src/node.js";
 import { uniqueName } from "../credentials/secret-service.js";
+import type { TestNode } from "../cluster/node-pair-harness.js";
 
 export interface RentedEndpoint {
   readonly engine: EngineEmulator;
@@ -136,5 +137,21 @@ export async function startSponsor(options: SponsorOptions): Promise<Sponsor> {
       await store.delete(credential).catch(() => false);
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** The sponsor as the pairing harness's helpers (`joinWith`, `showPin`, `admin`) take a node. */
+export function sponsorAsTestNode(s: Sponsor): TestNode {
+  return {
+    node: s.node,
+    name: s.node.name,
+    dataDir: s.dataDir,
+    clusterAddress: `127.0.0.1:${s.node.cluster.port}`,
+    configFile: s.configFile,
+    log: s.log,
+    engine: undefined,
+    close: () => s.close(),
+    stop: () => s.node.close(500),
+    restart: () => Promise.reject(new Error("not supported")),
   };
 }
