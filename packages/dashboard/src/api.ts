@@ -84,6 +84,11 @@ export function setPolicy(name: string, use: RoutingUse): Promise<unknown> {
   return post("/pair/v1/rented/policy", { name, use });
 }
 
+/** Drop the share switch and policy set at run time: the config's values apply again. */
+export function resetRented(name: string): Promise<unknown> {
+  return post("/pair/v1/rented/reset", { name });
+}
+
 export function lifecycle(name: string, action: LifecycleAction): Promise<unknown> {
   return post("/pair/v1/rented/lifecycle", { name, action });
 }

@@ -13,6 +13,7 @@ import {
   createRented,
   get,
   lifecycle,
+  resetRented,
   session,
   setPolicy,
   setShare,
@@ -162,7 +163,7 @@ function NodesScreen({ route, me, live, onSignedOut }: Parameters<typeof Current
             selfName={me.node}
             sponsored={sponsored.data}
             history={history.data}
-            actions={{ setShare, setPolicy, lifecycle }}
+            actions={{ setShare, setPolicy, lifecycle, reset: resetRented }}
             nowMs={nowMs}
             refresh={reload}
           />

@@ -2,13 +2,14 @@
  * A rented node's detail: state, why it does not take requests, the provider's state and message,
  * warnings, price; for a managed node the idle timer, open stop obligations, its spend this session /
  * today / this month against the caps (a chart), and its state history. On its sponsor the actions:
- * pause, resume, delete (each confirmed; delete by typing the node's name), share on/off and the
- * routing policy. A peer sees the facts and no action: they belong to the sponsor.
+ * pause, resume, delete (each confirmed; delete by typing the node's name), share on/off, the
+ * routing policy, and, while either was changed here, a reset to the config's values. A peer sees the
+ * facts and no action: they belong to the sponsor.
  * Must not know: HTTP (changes go through the callbacks it is given).
  */
 
 import type { ComponentChildren } from "preact";
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { KindLabel, StateBadge } from "../badges.js";
 import { SpendChart } from "../charts.js";
 import { ConfirmDialog } from "../confirm-dialog.js";
@@ -26,6 +27,8 @@ export interface RentedActions {
   setShare(name: string, share: boolean): Promise<unknown>;
   setPolicy(name: string, use: RoutingUse): Promise<unknown>;
   lifecycle(name: string, action: LifecycleAction): Promise<unknown>;
+  /** Drop the share and policy set at run time (`pair rented reset`). */
+  reset(name: string): Promise<unknown>;
 }
 
 export interface RentedDetailProps {
@@ -208,6 +211,8 @@ function SponsorActions(props: RentedDetailProps) {
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState<{ text: string; error: boolean } | undefined>();
   const [policy, setPolicy] = useState<RoutingUse>(node.policy);
+  // The policy can change elsewhere (a reset, the CLI): the menu follows the node's.
+  useEffect(() => setPolicy(node.policy), [node.policy]);
   const [asking, setAsking] = useState<LifecycleAction | undefined>();
   const managed = sponsored?.managed != null;
   const paused = node.state === "paused";
@@ -284,6 +289,23 @@ function SponsorActions(props: RentedDetailProps) {
           Apply
         </button>
       </form>
+      {sponsored?.overridden === true ? (
+        <div class="action-row">
+          <span>Changed here, kept over the config file</span>
+          <button
+            type="button"
+            aria-disabled={busy}
+            onClick={() =>
+              void run(
+                () => actions.reset(node.name),
+                `${node.name}: sharing and policy from the config again`,
+              )
+            }
+          >
+            Reset to config
+          </button>
+        </div>
+      ) : null}
       <p role="status" aria-live="polite" class={message?.error === true ? "error" : "ok"}>
         {message?.text ?? ""}
       </p>

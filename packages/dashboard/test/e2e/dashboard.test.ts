@@ -208,6 +208,30 @@ describe("the dashboard in a browser", () => {
     expect(width).toBeLessThanOrEqual(390);
     await page.setViewportSize({ width: 1280, height: 800 });
   });
+
+  it("resets what the sponsor changed here to the config's values; the peer learns it", async () => {
+    // The switch test above left gpu-rent shared with policy prefer, both changed here.
+    await page.goto(`${cluster.sponsor.node.url}/ui/#/nodes/gpu-rent`);
+    await page.getByRole("heading", { level: 2, name: "gpu-rent" }).waitFor();
+    const share = page.getByRole("switch", { name: "Share with the cluster" });
+    await poll(() => share.getAttribute("aria-checked")).toBe("true");
+    const reset = page.getByRole("button", { name: "Reset to config" });
+    await reset.click();
+    await page
+      .getByRole("status")
+      .filter({ hasText: "gpu-rent: sharing and policy from the config again" })
+      .waitFor();
+    await poll(() => share.getAttribute("aria-checked")).toBe("false");
+    await poll(() => page.getByLabel("Routing policy").inputValue()).toBe("when-no-local-node");
+    await poll(() => reset.count()).toBe(0); // nothing changed here any more
+    await until(async () => {
+      const rows = (await admin(cluster.laptop, "/pair/v1/nodes")).json as {
+        name: string;
+        shared?: boolean;
+      }[];
+      return rows.find((r) => r.name === "gpu-rent")?.shared === false;
+    });
+  });
 });
 
 describe("without a session", () => {
