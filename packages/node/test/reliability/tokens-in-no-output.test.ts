@@ -318,6 +318,7 @@ function runs(c: RunContext): Run[] {
     },
     { key: "rented share on|off", argv: ["rented", "share", NODE, "on"] },
     { key: "rented policy", argv: ["rented", "policy", NODE, "prefer"] },
+    { key: "rented reset", argv: ["rented", "reset", NODE] },
     { key: "rented check", argv: ["rented", "check"] },
     { key: "rented pause|resume", argv: ["rented", "pause", NODE] },
     { key: "rented delete", argv: ["rented", "delete", "nobody", "--yes"] },
