@@ -455,17 +455,15 @@ export class RentedNodes {
   reset(name: string): RentedChange {
     const n = this.#nodes.get(name);
     if (n === undefined) return unknownNode(name);
-    if (this.#file.overrides[name] !== undefined) {
-      const overrides = Object.fromEntries(Object.entries(this.#file.overrides).filter(([k]) => k !== name));
-      this.#file = { ...this.#file, overrides };
-      writeRentedFile(this.#o.dataDir, this.#file);
-      const v = this.#view(n);
-      this.#o.log?.(
-        `rented node ${name}: run-time changes reset — shared ${v.shared ? "on" : "off"}, policy ${v.policy}`,
-      );
-      return { ok: true, node: v };
-    }
-    return { ok: true, node: this.#view(n) };
+    if (this.#file.overrides[name] === undefined) return { ok: true, node: this.#view(n) };
+    const overrides = Object.fromEntries(Object.entries(this.#file.overrides).filter(([k]) => k !== name));
+    this.#file = { ...this.#file, overrides };
+    writeRentedFile(this.#o.dataDir, this.#file);
+    const v = this.#view(n);
+    this.#o.log?.(
+      `rented node ${name}: run-time changes reset — shared ${v.shared ? "on" : "off"}, policy ${v.policy}`,
+    );
+    return { ok: true, node: v };
   }
 
   #view(n: NodeState): RentedNodeView {
