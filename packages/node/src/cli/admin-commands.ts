@@ -72,8 +72,10 @@ ${COMMON_HELP}`,
 
 export const modelsCommand: Command = {
   name: "models",
+  aliases: ["ls", "list"],
   summary: "the merged inventory: model → nodes serving it",
   usage: `Usage: pair models [--config FILE] [--json]
+       (also: pair ls, pair list)
 
 Lists every model some node can serve now, with the nodes serving it.
 --json prints [{"model": "...", "nodes": ["..."]}].

@@ -20,7 +20,14 @@ import { formatHostPort, isLoopbackHost, loadConfig, type LoadedConfig } from ".
 import { CliFailure, EXIT_OK, UsageError } from "./cli-errors.js";
 import type { CliIo } from "./cli-io.js";
 import type { Command } from "./command.js";
-import { CONFIG_OPTION, HELP_OPTION, JSON_OPTION, parseCommandWords } from "./command-args.js";
+import {
+  CONFIG_OPTION,
+  HELP_OPTION,
+  JSON_OPTION,
+  parseCommandWords,
+  splitSubcommand,
+  unknownWord,
+} from "./command-args.js";
 import { renderTable } from "./text-table.js";
 
 const OPTIONS = { ...CONFIG_OPTION, ...JSON_OPTION, ...HELP_OPTION } as const;
@@ -158,7 +165,7 @@ export const apikeyCommand: Command = {
   summary: "API keys for callers on other machines: create ID, list, revoke ID",
   usage: USAGE,
   async run(args, io) {
-    const [sub, ...rest] = args;
+    const { sub, rest } = splitSubcommand(args);
     switch (sub) {
       case "create":
         return create(rest, io);
@@ -170,7 +177,7 @@ export const apikeyCommand: Command = {
         throw new UsageError(
           sub === undefined
             ? `expected one of: ${SUBCOMMANDS.join(", ")}`
-            : `unknown subcommand "${sub}" (expected one of: ${SUBCOMMANDS.join(", ")})`,
+            : unknownWord("subcommand", sub, SUBCOMMANDS),
         );
     }
   },

@@ -7,6 +7,7 @@
  */
 
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { closestKey } from "../config/index.js";
 import { UsageError } from "./cli-errors.js";
 
 type OptionsConfig = NonNullable<ParseArgsConfig["options"]>;
@@ -39,12 +40,54 @@ function firstSentence(message: string): string {
   return end === -1 ? message : message.slice(0, end + 1);
 }
 
+/** parseArgs' complaint as a usage error; an unknown option gets the closest known one as a hint. */
+function usageOf(error: Error & { code: string }, options: OptionsConfig): UsageError {
+  const text = firstSentence(error.message);
+  const unknown = /^Unknown option '(--?[^']+)'/.exec(text)?.[1];
+  if (error.code !== "ERR_PARSE_ARGS_UNKNOWN_OPTION" || unknown === undefined) return new UsageError(text);
+  const known = Object.keys(options).map((name) => `--${name}`);
+  const hint = closestKey(unknown.split("=")[0] ?? unknown, known);
+  return new UsageError(hint === undefined ? text : `${text.replace(/\.$/, "")}. Did you mean ${hint}?`);
+}
+
+/** "did you mean" for a word that names none of `known` (a command, a subcommand). */
+export function unknownWord(kind: string, word: string, known: readonly string[]): string {
+  const hint = closestKey(word, known);
+  return (
+    `unknown ${kind} "${word}"` +
+    (hint === undefined ? "" : ` — did you mean "${hint}"?`) +
+    ` (expected one of: ${known.join(", ")})`
+  );
+}
+
+/**
+ * A command with subcommands: its first word that is neither an option nor the value of one of
+ * `valueOptions`, and the other words in their order, so `pair apikey --config F list` works as
+ * `pair apikey list --config F` does.
+ */
+export function splitSubcommand(
+  args: readonly string[],
+  valueOptions: readonly string[] = ["--config"],
+): { readonly sub: string | undefined; readonly rest: readonly string[] } {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? "";
+    if (arg === "--") break;
+    if (valueOptions.includes(arg)) {
+      i++;
+      continue;
+    }
+    if (arg.startsWith("-")) continue;
+    return { sub: arg, rest: [...args.slice(0, i), ...args.slice(i + 1)] };
+  }
+  return { sub: undefined, rest: args };
+}
+
 /** The command's flags, strictly: no positionals, no unknown flags. @throws UsageError */
 export function parseCommandArgs<const O extends OptionsConfig>(args: readonly string[], options: O) {
   try {
     return parseArgs({ args: [...args], options, strict: true, allowPositionals: false }).values;
   } catch (error) {
-    if (isParseArgsError(error)) throw new UsageError(firstSentence(error.message));
+    if (isParseArgsError(error)) throw usageOf(error, options);
     throw error;
   }
 }
@@ -59,7 +102,7 @@ export function parseCommandWords<const O extends OptionsConfig>(
   try {
     parsed = parseArgs({ args: [...args], options, strict: true, allowPositionals: true });
   } catch (error) {
-    if (isParseArgsError(error)) throw new UsageError(firstSentence(error.message));
+    if (isParseArgsError(error)) throw usageOf(error, options);
     throw error;
   }
   const { positionals } = parsed;

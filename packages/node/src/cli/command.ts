@@ -8,6 +8,8 @@ import type { CliIo } from "./cli-io.js";
 
 export interface Command {
   readonly name: string;
+  /** Other names the command answers to (`pair ls` for `pair models`, as Ollama users type). */
+  readonly aliases?: readonly string[];
   readonly summary: string;
   /** Full usage: synopsis, options, examples. Ends without a newline. */
   readonly usage: string;

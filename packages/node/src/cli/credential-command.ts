@@ -7,8 +7,8 @@
  * Must not know: which platform store is behind the port, what the secrets are for.
  */
 
-import type { CredentialRef } from "../config/index.js";
-import { CREDENTIAL_PREFIX, formatCredentialRef, parseCredentialRef } from "../config/index.js";
+import type { CredentialRef, PairConfig } from "../config/index.js";
+import { CREDENTIAL_PREFIX, formatCredentialRef, loadConfig, parseCredentialRef } from "../config/index.js";
 import { Redacted } from "../cluster/index.js";
 import {
   CredentialError,
@@ -19,15 +19,22 @@ import {
 import { CliFailure, EXIT_OK, UsageError } from "./cli-errors.js";
 import type { CliIo } from "./cli-io.js";
 import type { Command } from "./command.js";
-import { HELP_OPTION, JSON_OPTION, parseCommandWords } from "./command-args.js";
+import {
+  CONFIG_OPTION,
+  HELP_OPTION,
+  JSON_OPTION,
+  parseCommandWords,
+  splitSubcommand,
+  unknownWord,
+} from "./command-args.js";
 import { readSecret } from "./secret-input.js";
 
-const OPTIONS = { ...JSON_OPTION, ...HELP_OPTION } as const;
+const OPTIONS = { ...CONFIG_OPTION, ...JSON_OPTION, ...HELP_OPTION } as const;
 const SUBCOMMANDS = ["set", "delete", "list"] as const;
 
-const USAGE = `Usage: pair credential set NAME [--json]
-       pair credential delete NAME [--json]
-       pair credential list [--json]
+const USAGE = `Usage: pair credential set NAME [--config FILE] [--json]
+       pair credential delete NAME [--config FILE] [--json]
+       pair credential list [--config FILE] [--json]
 
 The secrets PAIR uses (a rented node's provider token) live in the OS credential store: the Secret
 Service (GNOME Keyring, KWallet, KeePassXC) on Linux, the Keychain on macOS, Credential Manager on
@@ -41,11 +48,14 @@ service "pair"; config refers to it as os-credential-store:SERVICE/ACCOUNT, so a
                secret or one holding a line break is refused. --json prints {"credential"}.
   delete NAME  remove it (exit 1 when there is none). --json prints {"credential", "deleted"}.
   list         the names PAIR stored — never a secret. --json prints
-               [{"credential", "service", "account"}].
+               [{"credential", "service", "account"}]. With --config, also what the config
+               refers to: each entry gains "stored" and "used_by" (the rented nodes naming it),
+               and a name the config refers to but the store lacks is listed with stored: false.
 
 Options:
-  --json       print JSON for scripts
-  -h, --help   show this help
+  --config FILE  a node's config (set and delete do not need one)
+  --json         print JSON for scripts
+  -h, --help     show this help
 
 A missing or locked store fails with credential_unavailable and says what to do. On a machine
 without a desktop, run pair inside a session bus with an unlocked gnome-keyring (README, Credentials).`;
@@ -125,9 +135,37 @@ async function remove(args: readonly string[], io: CliIo): Promise<number> {
   return EXIT_OK;
 }
 
+/** Every credential reference in `value`, found by shape (config values are plain frozen data). */
+function refsIn(value: unknown, found: CredentialRef[] = []): CredentialRef[] {
+  if (typeof value !== "object" || value === null) return found;
+  const keys = Object.keys(value);
+  const record = value as Record<string, unknown>;
+  if (keys.length === 2 && typeof record["service"] === "string" && typeof record["account"] === "string")
+    found.push({ service: record["service"], account: record["account"] });
+  else for (const key of keys) refsIn(record[key], found);
+  return found;
+}
+
+/** Which credential names the config refers to, and who refers to each. */
+function usesOf(config: PairConfig): Map<string, string[]> {
+  const uses = new Map<string, string[]>();
+  const note = (ref: CredentialRef, by: string) => {
+    const name = formatCredentialRef(ref);
+    const list = uses.get(name) ?? [];
+    if (!list.includes(by)) list.push(by);
+    uses.set(name, list);
+  };
+  for (const node of config.rentedNodes)
+    for (const ref of refsIn(node)) note(ref, `rented node ${node.name}`);
+  const { rentedNodes: _rented, ...rest } = config;
+  for (const ref of refsIn(rest)) note(ref, "config");
+  return uses;
+}
+
 async function list(args: readonly string[], io: CliIo): Promise<number> {
   const { values } = parseCommandWords(args, OPTIONS, []);
   const refs = await storeCall(() => openStore().list());
+  if (values.config !== undefined) return listAgainstConfig(io, values.config, values.json === true, refs);
   if (values.json === true)
     printJson(
       io,
@@ -139,12 +177,50 @@ async function list(args: readonly string[], io: CliIo): Promise<number> {
   return EXIT_OK;
 }
 
+/** `list --config FILE`: the stored names beside the ones the config refers to. */
+async function listAgainstConfig(
+  io: CliIo,
+  file: string,
+  json: boolean,
+  stored: readonly CredentialRef[],
+): Promise<number> {
+  const loaded = await loadConfig({ file, env: io.env, homeDir: io.homeDir, hostName: io.hostName });
+  const uses = usesOf(loaded.config);
+  const rows = stored.map((r) => ({ ref: r, stored: true }));
+  for (const name of uses.keys())
+    if (!rows.some((row) => formatCredentialRef(row.ref) === name)) {
+      const parsed = parseCredentialRef(name);
+      if (parsed.ok) rows.push({ ref: parsed.ref, stored: false });
+    }
+  const entries = rows.map(({ ref, stored: isStored }) => ({
+    credential: formatCredentialRef(ref),
+    service: ref.service,
+    account: ref.account,
+    stored: isStored,
+    used_by: uses.get(formatCredentialRef(ref)) ?? [],
+  }));
+  if (json) printJson(io, entries);
+  else if (entries.length === 0) io.stdout("no credentials stored, and the config refers to none\n");
+  else
+    io.stdout(
+      entries
+        .map(
+          (e) =>
+            `${e.credential}  ${e.stored ? "stored" : "MISSING: pair credential set " + e.credential.slice(CREDENTIAL_PREFIX.length)}` +
+            (e.used_by.length > 0 ? `  (used by ${e.used_by.join(", ")})` : "") +
+            "\n",
+        )
+        .join(""),
+    );
+  return EXIT_OK;
+}
+
 export const credentialCommand: Command = {
   name: "credential",
   summary: "secrets in the OS credential store: set NAME (from stdin), delete NAME, list",
   usage: USAGE,
   async run(args, io) {
-    const [sub, ...rest] = args;
+    const { sub, rest } = splitSubcommand(args);
     switch (sub) {
       case "set":
         return set(rest, io);
@@ -156,7 +232,7 @@ export const credentialCommand: Command = {
         throw new UsageError(
           sub === undefined
             ? `expected one of: ${SUBCOMMANDS.join(", ")}`
-            : `unknown subcommand "${sub}" (expected one of: ${SUBCOMMANDS.join(", ")})`,
+            : unknownWord("subcommand", sub, SUBCOMMANDS),
         );
     }
   },

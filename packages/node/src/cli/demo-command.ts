@@ -8,7 +8,7 @@
 
 import { UsageError } from "./cli-errors.js";
 import type { Command } from "./command.js";
-import { HELP_OPTION, intFlag, JSON_OPTION, parseCommandArgs } from "./command-args.js";
+import { CONFIG_OPTION, HELP_OPTION, intFlag, JSON_OPTION, parseCommandArgs } from "./command-args.js";
 import { runBasicDemo } from "./demo-basic.js";
 import { DEMO_CLOCK_SCALE, runClusterDemo } from "./demo-cluster-run.js";
 import { DEMO_PREFERRED_PORT, PAIR_DEFAULT_PORT } from "./demo-sandbox.js";
@@ -37,9 +37,11 @@ Options:
   --json       one JSON line on stdout (two nodes: after the tour, with every step's outcome;
                --basic: {"url", "config_file", "data_dir", "models", …} once ready)
   --verbose    the nodes' own log lines on stderr
+  --config F   accepted as by every command, but not used: the sandbox writes its own nodes' configs
   -h, --help   show this help`,
   async run(args, io) {
     const flags = parseCommandArgs(args, {
+      ...CONFIG_OPTION,
       ...JSON_OPTION,
       ...HELP_OPTION,
       port: { type: "string" },
@@ -52,6 +54,10 @@ Options:
       throw new UsageError(`--port: ${PAIR_DEFAULT_PORT} is PAIR's own port; the demo never takes it`);
     }
     const json = flags.json === true;
+    if (flags.config !== undefined)
+      io.stderr(
+        `pair demo: --config ${flags.config} is not used: the sandbox writes its own nodes' configs\n`,
+      );
     if (flags.basic === true) {
       if (flags["tour-only"] === true) throw new UsageError("--tour-only: the --basic sandbox has no tour");
       return runBasicDemo({ port, json }, io);

@@ -15,7 +15,7 @@ import { credentialCommand } from "./credential-command.js";
 import { CliFailure, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from "./cli-errors.js";
 import { processIo, type CliIo } from "./cli-io.js";
 import type { Command } from "./command.js";
-import { asksForHelp } from "./command-args.js";
+import { asksForHelp, unknownWord } from "./command-args.js";
 import { demoCommand } from "./demo-command.js";
 import { joinCommand, peersCommand, pinCommand, unpairCommand } from "./pair-commands.js";
 import { rentedCommand } from "./rented-command.js";
@@ -40,20 +40,33 @@ export const COMMANDS: readonly Command[] = [
   uiCommand,
 ];
 
+/** The command a word names: its name or one of its aliases. */
+function commandNamed(word: string | undefined): Command | undefined {
+  return COMMANDS.find((c) => c.name === word || (c.aliases ?? []).includes(word ?? ""));
+}
+
+function titleOf(c: Command): string {
+  return [c.name, ...(c.aliases ?? [])].join(", ");
+}
+
 export function globalUsage(): string {
-  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  const width = Math.max(...COMMANDS.map((c) => titleOf(c).length));
   return `Usage: pair <command> [options]
 
 PAIR: one OpenAI- and Ollama-compatible endpoint over the engines of your machines.
 
 Commands:
-${COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join("\n")}
+${COMMANDS.map((c) => `  ${titleOf(c).padEnd(width)}  ${c.summary}`).join("\n")}
 
 Options:
   -h, --help     show help (pair <command> --help for a command's own)
   -v, --version  print PAIR's version
 
 Exit status: 0 success, 1 failure (the message says what to do), 2 wrong usage.`;
+}
+
+function names(): string[] {
+  return COMMANDS.flatMap((c) => [c.name, ...(c.aliases ?? [])]);
 }
 
 function usageError(io: CliIo, message: string, usage: string, prefix = "pair"): number {
@@ -89,9 +102,9 @@ export async function main(argv: readonly string[], io: Partial<CliIo> = {}): Pr
   if (first === undefined) return usageError(cli, "no command given", globalUsage());
   if (first === "--help" || first === "-h" || first === "help") {
     const topic = first === "help" ? rest[0] : undefined;
-    const command = COMMANDS.find((c) => c.name === topic);
+    const command = commandNamed(topic);
     if (topic !== undefined && command === undefined)
-      return usageError(cli, `no help for unknown command "${topic}"`, globalUsage());
+      return usageError(cli, `no help for ${unknownWord("command", topic, names())}`, globalUsage());
     cli.stdout(`${command?.usage ?? globalUsage()}\n`);
     return EXIT_OK;
   }
@@ -99,9 +112,11 @@ export async function main(argv: readonly string[], io: Partial<CliIo> = {}): Pr
     cli.stdout(`pair ${PAIR_VERSION}\n`);
     return EXIT_OK;
   }
-  const command = COMMANDS.find((c) => c.name === first);
+  const command = commandNamed(first);
   if (command === undefined) {
-    const what = first.startsWith("-") ? `unknown option "${first}"` : `unknown command "${first}"`;
+    const what = first.startsWith("-")
+      ? unknownWord("option", first, ["--help", "--version"])
+      : unknownWord("command", first, names());
     return usageError(cli, what, globalUsage());
   }
   if (asksForHelp(rest)) {

@@ -10,7 +10,15 @@ import { ROUTING_USES, type RoutingUse } from "../config/index.js";
 import { CliFailure, EXIT_OK, UsageError } from "./cli-errors.js";
 import type { CliIo } from "./cli-io.js";
 import type { Command } from "./command.js";
-import { CONFIG_OPTION, HELP_OPTION, JSON_OPTION, parseCommandWords } from "./command-args.js";
+import {
+  CONFIG_OPTION,
+  HELP_OPTION,
+  JSON_OPTION,
+  parseCommandWords,
+  splitSubcommand,
+  unknownWord,
+} from "./command-args.js";
+import { describeRented } from "./rented-describe.js";
 import { renderTable } from "./text-table.js";
 import { rentedCall } from "./rented-call.js";
 import { runCatalog, runCreate, runHardware, CREATE_USAGE } from "./rented-create-command.js";
@@ -32,7 +40,25 @@ const POST_TIMEOUT_MS = 30_000;
 const LIFECYCLE_TIMEOUT_MS = 15 * 60_000;
 const DELETE_OPTIONS = { ...OPTIONS, yes: { type: "boolean" } } as const;
 
-const USAGE = `Usage: pair rented list [--config FILE] [--json]
+const SUBCOMMANDS = [
+  "list",
+  "ls",
+  "describe",
+  "attach",
+  "share",
+  "policy",
+  "reset",
+  "check",
+  "pause",
+  "resume",
+  "delete",
+  "create",
+  "catalog",
+  "hardware",
+] as const;
+
+const USAGE = `Usage: pair rented list|ls [--config FILE] [--json]
+       pair rented describe NAME [--config FILE] [--json]
        pair rented attach NAME --provider P (--base-url URL | --endpoint NS/NAME)
                           [--credential REF] [--share] [--models A,B] [--cold-start-s N]
                           [--policy USE] [--config FILE] [--json]
@@ -48,7 +74,9 @@ Rented nodes are GPUs outside the LAN that this node (their sponsor) holds for t
 their credential (in the OS credential store) and forwards requests to them over verified HTTPS.
 Peers see their name, state, models and price — never their URL or credential.
 
-  list     the rented nodes this node sponsors: state, models, shared, policy, warnings
+  list     the rented nodes this node sponsors: state, models, shared, policy, warnings (also: ls)
+  describe one rented node on one page: state, price, budget and spend, idle timer, stop
+           obligations, warnings, recent state history
   attach   add an existing endpoint now (kept in the data dir, no restart). Providers:
            openai-compatible | huggingface-job | huggingface-providers (--base-url, https://…/v1),
            huggingface-endpoint (--endpoint NAMESPACE/NAME), runpod (--endpoint POD_ID).
@@ -145,18 +173,24 @@ function attachEntry(
 }
 
 async function run(args: readonly string[], io: CliIo): Promise<number> {
-  const [sub, ...rest] = args;
+  const { sub, rest } = splitSubcommand(args);
   switch (sub) {
     case "list":
+    case "ls":
     case "check": {
       const { values } = parseCommandWords(rest, OPTIONS, []);
       const rows = (await call(
         io,
         values.config,
-        sub === "list" ? "/pair/v1/rented" : "/pair/v1/rented/probe",
-        sub === "list" ? undefined : { body: {}, timeoutMs: POST_TIMEOUT_MS },
+        sub === "check" ? "/pair/v1/rented/probe" : "/pair/v1/rented",
+        sub === "check" ? { body: {}, timeoutMs: POST_TIMEOUT_MS } : undefined,
       )) as RentedJson[];
       print(io, values.json === true, rows, rows);
+      return EXIT_OK;
+    }
+    case "describe": {
+      const { values, words } = parseCommandWords(rest, OPTIONS, ["NAME"]);
+      await describeRented(io, values.config, words[0] ?? "", values.json === true);
       return EXIT_OK;
     }
     case "attach": {
@@ -222,13 +256,15 @@ async function run(args: readonly string[], io: CliIo): Promise<number> {
     case "hardware":
       return runHardware(rest, io);
     default:
-      throw new UsageError(sub === undefined ? "expected a subcommand" : `unknown subcommand "${sub}"`);
+      throw new UsageError(
+        sub === undefined ? "expected a subcommand" : unknownWord("subcommand", sub, SUBCOMMANDS),
+      );
   }
 }
 
 export const rentedCommand: Command = {
   name: "rented",
-  summary: "rented GPUs this node sponsors: list, attach, create, share, policy, reset, check",
+  summary: "rented GPUs this node sponsors: list, describe, attach, create, share, policy, reset, check",
   usage: USAGE,
   run,
 };

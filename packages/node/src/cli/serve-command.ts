@@ -12,8 +12,8 @@ import { ListenError, startNode } from "../node.js";
 import { CliFailure, EXIT_OK } from "./cli-errors.js";
 import type { StopSignal } from "./cli-io.js";
 import type { Command } from "./command.js";
-import { CONFIG_OPTION, HELP_OPTION, parseCommandArgs } from "./command-args.js";
-import { eventLog } from "./event-log.js";
+import { CONFIG_OPTION, HELP_OPTION, JSON_OPTION, parseCommandArgs } from "./command-args.js";
+import { eventLog, logFormatOf } from "./event-log.js";
 
 /** How long requests in flight may take to finish once a stop was asked for. */
 export const SERVE_GRACE_MS = 10_000;
@@ -21,7 +21,7 @@ export const SERVE_GRACE_MS = 10_000;
 export const serveCommand: Command = {
   name: "serve",
   summary: "run the node in the foreground until SIGINT/SIGTERM",
-  usage: `Usage: pair serve [--config FILE]
+  usage: `Usage: pair serve [--config FILE] [--json]
 
 Runs this machine's PAIR node in the foreground: the OpenAI and Ollama APIs on node.listen
 (default 127.0.0.1:11434) over the engines of the config. Logs one line per event on stderr.
@@ -31,12 +31,14 @@ ${SERVE_GRACE_MS / 1000} s to finish.
 Options:
   --config FILE  the config (else $PAIR_CONFIG, else ~/.config/pair/pair.yaml; with no file at
                  all the defaults apply: listen on 127.0.0.1:11434, adopt Ollama on 127.0.0.1:11435)
+  --json         log one JSON object a line ({"time", "msg"}), as PAIR_LOG_FORMAT=json does
   -h, --help     show this help
 
+Under journald (a systemd unit) the lines carry no time of their own: the journal stamps them.
 If Ollama holds 11434, move it: OLLAMA_HOST=127.0.0.1:11435 ollama serve`,
   async run(args, io) {
-    const flags = parseCommandArgs(args, { ...CONFIG_OPTION, ...HELP_OPTION });
-    const log = eventLog(io);
+    const flags = parseCommandArgs(args, { ...CONFIG_OPTION, ...JSON_OPTION, ...HELP_OPTION });
+    const log = eventLog(io, flags.json === true ? "json" : logFormatOf(io.env));
     // Listen for stop signals from the start, so Ctrl-C during start-up still shuts down cleanly.
     let stopping: StopSignal | undefined;
     let onFirstStop: (signal: StopSignal) => void = () => undefined;

@@ -67,3 +67,4 @@ export {
 } from "./net-address.js";
 export { defaultConfig, parseConfig } from "./parse-config.js";
 export { readRentedNodeValue, RENTED_NODE_KEYS, type RentedNodeProblem } from "./read-rented-nodes.js";
+export { closestKey } from "./closest-key.js";

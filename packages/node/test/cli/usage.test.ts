@@ -47,7 +47,7 @@ describe("usage errors exit 2 with usage on stderr", () => {
     [["history", "--since", "2025-02-30"], /not a valid date/],
     [["demo", "--port", "11434"], /11434 is PAIR's own port/],
     [["demo", "--port", "70000"], /--port: expected a whole number from 0 to 65535/],
-    [["serve", "--json"], /Unknown option '--json'/],
+    [["serve", "--jsn"], /Unknown option '--jsn'/],
   ])("pair %j", async (argv, message) => {
     const r = await runCli(argv);
     expect(r.code).toBe(2);

@@ -3,7 +3,7 @@
 // failure path in a child process whose D-Bus address points at a dead socket. Names here stay in
 // service `pair` (unique accounts): only os-credential-store.test.ts writes the shared index.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough, Readable } from "node:stream";
@@ -37,6 +37,49 @@ afterAll(async () => {
 function expectNoSecret(...outputs: string[]): void {
   for (const output of outputs) expect(output).not.toContain(SECRET);
 }
+
+describe("list --config: what the config refers to", () => {
+  it("marks each stored name the config uses, and lists a referenced name the store lacks", async () => {
+    const [present, absent] = [account("used"), account("missing")];
+    expect((await credential(["set", present], SECRET)).code).toBe(0);
+    const dir = mkdtempSync(join(tmpdir(), "pair-cred-config-"));
+    const file = join(dir, "pair.yaml");
+    const node = (name: string, ref: string) =>
+      `  - name: ${name}\n    provider: openai-compatible\n    base_url: https://127.0.0.1:9/v1\n` +
+      `    credential: os-credential-store:pair/${ref}\n`;
+    writeFileSync(
+      file,
+      `node:\n  data_dir: ${dir}/data\nrented_nodes:\n${node("a", present)}${node("b", absent)}`,
+    );
+    try {
+      // The option may come before the subcommand, as with every command.
+      const r = await credential(["--config", file, "list", "--json"], "");
+      expect(r.code, r.stderr).toBe(0);
+      const rows = JSON.parse(r.stdout) as { credential: string; stored: boolean; used_by: string[] }[];
+      expect(rows).toContainEqual(
+        expect.objectContaining({
+          credential: `os-credential-store:pair/${present}`,
+          stored: true,
+          used_by: ["rented node a"],
+        }),
+      );
+      expect(rows).toContainEqual(
+        expect.objectContaining({
+          credential: `os-credential-store:pair/${absent}`,
+          stored: false,
+          used_by: ["rented node b"],
+        }),
+      );
+      const text = await credential(["list", "--config", file], "");
+      expect(text.stdout).toContain(
+        `os-credential-store:pair/${absent}  MISSING: pair credential set pair/${absent}`,
+      );
+      expectNoSecret(r.stdout, r.stderr, text.stdout, text.stderr);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
 
 describe("set, list, delete over stdin", () => {
   it("stores a piped secret, lists its name, deletes it — no output ever holds the secret", async () => {
@@ -180,7 +223,7 @@ describe("usage errors (exit 2) never repeat a pasted secret", () => {
     [["credential", "set", SECRET], /NAME: the account name looks like a literal secret/],
     [["credential", "delete", "bad name"], /NAME: expected SERVICE\/ACCOUNT or ACCOUNT/],
     [["credential", "list", "extra"], /Unexpected argument 'extra'/],
-    [["credential", "list", "--config", "x.yaml"], /Unknown option '--config'/],
+    [["credential", "lst"], /unknown subcommand "lst" — did you mean "list"\?/],
   ])("pair %j", async (argv, message) => {
     const r = await runCli(argv, { stdin: piped("") });
     expect(r.code).toBe(2);

@@ -84,6 +84,10 @@ const NOT_RUN: Readonly<Record<string, string>> = {
     "the two-node tour sandbox (about 20 s) never reads --config, the admin token or the OS " +
     "credential store: its token is generated in memory; `demo --basic` below runs the same code " +
     "path for its JSON line",
+  serve:
+    "the node itself, not a one-shot command: --json only changes how its log lines are written " +
+    "(event-log.ts); what the node writes is the sponsor child's output, scanned below after a " +
+    "SIGABRT and after an uncaught error",
 };
 
 const keyring = keyringCa();
@@ -308,7 +312,8 @@ function runs(c: RunContext): Run[] {
     { key: "apikey create", argv: ["apikey", "create", "second"] },
     { key: "apikey list", argv: ["apikey", "list"] },
     { key: "apikey revoke", argv: ["apikey", "revoke", "second"] },
-    { key: "rented list", argv: ["rented", "list"] },
+    { key: "rented list|ls", argv: ["rented", "list"] },
+    { key: "rented describe", argv: ["rented", "describe", NODE] },
     {
       key: "rented attach --provider",
       argv: [
