@@ -25,7 +25,7 @@ import { parseSince } from "./parse-since.js";
 const COMMON_OPTIONS = { ...CONFIG_OPTION, ...JSON_OPTION, ...HELP_OPTION } as const;
 
 const COMMON_HELP = `Options:
-  --config FILE  the node's config (else $PAIR_CONFIG, else ~/.config/pair/pair.yaml): its
+  --config FILE  the node's config (else $PAIR_CONFIG, else the default file (README)): its
                  node.listen is where the node is asked, its data_dir holds the admin token
   --json         print JSON for scripts instead of a table
   -h, --help     show this help`;

@@ -51,7 +51,7 @@ next request; no restart.
               taken. --json prints {"id", "revoked_at"}.
 
 Options:
-  --config FILE  the node's config (else $PAIR_CONFIG, else ~/.config/pair/pair.yaml): its
+  --config FILE  the node's config (else $PAIR_CONFIG, else the default file (README)): its
                  node.data_dir holds the keys
   --json         print JSON for scripts
   -h, --help     show this help

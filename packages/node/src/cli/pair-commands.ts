@@ -27,7 +27,7 @@ const OPTIONS = { ...CONFIG_OPTION, ...JSON_OPTION, ...HELP_OPTION } as const;
 const JOIN_TIMEOUT_MS = 30_000;
 const POST_TIMEOUT_MS = 5_000;
 
-const COMMON_HELP = `  --config FILE  the node's config (else $PAIR_CONFIG, else ~/.config/pair/pair.yaml): its
+const COMMON_HELP = `  --config FILE  the node's config (else $PAIR_CONFIG, else the default file (README)): its
                  node.listen is where the node is asked, its data_dir holds the admin token
   --json         print JSON for scripts
   -h, --help     show this help`;

@@ -102,7 +102,7 @@ Peers see their name, state, models and price — never their URL or credential.
   hardware GPUs you may create on: count, VRAM, $/hr, quota left, vendor/region, instance
 
 Options:
-  --config FILE  the node's config (else $PAIR_CONFIG, else ~/.config/pair/pair.yaml)
+  --config FILE  the node's config (else $PAIR_CONFIG, else the default file (README))
   --json         print JSON for scripts
   -h, --help     show this help`;
 

@@ -29,7 +29,7 @@ Ctrl-C (SIGINT) or SIGTERM stops it: no new requests are taken and those in flig
 ${SERVE_GRACE_MS / 1000} s to finish.
 
 Options:
-  --config FILE  the config (else $PAIR_CONFIG, else ~/.config/pair/pair.yaml; with no file at
+  --config FILE  the config (else $PAIR_CONFIG, else the default file (README); with no file at
                  all the defaults apply: listen on 127.0.0.1:11434, adopt Ollama on 127.0.0.1:11435)
   --json         log one JSON object a line ({"time", "msg"}), as PAIR_LOG_FORMAT=json does
   -h, --help     show this help

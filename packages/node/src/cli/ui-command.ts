@@ -24,7 +24,7 @@ a session cookie (HttpOnly, SameSite=Strict) valid for 12 hours or until the nod
 --json prints {"url": "...", "expires_at": "<ISO time>"}.
 
 Options:
-  --config FILE  the node's config (else $PAIR_CONFIG, else ~/.config/pair/pair.yaml): its
+  --config FILE  the node's config (else $PAIR_CONFIG, else the default file (README)): its
                  node.listen is where the node is asked, its data_dir holds the admin token
   --json         print JSON for scripts
   -h, --help     show this help`,

@@ -244,4 +244,6 @@ export interface ConfigHost {
   readonly homeDir: string;
   /** Default `node.name`. */
   readonly hostName: string;
+  /** Default `node.data_dir` (absolute; platform-paths.ts); absent: `~/.local/share/pair`. */
+  readonly dataDir?: string;
 }

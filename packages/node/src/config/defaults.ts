@@ -10,8 +10,6 @@ export const MS_PER_MINUTE = 60_000;
 export const MS_PER_DAY = 86_400_000;
 export const MICRO_USD_PER_USD = 1_000_000;
 
-/** The file read when neither `--config` nor `$PAIR_CONFIG` names one (relative to the home dir). */
-export const DEFAULT_CONFIG_FILE = "~/.config/pair/pair.yaml";
 /** Longest config file read. */
 export const MAX_CONFIG_FILE_BYTES = 1_048_576;
 

@@ -48,10 +48,11 @@ export {
   parseCredentialRef,
   type CredentialRefResult,
 } from "./credential-ref.js";
-export { DEFAULT_CONFIG_FILE, RENTED_DEFAULTS } from "./defaults.js";
+export { RENTED_DEFAULTS } from "./defaults.js";
 export {
   CONFIG_ENV_VAR,
   loadConfig,
+  defaultPaths,
   resolveConfigFile,
   type ConfigFileChoice,
   type ConfigFileVia,
@@ -68,3 +69,4 @@ export {
 export { defaultConfig, parseConfig } from "./parse-config.js";
 export { readRentedNodeValue, RENTED_NODE_KEYS, type RentedNodeProblem } from "./read-rented-nodes.js";
 export { closestKey } from "./closest-key.js";
+export { platformPaths, type PlatformPaths } from "./platform-paths.js";

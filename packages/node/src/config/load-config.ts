@@ -1,16 +1,18 @@
 /**
- * Which config file a command reads (`--config FILE`, else `$PAIR_CONFIG`, else
- * `~/.config/pair/pair.yaml`) and reading it. A missing default file means "all defaults"; a missing
+ * Which config file a command reads (`--config FILE`, else `$PAIR_CONFIG`, else the platform's
+ * default, platform-paths.ts) and reading it. A missing default file means "all defaults"; a missing
  * file that was named explicitly is an error naming the path. The file system edge of config.
  * Must not know: what the keys mean (parse-config.ts does), the credential store, sockets.
  */
 
+import { existsSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { ConfigError } from "./config-error.js";
 import type { PairConfig } from "./config-types.js";
-import { DEFAULT_CONFIG_FILE, MAX_CONFIG_FILE_BYTES } from "./defaults.js";
+import { MAX_CONFIG_FILE_BYTES } from "./defaults.js";
 import { expandHome } from "./home-path.js";
 import { parseConfig } from "./parse-config.js";
+import { platformPaths, type PlatformFacts } from "./platform-paths.js";
 import { systemHost } from "./system-host.js";
 
 export const CONFIG_ENV_VAR = "PAIR_CONFIG";
@@ -30,6 +32,10 @@ export interface LoadConfigOptions {
   readonly homeDir: string;
   /** Default `node.name`; this machine's host name when not given. */
   readonly hostName?: string | undefined;
+  /** Whose conventions place the default files (default: this process's platform; tests pretend). */
+  readonly platform?: NodeJS.Platform;
+  /** Looks for the legacy paths (default: the file system). */
+  readonly exists?: PlatformFacts["exists"];
 }
 
 export interface LoadedConfig {
@@ -45,7 +51,17 @@ function expandTilde(path: string, homeDir: string): string {
   return expanded.ok ? expanded.path : path;
 }
 
-/** The file to read, by the resolution order of interface.md. An empty `$PAIR_CONFIG` counts as unset. */
+/** The default config file and data dir for these options' user and platform. */
+export function defaultPaths(options: Omit<LoadConfigOptions, "hostName" | "file">) {
+  return platformPaths({
+    platform: options.platform ?? process.platform,
+    env: options.env,
+    homeDir: options.homeDir,
+    exists: options.exists ?? existsSync,
+  });
+}
+
+/** The file to read: `--config`, else `$PAIR_CONFIG` (empty counts as unset), else the platform's default. */
 export function resolveConfigFile(options: Omit<LoadConfigOptions, "hostName">): ConfigFileChoice {
   if (options.file !== undefined)
     return { path: expandTilde(options.file, options.homeDir), via: "--config" };
@@ -53,7 +69,7 @@ export function resolveConfigFile(options: Omit<LoadConfigOptions, "hostName">):
   if (fromEnv !== undefined && fromEnv !== "") {
     return { path: expandTilde(fromEnv, options.homeDir), via: CONFIG_ENV_VAR };
   }
-  return { path: expandTilde(DEFAULT_CONFIG_FILE, options.homeDir), via: "default" };
+  return { path: defaultPaths(options).configFile, via: "default" };
 }
 
 function namedBy(choice: ConfigFileChoice): string {
@@ -84,7 +100,11 @@ function errnoCode(error: unknown): string | undefined {
  * @throws ConfigError (code `invalid_config`) for a missing named file, an unreadable file, or any problem in it.
  */
 export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConfig> {
-  const host = { homeDir: options.homeDir, hostName: options.hostName ?? systemHost().hostName };
+  const host = {
+    homeDir: options.homeDir,
+    hostName: options.hostName ?? systemHost().hostName,
+    dataDir: defaultPaths(options).dataDir,
+  };
   const file = resolveConfigFile(options);
   if (file.path === "") throw fileError(file, "file_not_found", "an empty file name was given");
   let text: string;

@@ -77,7 +77,8 @@ export function readNode(problems: ProblemList, value: unknown, host: ConfigHost
   const node = Section.open(problems, value, ["node"], NODE_KEYS);
   const name = node.name("name") ?? defaultNodeName(host.hostName);
   const defaultDataDir = expandHome(NODE_DEFAULTS.data_dir, host.homeDir);
-  const dataDir = node.filePath("data_dir", host.homeDir) ?? (defaultDataDir.ok ? defaultDataDir.path : "");
+  const dataDir =
+    node.filePath("data_dir", host.homeDir) ?? host.dataDir ?? (defaultDataDir.ok ? defaultDataDir.path : "");
   const listen = node.hostPort("listen") ?? defaultAddress(NODE_DEFAULTS.listen);
   const clusterListen = node.hostPort("cluster_listen") ?? defaultAddress(NODE_DEFAULTS.cluster_listen);
   const discovery = node.section("discovery", ["mdns"]);

@@ -1,4 +1,4 @@
-// Which file is read (--config, else $PAIR_CONFIG, else ~/.config/pair/pair.yaml), and what a missing
+// Which file is read (--config, else $PAIR_CONFIG, else the platform default: platform-paths.test.ts), and what a missing
 // or unreadable file means.
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
