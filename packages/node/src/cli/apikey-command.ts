@@ -20,18 +20,10 @@ import { formatHostPort, isLoopbackHost, loadConfig, type LoadedConfig } from ".
 import { CliFailure, EXIT_OK, UsageError } from "./cli-errors.js";
 import type { CliIo } from "./cli-io.js";
 import type { Command } from "./command.js";
-import {
-  CONFIG_OPTION,
-  HELP_OPTION,
-  JSON_OPTION,
-  parseCommandWords,
-  splitSubcommand,
-  unknownWord,
-} from "./command-args.js";
+import { CONFIG_OPTION, HELP_OPTION, JSON_OPTION, parseCommandWords, runSubcommand } from "./command-args.js";
 import { renderTable } from "./text-table.js";
 
 const OPTIONS = { ...CONFIG_OPTION, ...JSON_OPTION, ...HELP_OPTION } as const;
-const SUBCOMMANDS = ["create", "list", "revoke"] as const;
 
 const USAGE = `Usage: pair apikey create ID [--config FILE] [--json]
        pair apikey list [--config FILE] [--json]
@@ -165,20 +157,6 @@ export const apikeyCommand: Command = {
   summary: "API keys for callers on other machines: create ID, list, revoke ID",
   usage: USAGE,
   async run(args, io) {
-    const { sub, rest } = splitSubcommand(args);
-    switch (sub) {
-      case "create":
-        return create(rest, io);
-      case "list":
-        return list(rest, io);
-      case "revoke":
-        return revoke(rest, io);
-      default:
-        throw new UsageError(
-          sub === undefined
-            ? `expected one of: ${SUBCOMMANDS.join(", ")}`
-            : unknownWord("subcommand", sub, SUBCOMMANDS),
-        );
-    }
+    return runSubcommand(args, io, { create, list, revoke });
   },
 };

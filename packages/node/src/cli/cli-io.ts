@@ -1,14 +1,14 @@
 /**
  * What a `pair` command may touch of the process it runs in: its standard input (`pair credential
  * set` reads a secret from it), two output streams, environment, home directory, host name, temp
- * folder, wall clock and the stop signals (SIGINT/SIGTERM). Passed
+ * folder, wall clock and the stop signals (SIGINT, SIGTERM, SIGHUP; SIGBREAK on Windows). Passed
  * into `main`, so tests run every command in-process with writers, env and signals of their own.
  * Must not know: any command, the node, the config.
  */
 
 import { homedir, hostname, tmpdir } from "node:os";
 
-export type StopSignal = "SIGINT" | "SIGTERM";
+export type StopSignal = "SIGINT" | "SIGTERM" | "SIGHUP" | "SIGBREAK";
 
 /** Where stop requests come from. `onStop` returns a function that removes the handler. */
 export interface SignalSource {
@@ -41,16 +41,23 @@ export interface CliIo {
   readonly signals: SignalSource;
 }
 
-/** SIGINT and SIGTERM of this process. While a handler is registered, Node does not exit on them. */
+/**
+ * Every way the OS asks this process to stop that Node can see: Ctrl-C (SIGINT), a service manager
+ * (SIGTERM), a closed terminal or console window (SIGHUP; Windows then allows about 10 s), Ctrl+Break
+ * (SIGBREAK, Windows only). Each runs the graceful stop, so rented nodes are paused on exit. While a
+ * handler is registered, Node does not exit on them.
+ */
 export const processSignals: SignalSource = {
   onStop(handler) {
-    const onInt = () => handler("SIGINT");
-    const onTerm = () => handler("SIGTERM");
-    process.on("SIGINT", onInt);
-    process.on("SIGTERM", onTerm);
+    const signals: StopSignal[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+    if (process.platform === "win32") signals.push("SIGBREAK");
+    const listeners = signals.map((signal) => {
+      const listener = () => handler(signal);
+      process.on(signal, listener);
+      return () => void process.off(signal, listener);
+    });
     return () => {
-      process.off("SIGINT", onInt);
-      process.off("SIGTERM", onTerm);
+      for (const off of listeners) off();
     };
   },
 };

@@ -9,6 +9,7 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { closestKey } from "../config/index.js";
 import { UsageError } from "./cli-errors.js";
+import type { CliIo } from "./cli-io.js";
 
 type OptionsConfig = NonNullable<ParseArgsConfig["options"]>;
 
@@ -80,6 +81,25 @@ export function splitSubcommand(
     return { sub: arg, rest: [...args.slice(0, i), ...args.slice(i + 1)] };
   }
   return { sub: undefined, rest: args };
+}
+
+/** A subcommand's run: the words after it, in order. */
+export type SubcommandRun = (args: readonly string[], io: CliIo) => Promise<number>;
+
+/** Runs the subcommand `args` names (options may come first). @throws UsageError naming the closest one */
+export function runSubcommand(
+  args: readonly string[],
+  io: CliIo,
+  table: Readonly<Record<string, SubcommandRun>>,
+): Promise<number> {
+  const { sub, rest } = splitSubcommand(args);
+  const known = Object.keys(table);
+  const run = sub === undefined ? undefined : table[sub];
+  if (run === undefined)
+    throw new UsageError(
+      sub === undefined ? `expected one of: ${known.join(", ")}` : unknownWord("subcommand", sub, known),
+    );
+  return run(rest, io);
 }
 
 /** The command's flags, strictly: no positionals, no unknown flags. @throws UsageError */

@@ -19,18 +19,10 @@ import {
 import { CliFailure, EXIT_OK, UsageError } from "./cli-errors.js";
 import type { CliIo } from "./cli-io.js";
 import type { Command } from "./command.js";
-import {
-  CONFIG_OPTION,
-  HELP_OPTION,
-  JSON_OPTION,
-  parseCommandWords,
-  splitSubcommand,
-  unknownWord,
-} from "./command-args.js";
+import { CONFIG_OPTION, HELP_OPTION, JSON_OPTION, parseCommandWords, runSubcommand } from "./command-args.js";
 import { readSecret } from "./secret-input.js";
 
 const OPTIONS = { ...CONFIG_OPTION, ...JSON_OPTION, ...HELP_OPTION } as const;
-const SUBCOMMANDS = ["set", "delete", "list"] as const;
 
 const USAGE = `Usage: pair credential set NAME [--config FILE] [--json]
        pair credential delete NAME [--config FILE] [--json]
@@ -220,20 +212,6 @@ export const credentialCommand: Command = {
   summary: "secrets in the OS credential store: set NAME (from stdin), delete NAME, list",
   usage: USAGE,
   async run(args, io) {
-    const { sub, rest } = splitSubcommand(args);
-    switch (sub) {
-      case "set":
-        return set(rest, io);
-      case "delete":
-        return remove(rest, io);
-      case "list":
-        return list(rest, io);
-      default:
-        throw new UsageError(
-          sub === undefined
-            ? `expected one of: ${SUBCOMMANDS.join(", ")}`
-            : unknownWord("subcommand", sub, SUBCOMMANDS),
-        );
-    }
+    return runSubcommand(args, io, { set, delete: remove, list });
   },
 };

@@ -20,6 +20,7 @@ import { demoCommand } from "./demo-command.js";
 import { joinCommand, peersCommand, pinCommand, unpairCommand } from "./pair-commands.js";
 import { rentedCommand } from "./rented-command.js";
 import { serveCommand } from "./serve-command.js";
+import { serviceCommand } from "./service-command.js";
 import { uiCommand } from "./ui-command.js";
 
 export const COMMANDS: readonly Command[] = [
@@ -38,6 +39,7 @@ export const COMMANDS: readonly Command[] = [
   rentedCommand,
   credentialCommand,
   uiCommand,
+  serviceCommand,
 ];
 
 /** The command a word names: its name or one of its aliases. */

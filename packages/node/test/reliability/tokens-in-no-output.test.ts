@@ -84,6 +84,12 @@ const NOT_RUN: Readonly<Record<string, string>> = {
     "the two-node tour sandbox (about 20 s) never reads --config, the admin token or the OS " +
     "credential store: its token is generated in memory; `demo --basic` below runs the same code " +
     "path for its JSON line",
+  "service install":
+    "writes the user's real service file (run here, it could replace one of the user's own); it " +
+    "prints paths, a command line and the OS's answer, and reads the config but no credential: " +
+    "service.test.ts runs it against a throwaway XDG_CONFIG_HOME",
+  "service status": "as service install: paths and the OS's answer only (service.test.ts)",
+  "service uninstall": "as service install: it removes the user's real service file (service.test.ts)",
   serve:
     "the node itself, not a one-shot command: --json only changes how its log lines are written " +
     "(event-log.ts); what the node writes is the sponsor child's output, scanned below after a " +
