@@ -17,6 +17,7 @@ import { processIo, type CliIo } from "./cli-io.js";
 import type { Command } from "./command.js";
 import { asksForHelp, unknownWord } from "./command-args.js";
 import { demoCommand } from "./demo-command.js";
+import { doctorCommand } from "./doctor-command.js";
 import { joinCommand, peersCommand, pinCommand, unpairCommand } from "./pair-commands.js";
 import { rentedCommand } from "./rented-command.js";
 import { serveCommand } from "./serve-command.js";
@@ -40,6 +41,7 @@ export const COMMANDS: readonly Command[] = [
   credentialCommand,
   uiCommand,
   serviceCommand,
+  doctorCommand,
 ];
 
 /** The command a word names: its name or one of its aliases. */
