@@ -34,7 +34,9 @@ import { formatHostPort, type PairConfig } from "./config/index.js";
 import { EngineInventory } from "./engines/engine-inventory.js";
 import { WorkloadHistory } from "./history/workload-history.js";
 import { startIdleCollector, type IdleCollectPolicy } from "./memory/index.js";
+import { registerClusterMetrics } from "./observability/cluster-metrics.js";
 import { Metrics } from "./observability/metrics.js";
+import { registerProcessMetrics } from "./observability/process-metrics.js";
 import { OsCredentialStore } from "./credentials/index.js";
 import {
   createOutboundAgent,
@@ -399,6 +401,8 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
   local.membership = membership;
   metrics.gauge("pair_queue_depth", "Requests waiting for a slot.", {}, () => scheduler.queued());
   metrics.gauge("pair_workloads_running", "Workloads in flight.", {}, () => history.running().length);
+  const stopProcessMetrics = registerProcessMetrics(metrics, PAIR_VERSION);
+  registerClusterMetrics(metrics, { rented: () => rented.list(), peers: () => membership.members() });
 
   // The managed nodes' first pass asks their providers (list, price, stops due: an orphan's cancel, a
   // window's end). A provider call that hangs must not keep the node from serving: wait for it at
@@ -496,6 +500,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
         local.notify = undefined;
         liveCheck.cancel();
         idleCollector?.cancel();
+        stopProcessMetrics();
         events.close();
         inventory.stop();
         rented.stop();

@@ -42,9 +42,23 @@ class Series<T> {
   ) {}
 }
 
+/** One sample of a family read at scrape time: its labels and value. */
+export interface Sample {
+  readonly labels: Labels;
+  readonly value: number;
+}
+
+interface Family {
+  readonly name: string;
+  readonly help: string;
+  readonly type: "counter" | "gauge";
+  readonly read: () => readonly Sample[];
+}
+
 export class Metrics {
   readonly #counters = new Map<string, Series<number>>();
   readonly #gauges = new Map<string, Series<() => number>>();
+  readonly #families = new Map<string, Family>();
   readonly #histograms = new Map<string, Series<{ buckets: number[]; sum: number; count: number }>>();
   /**
    * Rendered keys, found by walking the labels as given (name, value, name, value, …): sorting and
@@ -73,6 +87,14 @@ export class Metrics {
     s.values.set(key(labels), read);
   }
 
+  /**
+   * Series whose label sets are known only when scraped (the rented nodes and peers of the moment),
+   * or counters kept elsewhere (the process's CPU time): `read` gives every sample. Off the hot path.
+   */
+  family(name: string, help: string, type: "counter" | "gauge", read: () => readonly Sample[]): void {
+    this.#families.set(name, { name, help, type, read });
+  }
+
   observe(name: string, help: string, labels: Labels, seconds: number): void {
     let s = this.#histograms.get(name);
     if (s === undefined) this.#histograms.set(name, (s = new Series(name, help, "histogram")));
@@ -99,6 +121,12 @@ export class Metrics {
     for (const s of this.#gauges.values()) {
       head(s);
       for (const [k, read] of s.values) out.push(`${s.name}${sel(k)} ${read()}`);
+    }
+    for (const f of this.#families.values()) {
+      const samples = f.read();
+      if (samples.length === 0) continue;
+      out.push(`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} ${f.type}`);
+      for (const sample of samples) out.push(`${f.name}${sel(key(sample.labels))} ${sample.value}`);
     }
     for (const s of this.#histograms.values()) {
       head(s);

@@ -350,6 +350,18 @@ async function routed(
       series,
       workload.firstByteMs / 1000,
     );
+  countTokens(deps, model, workload);
+}
+
+const TOKENS_HELP = "Tokens by model, serving node and direction (in: the prompt, out: generated).";
+
+/** Tokens the engine reported, by the node that served them (this node, a peer or a rented node). */
+function countTokens(deps: ClientApiDeps, model: string, workload: Workload): void {
+  const node = workload.servingNode ?? deps.nodeName;
+  if (workload.tokensIn !== undefined && workload.tokensIn > 0)
+    deps.metrics.inc("pair_tokens_total", TOKENS_HELP, { model, node, direction: "in" }, workload.tokensIn);
+  if (workload.tokensOut !== undefined && workload.tokensOut > 0)
+    deps.metrics.inc("pair_tokens_total", TOKENS_HELP, { model, node, direction: "out" }, workload.tokensOut);
 }
 
 /** A routed request refused before it was forwarded (bad body, invalid): answered and counted. */

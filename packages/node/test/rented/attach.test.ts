@@ -194,6 +194,40 @@ describe("a rented node attached to a sponsor", () => {
     }
   });
 
+  it("shows on /metrics the rented node's state, its peer, the tokens it served and the process", async () => {
+    const e = await endpoint();
+    const s = await sponsorOf(e, { share: true });
+    const laptop = await peerOf(s);
+    await until(async () => (await rentedRow(laptop))?.["eligible"] === true);
+    const res = await chat(s.node.url, "llama-70b", {}, false);
+    expect(res.statusCode).toBe(200);
+    await res.body.dump();
+    await until(async () =>
+      (await (await fetch(`${s.node.url}/metrics`)).text()).includes("pair_tokens_total"),
+    );
+    const text = await (await fetch(`${s.node.url}/metrics`)).text();
+    expect(text).toContain('pair_rented_state{node="gpu-rent",state="running"} 1\n');
+    expect(text).toContain('pair_peer_up{peer="laptop"} 1\n');
+    expect(text).toMatch(
+      /^pair_tokens_total\{direction="out",model="llama-70b",node="gpu-rent"\} [1-9]\d*$/m,
+    );
+    expect(text).toMatch(/^pair_build_info\{node_version="v\d+\.\d+\.\d+",version="[\d.]+"\} 1$/m);
+    expect(text).toMatch(/^process_cpu_seconds_total [\d.e-]+$/m);
+    expect(text).toMatch(/^process_resident_memory_bytes [1-9]\d*$/m);
+    expect(text).toMatch(/^nodejs_heap_bytes\{kind="used"\} [1-9]\d*$/m);
+    // The loop's delay covers the time since the last scrape: present once libuv took a sample.
+    await until(async () =>
+      /^nodejs_eventloop_delay_seconds\{quantile="0\.99"\} [\d.e-]+$/m.test(
+        await (await fetch(`${s.node.url}/metrics`)).text(),
+      ),
+    );
+    // The peer that goes away shows down at the next refresh.
+    await laptop.close();
+    await until(async () =>
+      (await (await fetch(`${s.node.url}/metrics`)).text()).includes('pair_peer_up{peer="laptop"} 0'),
+    );
+  });
+
   it("leaves the token nowhere but the sponsor's credential store: no file, log or output of any node", async () => {
     const e = await endpoint();
     const s = await sponsorOf(e, { share: true });
