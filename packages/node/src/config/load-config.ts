@@ -45,7 +45,7 @@ function expandTilde(path: string, homeDir: string): string {
   return expanded.ok ? expanded.path : path;
 }
 
-/** The file to read, by the resolution order of interface.md. An empty `$PAIR_CONFIG` counts as unset. */
+/** The file to read, in the order docs/reference.md gives. An empty `$PAIR_CONFIG` counts as unset. */
 export function resolveConfigFile(options: Omit<LoadConfigOptions, "hostName">): ConfigFileChoice {
   if (options.file !== undefined)
     return { path: expandTilde(options.file, options.homeDir), via: "--config" };

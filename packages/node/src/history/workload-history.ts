@@ -56,7 +56,7 @@ export interface WorkloadAttempt {
   readonly error?: string;
 }
 
-/** The `--json` shape of `pair jobs` / `pair history` (interface.md). */
+/** The `--json` shape of `pair jobs` / `pair history` (docs/reference.md). */
 export interface WorkloadJson {
   id: string;
   model: string;
