@@ -49,7 +49,7 @@ import { median } from "./stats.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..");
-const DOC = resolve(ROOT, "docs/benchmarks.md");
+const DOC = resolve(ROOT, "docs/performance.md");
 
 const TOKENS = 64;
 const DELAYS = [5, 0] as const;

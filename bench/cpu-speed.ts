@@ -2,7 +2,7 @@
  * How fast one core of this machine is right now: the same single-threaded work (200,000 chained
  * SHA-256 digests of 64 bytes) timed `--rounds` times back to back, in ms per round. Run it on an
  * idle machine before and after a benchmark: on a shared host the cores' speed moves by a third
- * within seconds (docs/benchmarks.md, "Session 13"), and every latency target moves with it.
+ * within seconds (docs/performance.md, "Reading the numbers"), and every latency target moves with it.
  *
  *   npx tsx bench/cpu-speed.ts [--rounds 8]
  *

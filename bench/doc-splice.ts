@@ -1,6 +1,7 @@
 /**
  * Puts a generated block into a markdown document between a begin and an end marker, leaving the
- * hand-written text around it alone (each benchmark owns one pair of markers in docs/benchmarks.md).
+ * hand-written text around it alone (each benchmark owns one pair of markers, in docs/performance.md
+ * or bench/results.md).
  * Must not know: what the block says, which benchmark wrote it.
  */
 

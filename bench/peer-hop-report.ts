@@ -3,7 +3,7 @@
  * baseline: client → B → engine) beside the reply through node A (client → A → B → engine over the
  * cluster's mTLS), the added time as the median of each run's difference, the issue's target (p50
  * added ≤ 3 ms) with PASS/MISS, the CPU-bound requests/s ratio, what each node's process spent, a
- * bare relay in front of B as a reference when measured, and the per-run spread. Also the splice into docs/benchmarks.md between the peer-hop markers.
+ * bare relay in front of B as a reference when measured, and the per-run spread. Also the splice into bench/results.md between the peer-hop markers.
  * Must not know: processes, sockets, pairing, how the numbers were measured.
  */
 

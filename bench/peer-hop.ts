@@ -41,7 +41,7 @@ import { pairNodes, waitUntilSees } from "./peer-pairing.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..");
-const DOC = resolve(ROOT, "docs/benchmarks.md");
+const DOC = resolve(ROOT, "bench/results.md");
 
 const TOKENS = 64;
 const TOKEN_DELAY_MS = 5;

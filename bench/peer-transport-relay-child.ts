@@ -5,7 +5,7 @@
  * certificate presented, one shared TLS context: as PAIR's peer client does), writing each chunk of
  * B's reply to the client as it arrives, never buffering the reply: when the client's socket refuses
  * a write, the upstream is paused until 'drain'. Three ways to reach B:
- *   h1         an undici `Agent` (HTTP/1.1, one connection per concurrent stream): PAIR to session 7;
+ *   h1         an undici `Agent` (HTTP/1.1, one connection per concurrent stream): PAIR until HTTP/2;
  *   h2-undici  an undici `Client` with `allowH2`, `pipelining` and `idempotent: true` per request
  *              (without both, undici 7.30 runs HTTP/2 POSTs one at a time: undici #5390 / #5362);
  *   h2-node    one `node:http2` session, one `session.request` per request: PAIR now (peer-h2.ts).

@@ -2,7 +2,7 @@
  * The peer-transport benchmark's pure parts: its command line (checked), the order of the three
  * transports in each round (rotated), the per-transport medians across rounds, the median across
  * rounds of each transport's CPU as a ratio of HTTP/1.1's in the same round, the markdown report and
- * its splice into docs/benchmarks.md between the peer-transport markers; the header by which B tells
+ * its splice into bench/results.md between the peer-transport markers; the header by which B tells
  * which HTTP version a request reached it with.
  * Must not know: processes, sockets, TLS, how the numbers were measured.
  */
@@ -18,7 +18,7 @@ export const TRANSPORTS = ["h1", "h2-undici", "h2-node"] as const;
 export type Transport = (typeof TRANSPORTS)[number];
 
 export const TRANSPORT_LABELS: Readonly<Record<Transport, string>> = {
-  h1: "h1: undici Agent (PAIR to session 7)",
+  h1: "h1: undici Agent (PAIR until HTTP/2)",
   "h2-undici": "h2: undici Client allowH2",
   "h2-node": "h2: node:http2 session (PAIR now)",
 };

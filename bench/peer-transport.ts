@@ -15,7 +15,7 @@
  * A and B present PAIR node identities (self-signed, serverAuth + clientAuth, made in a temp dir that
  * is removed at the end) and pin each other, as paired nodes do: the test CA's leaves are for servers
  * only, and B would refuse one as a client certificate. Loopback only. Markdown to stdout, progress to
- * stderr; `--write` also puts the block between the peer-transport markers in docs/benchmarks.md.
+ * stderr; `--write` also puts the block between the peer-transport markers in bench/results.md.
  * Must not know: PAIR's request path (A and B are bare stand-ins for the two nodes' peer hop).
  */
 
@@ -48,7 +48,7 @@ import type { PeerServerChildArg, PeerServerChildReady } from "./peer-transport-
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..");
-const DOC = resolve(ROOT, "docs", "benchmarks.md");
+const DOC = resolve(ROOT, "bench", "results.md");
 const CHUNKS = 64;
 const CHUNK_DELAY_MS = 5;
 /** One stream's length: the workers' first streams are spread over it. */

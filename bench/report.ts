@@ -2,7 +2,7 @@
  * The proxy-overhead benchmark's results as markdown: medians across runs (direct baseline, through
  * the node, the added time or the ratio), the targets of issue 4 with PASS/MISS, the per-run spread
  * of the target metrics, and where the node spent CPU. Also the splice that puts the generated block
- * into docs/benchmarks.md between its markers, leaving the hand-written text around it alone.
+ * into bench/results.md between its markers, leaving the hand-written text around it alone.
  * Must not know: processes, sockets, how the numbers were measured.
  */
 

@@ -3,8 +3,8 @@
  * inputs list (`X.inputs.json` beside `X.mjs`) still has the mtime and size it had at the build. A
  * missing bundle or list, a list of another format, or any input changed, gone or unreadable means
  * not fresh: `pair` then runs the sources through tsx, so an edited source never runs stale code.
- * One stat per input: 779 files (PAIR's sources and the bundled node_modules), 3–4 ms on this machine
- * at load 7 (docs/benchmarks.md, "Memory, session 5"), against 2–4 s for tsx to start.
+ * One stat per input: 779 files (PAIR's sources and the bundled node_modules), a few ms on a loaded
+ * machine, against 2–4 s for tsx to start.
  * Must not know: how the bundle is built, what the CLI does.
  */
 

@@ -1,7 +1,7 @@
 /**
  * Builds the `pair` command into one ESM file, `dist/pair.mjs` (git-ignored), with esbuild, so that
- * `pair` runs on plain node without tsx's loader thread (35–43 MB of RSS: docs/benchmarks.md,
- * "Memory, session 5"). Beside it, `dist/pair.inputs.json` lists every file the bundle was built from
+ * `pair` runs on plain node without tsx's loader thread (35–43 MB of RSS: docs/performance.md,
+ * "Settings the measurements decided"). Beside it, `dist/pair.inputs.json` lists every file the bundle was built from
  * with its mtime and size: `bin/bundle-freshness.js` runs the bundle only while all of them are
  * unchanged, and falls back to the sources through tsx otherwise.
  *
@@ -60,7 +60,7 @@ function sourceUrlPlugin(outfile) {
  * strings, templates, regular expressions and identifiers in ASCII, so what is left is in comments
  * (`response’s` in undici's), where the escape changes nothing, and anywhere else it would mean the
  * same character. Why: V8 keeps a script's whole source in the heap, and one non-ASCII character
- * makes it a two-byte string: 6.7 MB instead of 3.4 for `dist/pair.mjs` (heap snapshot, session 6).
+ * makes it a two-byte string: 6.7 MB instead of 3.4 for `dist/pair.mjs` (a heap snapshot of an idle node).
  */
 function asciiOnly(file) {
   const text = readFileSync(file, "utf8");

@@ -1,6 +1,6 @@
 /**
  * The admin API's JSON as the dashboard reads it: nodes (self, peers, rented), a sponsor's own
- * rented nodes, workloads, the session. Field names are those of interface.md (`pair nodes --json`,
+ * rented nodes, workloads, the session. Field names are those of docs/reference.md (`pair nodes --json`,
  * `pair jobs --json`); fields a view does not use are left out.
  * Must not know: how any of it is fetched or shown.
  */

@@ -1,6 +1,6 @@
 /**
  * `pair status`, `pair models`, `pair jobs`, `pair history`: ask the running node over its admin
- * API and print a table for a person, or with `--json` exactly the JSON of interface.md.
+ * API and print a table for a person, or with `--json` exactly the JSON of docs/reference.md.
  * Must not know: how the node computes any of it, HTTP details (admin-client.ts), table layout.
  */
 
@@ -117,7 +117,7 @@ export const jobsCommand: Command = {
 
 Lists the workloads running now: id, model, origin node, serving node, engine, status, start,
 first-byte latency, duration so far, tokens in/out and estimated cost. Prompts and completions are
-never stored or shown. --json prints the fields of interface.md (id, model, origin_node,
+never stored or shown. --json prints the fields of docs/reference.md (id, model, origin_node,
 serving_node, sponsor, off_lan, status, started_at, first_byte_ms, duration_ms, tokens_in,
 tokens_out, est_cost_usd, requester, …).
 

@@ -123,7 +123,7 @@ export function statusLines(status: StatusJson): string[] {
   return [...facts, "", ...renderTable(columns, rows)];
 }
 
-/** One node of `pair nodes`: this node, a peer, or a rented node (interface.md's fields). */
+/** One node of `pair nodes`: this node, a peer, or a rented node (docs/reference.md's fields). */
 export interface NodeJson {
   readonly name: string;
   readonly kind: string;

@@ -3,7 +3,7 @@
  * stream shares one TLS connection, so the chunks of many streams that arrive in the same tick
  * travel in one TLS record and one write instead of one each: at 64 streams × 64 chunks at
  * 5 ms/token, the relaying node spent 20–40 % less CPU per stream and the serving node 30–45 % less
- * than over one HTTP/1.1 connection per stream (docs/benchmarks.md, "Peer transport").
+ * than over one HTTP/1.1 connection per stream (bench/results.md, "Peer transport").
  *
  * An undici `Dispatcher`, so the forwarder reads it as it reads any upstream (UpstreamExchange:
  * `onResponseData` per chunk, `pause`/`resume` for backpressure, `abort` to cancel the stream). The

@@ -1,7 +1,7 @@
 /**
- * Every default of the configuration, in the units interface.md writes them (seconds, minutes, the
+ * Every default of the configuration, in the units docs/reference.md writes them (seconds, minutes, the
  * YAML spelling), and the limits each value is checked against. One place, so a test can compare
- * them with interface.md's example.
+ * them with docs/reference.md's example.
  * Must not know: YAML, how values are read or converted.
  */
 
@@ -49,7 +49,7 @@ export const RENTED_DEFAULTS = {
   runpod_proxy_port: 8000,
 } as const;
 
-/** A managed Runpod pod's `pod:` settings, as interface.md and docs/rented-nodes.md write them. */
+/** A managed Runpod pod's `pod:` settings, as docs/rented-nodes.md writes them. */
 export const RUNPOD_POD_DEFAULTS = {
   gpu_count: 1,
   cloud_type: "SECURE",

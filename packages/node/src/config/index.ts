@@ -1,5 +1,5 @@
 /**
- * The node's configuration: which file, its keys and defaults (interface.md, "Configuration (YAML)"),
+ * The node's configuration: which file, its keys and defaults (docs/reference.md, "Configuration (YAML)"),
  * validation at start, and the typed result the daemon reads. The public face of this folder.
  * Must not know: the daemon, sockets, the credential store, provider APIs.
  */

@@ -26,7 +26,7 @@ export const NODE_KEYS = [
 ] as const;
 const API_KEY_KEYS = ["id", "key_credential"] as const;
 
-/** A default address, spelled as in interface.md. */
+/** A default address, spelled as in docs/reference.md. */
 export function defaultAddress(text: string): HostPort {
   const parsed = parseHostPort(text);
   if (!parsed.ok) throw new Error(`bad built-in default address ${text}`);

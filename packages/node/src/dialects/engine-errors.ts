@@ -9,7 +9,7 @@
  *
  * The code follows the engine's status: 400/413/422 → `invalid_request` (the request is at fault,
  * the engine's message says why); 404 → `model_not_found`; 401/403 → `credential_rejected`;
- * anything else → `upstream_error`. The status is then PAIR's (interface.md), so an OpenAI client
+ * anything else → `upstream_error`. The status is then PAIR's (docs/errors.md), so an OpenAI client
  * and an Ollama client see the same failure with the same status and code, each in its envelope.
  * A failure in the middle of a stream keeps HTTP 200 (headers are gone): it becomes one last stream
  * item carrying the error, in the client's dialect.

@@ -1,9 +1,9 @@
 /**
- * PAIR's own error codes (interface.md, "Errors") and the two envelopes they travel in:
+ * PAIR's own error codes (docs/errors.md, "HTTP API") and the two envelopes they travel in:
  * OpenAI routes `{"error": {"message", "type", "param", "code", "node"}}`, Ollama routes
  * `{"error": "<message>", "code", "node"}`. `PAIR_ERROR_CODES` is the one source of truth for
  * each code's HTTP status, its OpenAI `type`, and whether a retry can help; a test checks it
- * against interface.md's table.
+ * against docs/errors.md's table.
  *
  * Must not know: HTTP (the caller writes status and body), routing, why an error happened.
  */

@@ -56,7 +56,7 @@ export interface WorkloadAttempt {
   readonly error?: string;
 }
 
-/** The `--json` shape of `pair jobs` / `pair history` (interface.md). */
+/** The `--json` shape of `pair jobs` / `pair history` (docs/reference.md). */
 export interface WorkloadJson {
   id: string;
   model: string;
@@ -123,7 +123,8 @@ export interface HistoryOptions {
    * Write rows on a worker thread (`true`, for a file) or on the event loop (default; always for
    * `:memory:`, which another thread cannot open). The thread took the batches off the event loop
    * but not off the machine's cores, cost about 10 MB of RSS and a structured clone per batch, and
-   * showed no latency gain in the quiet benchmark (docs/benchmarks.md): kept as an option.
+   * showed no latency gain in the quiet benchmark (docs/performance.md, "Settings the measurements
+   * decided"): kept as an option.
    */
   readonly writeOnThread?: boolean;
 }

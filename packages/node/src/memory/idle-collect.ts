@@ -4,10 +4,11 @@
  * or above `busyUtilization` marks it busy, and after `idleForMs` of checks under `idleUtilization`
  * following a busy one, it runs a young-generation collection, and after as long again a full one,
  * after which V8 shrinks the young generation the load grew (16 MiB semi-spaces, tens of MB of RSS
- * that otherwise stay: docs/benchmarks.md, "Memory, session 5"). Why two: V8 shrinks the young
- * generation at a full collection only when the allocation rate since the previous collection is
- * low (under 1,000 bytes/ms), and without the first one that window would still hold the load's
- * tail (measured: the full collection alone gave memory back in 1 of 3 runs, the pair in 3 of 3).
+ * that otherwise stay: docs/performance.md, "Settings the measurements decided"). Why two: V8
+ * shrinks the young generation at a full collection only when the allocation rate since the previous
+ * collection is low (under 1,000 bytes/ms), and without the first one that window would still hold
+ * the load's tail (measured: the full collection alone gave memory back in 1 of 3 runs, the pair in
+ * 3 of 3).
  * At most one pair per busy period and per `minGapMs`, so a flapping load cannot make it a cost.
  * Must not know: timers, V8, what made the node busy.
  */
@@ -28,7 +29,7 @@ export const DEFAULT_IDLE_COLLECT: IdleCollectPolicy = Object.freeze({
   idleUtilization: 0.02,
   // 15 s, not less: a node idle 12 s and then loaded again served that load's first second with p50
   // +0.5 ms and p99 +3–8 ms after its young generation was shrunk, and 10–20 % more CPU per stream
-  // (26 scavenges in 1.4 s instead of ~10, and an early full GC: docs/benchmarks.md, "Session 6").
+  // (26 scavenges in 1.4 s instead of ~10, and an early full GC: docs/performance.md, "Settings").
   // A pause between bursts keeps its warm heap; memory goes back after half a minute of idle.
   idleForMs: 15_000,
   minGapMs: 60_000,

@@ -6,7 +6,7 @@ import type { WorkloadJson } from "../../src/history/workload-history.js";
 import { startCluster, type Cluster } from "../e2e/node-harness.js";
 import { runCli, writeConfig } from "./cli-harness.js";
 
-/** The `pair jobs` / `pair history --json` fields interface.md promises. */
+/** The `pair jobs` / `pair history --json` fields docs/reference.md promises. */
 const WORKLOAD_FIELDS = [
   "id",
   "model",
@@ -169,7 +169,7 @@ describe("pair history", () => {
     expect(body).toMatch(/ nope +node-a +- +- +failed \(model_not_found\) /m);
   });
 
-  it("--json prints the WorkloadJson fields of interface.md", async () => {
+  it("--json prints the WorkloadJson fields of docs/reference.md", async () => {
     const r = await cli("history", "--json");
     const history = JSON.parse(r.stdout) as WorkloadJson[];
     expect(history.length).toBeGreaterThanOrEqual(3);

@@ -1,4 +1,4 @@
-// Defaults exactly as interface.md writes them: with no file, an empty file, or empty sections.
+// Defaults exactly as docs/reference.md writes them: with no file, an empty file, or empty sections.
 import { describe, expect, test } from "vitest";
 import { defaultConfig, type PairConfig } from "../../src/config/index.js";
 import { HOST, parse } from "./config-fixtures.js";
@@ -38,7 +38,7 @@ const EXPECTED: PairConfig = {
 };
 
 describe("defaults", () => {
-  test("no file: every default of interface.md, adopting Ollama on 127.0.0.1:11435", () => {
+  test("no file: every default of docs/reference.md, adopting Ollama on 127.0.0.1:11435", () => {
     expect(defaultConfig(HOST)).toStrictEqual(EXPECTED);
   });
 

@@ -1,8 +1,8 @@
-// The example of interface.md parses as written, and a file using every key reads into the typed config.
+// The documented example (docs/reference.md) parses as written, and a file using every key reads into the typed config.
 import { describe, expect, test } from "vitest";
 import { fixture, parse } from "./config-fixtures.js";
 
-describe("the interface.md example", () => {
+describe("the documented example", () => {
   test("parses and reads as documented", () => {
     const config = parse(fixture("interface-example.yaml"));
     expect(config.node).toMatchObject({

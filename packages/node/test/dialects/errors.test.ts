@@ -16,17 +16,18 @@ import {
   type PairErrorCode,
 } from "../../src/dialects/index.js";
 
-/** The error-code table of interface.md (CI has ../shared beside the repository, read-only). */
+/** The table of docs/errors.md's "HTTP API (client port)" section: code → its (first) HTTP status. */
 function documentedCodes(): Record<string, number> {
-  const doc = readFileSync(new URL("../../../../../shared/interface.md", import.meta.url), "utf8");
+  const doc = readFileSync(new URL("../../../../docs/errors.md", import.meta.url), "utf8");
+  const section = doc.split(/^## /m).find((s) => s.startsWith("HTTP API")) ?? "";
   const table: Record<string, number> = {};
-  for (const match of doc.matchAll(/^\|\s*`([a-z_]+)`\s*\[(\d{3})\]\s*\|/gm))
+  for (const match of section.matchAll(/^\|\s*`([a-z_]+)`\s*\|\s*(\d{3})\b/gm))
     table[match[1]!] = Number(match[2]);
   return table;
 }
 
 describe("PAIR_ERROR_CODES", () => {
-  it("holds exactly the codes of interface.md, each with its documented HTTP status", () => {
+  it("holds exactly the codes of docs/errors.md's HTTP API table, each with its documented status", () => {
     const documented = documentedCodes();
     expect(Object.keys(documented).length).toBeGreaterThanOrEqual(12);
     expect(Object.keys(PAIR_ERROR_CODES).sort()).toEqual(Object.keys(documented).sort());

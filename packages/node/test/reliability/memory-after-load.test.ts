@@ -6,7 +6,7 @@
 // GC, V8 shrinks the young generation). Half, not all: the heap's own growth (caches, the history's
 // rows) stays; the young generation must not. Measured with MALLOC_ARENA_MAX=1: growth 19–34 MiB,
 // back to 83–95 MiB from a baseline of 90 within 25–50 s. The test checks the outcome, not who
-// caused it: with the idle collector removed (a mutation, session 10) V8's own memory reducer gave
+// caused it: with the idle collector removed (a mutation, tried once) V8's own memory reducer gave
 // the memory back too, only later (after ~50 s of idle instead of ~22); the collector's decisions
 // are tested in test/memory/idle-collect.test.ts. Waits for the drop (up to SETTLE_MS), never sleeps
 // a fixed time to assert.
@@ -20,7 +20,7 @@ import { ServeChild, untilValue } from "../support/serve-child.js";
 
 const MODEL = "qwen:0.5b";
 const STREAMS = 256;
-/** What may stay after the load, over the idle baseline, at most. Measured: 10–25 MiB (docs/benchmarks.md, "Memory, session 5"). */
+/** What may stay after the load, over the idle baseline, at most. Measured: 10–25 MiB (docs/performance.md, "Settings"). */
 const STAYS_MIB = 35;
 /**
  * The load must grow RSS at least this much over the baseline for the test to mean anything. Since

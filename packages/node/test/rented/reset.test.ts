@@ -1,4 +1,4 @@
-// `pair rented reset NAME` (interface.md): the share switch and routing policy set at run time take
+// `pair rented reset NAME` (docs/reference.md): the share switch and routing policy set at run time take
 // precedence over the config file until reset; a reset brings back the config's values (or those a
 // node was attached with), keeps the node, and reaches peers at once.
 import { readFileSync } from "node:fs";

@@ -107,7 +107,7 @@ describe("WorkloadHistory", () => {
     h.close();
   });
 
-  it("moves the rows of a database keyed by id alone (before 2026-11-30) to the table keyed by start time", () => {
+  it("moves the rows of a database keyed by id alone (the old layout) to the table keyed by start time", () => {
     const dir = mkdtempSync(join(tmpdir(), "pair-history-"));
     dirs.push(dir);
     const path = join(dir, "h.db");
