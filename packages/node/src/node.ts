@@ -9,6 +9,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { Agent, type Dispatcher } from "undici";
 import {
@@ -31,6 +32,8 @@ import {
   type NodeDiscoveryOptions,
 } from "./cluster-node/index.js";
 import { formatHostPort, type PairConfig } from "./config/index.js";
+import { frontDoorPolicy } from "./server/front-door-policy.js";
+import { behindFrontDoor, frontDoor } from "./server/front-door.js";
 import { EngineInventory } from "./engines/engine-inventory.js";
 import { WorkloadHistory } from "./history/workload-history.js";
 import { startIdleCollector, type IdleCollectPolicy } from "./memory/index.js";
@@ -111,6 +114,14 @@ export interface NodeOptions {
    * dribbles them (slow-loris) is closed after it (Node looks once a second).
    */
   readonly headersTimeoutMs?: number;
+  /** Longest silence while a request body arrives before it is cut with 408 (default 30 s). */
+  readonly bodyIdleTimeoutMs?: number;
+  /** Most connections open at once on the client port; more are closed on arrival (default 1024). */
+  readonly maxConnections?: number;
+  /** Where `PAIR_ORIGINS` is read (default: the process environment). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** This machine's name, admitted as a `Host` (default: `os.hostname()`; tests pretend). */
+  readonly hostName?: string;
   /** Managed endpoints' clock, timer seam, pass interval, poll interval and budget time zone. */
   readonly managed?: RentedManagedOptions;
   /** Runpod pods' proxy base URL; overrides the config's `providers.runpod.proxy_url` (in-process tests). */
@@ -121,6 +132,9 @@ export interface NodeOptions {
 
 /** Default longest time a client may take to send a request's headers. */
 export const CLIENT_HEADERS_TIMEOUT_MS = 30_000;
+
+/** Default most connections open at once on the client port (Node's is unlimited). */
+export const CLIENT_MAX_CONNECTIONS = 1_024;
 
 /** Longest the start waits for the managed rented nodes' first pass before it serves anyway. */
 export const MANAGED_FIRST_PASS_WAIT_MS = 5_000;
@@ -206,10 +220,23 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     res.end("PAIR is starting\n");
   };
   const headersTimeoutMs = options.headersTimeoutMs ?? CLIENT_HEADERS_TIMEOUT_MS;
+  const door = frontDoorPolicy({
+    node: config.node,
+    listenIsLoopback: !beyondLoopback,
+    hostName: options.hostName ?? hostname(),
+    env: options.env ?? process.env,
+    log,
+  });
+  let countRefusal: (code: string) => void = () => undefined;
   const server: Server = createServer(
     // How often Node looks for connections over the headers bound (its default, 30 s, doubled it).
     { connectionsCheckingInterval: Math.min(1_000, headersTimeoutMs) },
-    (req, res) => handler(req, res),
+    behindFrontDoor(
+      frontDoor(door),
+      (address) => loopback.isLoopbackPeer(address),
+      (req, res) => handler(req, res),
+      (code) => countRefusal(code),
+    ),
   );
   const aliases = new ModelAliases(config.modelAliases);
   const clientDeps = (): ClientApiDeps => ({
@@ -224,6 +251,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     metrics,
     adminToken,
     maxBodyBytes: options.maxBodyBytes ?? 16 * 1024 * 1024,
+    ...(options.bodyIdleTimeoutMs === undefined ? {} : { bodyIdleTimeoutMs: options.bodyIdleTimeoutMs }),
     version: PAIR_VERSION,
     cluster,
     membership,
@@ -268,6 +296,8 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
   server.keepAliveTimeout = 5_000;
   server.headersTimeout = headersTimeoutMs;
   server.requestTimeout = 0; // streams may last long; the scheduler and first-byte timeouts bound the rest
+  // A flood of idle connections stops at this many; Node closes the next ones on arrival.
+  server.maxConnections = options.maxConnections ?? CLIENT_MAX_CONNECTIONS;
   server.on("connection", (s: Socket) => {
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
@@ -328,6 +358,10 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     options.dispatcher ??
     new Agent({ keepAliveTimeout: 10_000, connections: 256, connect: { timeout: 5_000 } });
   const metrics = new Metrics();
+  countRefusal = (code) =>
+    metrics.inc("pair_front_door_refusals_total", "Requests refused by Host or Origin before any route.", {
+      code,
+    });
   const history = new WorkloadHistory({
     path: join(dataDir, "history.db"),
     maxRows: config.node.history.maxRows,

@@ -49,6 +49,10 @@ export interface NodeSettings {
   /** @deprecated See `ApiKeyConfig`. */
   readonly apiKeys: readonly ApiKeyConfig[];
   readonly history: HistoryRetention;
+  /** Host names a `Host` header may carry on a loopback listen besides the local ones (lowercased; `*.lan`). */
+  readonly allowedHosts: readonly string[];
+  /** Browser origin patterns admitted besides the local defaults (lowercased; `*` any run of characters). */
+  readonly allowedOrigins: readonly string[];
 }
 
 export const ENGINE_APIS = ["ollama", "openai"] as const;

@@ -84,6 +84,8 @@ export const LIMITS = {
   maxRentedNodes: 64,
   maxPeers: 256,
   maxApiKeys: 256,
+  maxAllowedHosts: 256,
+  maxAllowedOrigins: 256,
   maxModels: 1_024,
   maxNameLength: 63,
   maxStringLength: 2_048,

@@ -66,6 +66,13 @@ export {
   parseOutboundUrl,
   type Parsed,
 } from "./net-address.js";
+export {
+  DEFAULT_ALLOWED_ORIGINS,
+  ORIGINS_ENV_VAR,
+  parseAllowedHost,
+  parseOriginPattern,
+  parseOriginsEnv,
+} from "./browser-access.js";
 export { defaultConfig, parseConfig } from "./parse-config.js";
 export { readRentedNodeValue, RENTED_NODE_KEYS, type RentedNodeProblem } from "./read-rented-nodes.js";
 export { closestKey } from "./closest-key.js";

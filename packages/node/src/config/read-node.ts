@@ -4,14 +4,16 @@
  * data dir (`pair apikey create`), so the node decides it at start (`auth_required`), not the config.
  * `api_keys` entries are still read and checked (an id, a credential reference, never a literal key)
  * so existing files stay valid, but they authenticate nobody; the node says so in its log.
+ * `allowed_hosts` / `allowed_origins` widen what browsers may reach (browser-access.ts spells them).
  * Must not know: YAML, sockets, the credential store (API keys stay references).
  */
 
 import type { ApiKeyConfig, ConfigHost, HostPort, NodeSettings } from "./config-types.js";
 import { LIMITS, MS_PER_DAY, NODE_DEFAULTS } from "./defaults.js";
+import { parseAllowedHost, parseOriginPattern } from "./browser-access.js";
 import { describe, Section } from "./field-reader.js";
 import { expandHome } from "./home-path.js";
-import { parseHostPort } from "./net-address.js";
+import { parseHostPort, type Parsed } from "./net-address.js";
 import type { ProblemList } from "./problems.js";
 
 export const NODE_KEYS = [
@@ -23,6 +25,8 @@ export const NODE_KEYS = [
   "peers",
   "api_keys",
   "history",
+  "allowed_hosts",
+  "allowed_origins",
 ] as const;
 const API_KEY_KEYS = ["id", "key_credential"] as const;
 
@@ -73,6 +77,27 @@ function readPeers(node: Section): HostPort[] {
   return peers;
 }
 
+/** A list of strings each checked by `parse` (normalised); a bad entry is reported at its index. */
+function readParsedList(
+  node: Section,
+  key: string,
+  max: number,
+  parse: (text: string) => Parsed<string>,
+): string[] {
+  const out: string[] = [];
+  node.list(key, max).forEach((entry, index) => {
+    const path = [...node.at(key), index];
+    if (typeof entry !== "string") {
+      node.problems.add(path, "invalid_type", `expected a string, got ${describe(entry)}`);
+      return;
+    }
+    const parsed = parse(entry);
+    if (parsed.ok) out.push(parsed.value);
+    else node.problems.add(path, parsed.code, parsed.message);
+  });
+  return out;
+}
+
 export function readNode(problems: ProblemList, value: unknown, host: ConfigHost): NodeSettings {
   const node = Section.open(problems, value, ["node"], NODE_KEYS);
   const name = node.name("name") ?? defaultNodeName(host.hostName);
@@ -105,5 +130,7 @@ export function readNode(problems: ProblemList, value: unknown, host: ConfigHost
     peers,
     apiKeys,
     history: { maxRows, maxAgeMs },
+    allowedHosts: readParsedList(node, "allowed_hosts", LIMITS.maxAllowedHosts, parseAllowedHost),
+    allowedOrigins: readParsedList(node, "allowed_origins", LIMITS.maxAllowedOrigins, parseOriginPattern),
   };
 }

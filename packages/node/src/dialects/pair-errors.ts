@@ -33,6 +33,9 @@ export const PAIR_ERROR_CODES = {
   credential_unavailable: { status: 503, openaiType: "server_error", retryable: false },
   upstream_error: { status: 502, openaiType: "server_error", retryable: true },
   invalid_request: { status: 400, openaiType: "invalid_request_error", retryable: false },
+  host_refused: { status: 403, openaiType: "permission_error", retryable: false },
+  origin_refused: { status: 403, openaiType: "permission_error", retryable: false },
+  request_timeout: { status: 408, openaiType: "invalid_request_error", retryable: true },
 } as const satisfies Readonly<Record<string, PairErrorSpec>>;
 
 export type PairErrorCode = keyof typeof PAIR_ERROR_CODES;

@@ -5,6 +5,7 @@
  */
 
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "./json-depth.js";
 import { readBody } from "./request-body.js";
 
 /** Largest admin request body. */
@@ -14,6 +15,7 @@ export const MAX_ADMIN_BODY_BYTES = 16 * 1024;
 export async function readJsonObject(req: IncomingMessage): Promise<Record<string, unknown> | string> {
   const body = await readBody(req, MAX_ADMIN_BODY_BYTES);
   if (!body.ok) return body.message;
+  if (jsonNestsDeeperThan(body.bytes)) return `the request body nests deeper than ${MAX_JSON_DEPTH} levels`;
   try {
     const json: unknown = JSON.parse(body.bytes.toString("utf8"));
     if (typeof json === "object" && json !== null && !Array.isArray(json))

@@ -18,6 +18,7 @@ import {
   pairErrorOfInvalidRequest,
   pairErrorReply,
   validateRequest,
+  type DialectRequests,
   type DialectRoute,
   type PairError,
 } from "../dialects/index.js";
@@ -40,6 +41,7 @@ import {
   type ForwardOutcome,
 } from "./forward.js";
 import { NO_ALIASES } from "./model-aliases.js";
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "./json-depth.js";
 import { readBody } from "./request-body.js";
 
 /** The Ollama version PAIR reports on /api/version, for clients that check for features. */
@@ -50,6 +52,8 @@ export interface ClientApiDeps extends ForwardDeps {
   readonly metrics: Metrics;
   readonly adminToken: string;
   readonly maxBodyBytes: number;
+  /** Longest silence while a request body arrives (default BODY_IDLE_TIMEOUT_MS). */
+  readonly bodyIdleTimeoutMs?: number;
   readonly version: string;
   /** Extra fields for /pair/v1/status (listen addresses, config file, …). */
   readonly statusExtras: () => Record<string, unknown>;
@@ -245,13 +249,21 @@ async function routed(
   res: ServerResponse,
   origin: RoutedOrigin,
 ): Promise<void> {
-  const dialect = route.startsWith("/v1/") ? "openai" : "ollama";
   const startedMono = deps.monoMs();
   const timeline = startTimeline(req.headers["x-pair-trace"]);
-  const body = await readBody(req, deps.maxBodyBytes);
+  const body = await readBody(req, deps.maxBodyBytes, deps.bodyIdleTimeoutMs);
   timeline?.mark("bodyRead");
-  if (!body.ok)
-    return refuseRouted(deps, res, route, { code: "invalid_request", message: body.message }, body.status);
+  if (!body.ok) {
+    // The rest of a stalled body may still come: the connection goes, not just this request.
+    if (body.status === 408) res.setHeader("connection", "close");
+    return refuseRouted(deps, res, route, { code: body.code, message: body.message }, body.status);
+  }
+  // Before JSON.parse: everything that walks the parsed body recurses, and must not overflow.
+  if (jsonNestsDeeperThan(body.bytes))
+    return refuseRouted(deps, res, route, {
+      code: "invalid_request",
+      message: `the request body nests deeper than ${MAX_JSON_DEPTH} levels`,
+    });
   let json: unknown;
   try {
     json = JSON.parse(body.bytes.toString("utf8"));
@@ -275,16 +287,52 @@ async function routed(
     startedAtMs: deps.nowMs(),
   });
   timeline?.mark("historyBegun");
+  try {
+    await serveWorkload(deps, route, res, {
+      origin,
+      body: body.bytes,
+      request: valid.value,
+      workload,
+      id,
+      startedMono,
+      timeline,
+    });
+  } finally {
+    // Whatever threw on the way, the workload ends: `pair jobs` never shows it running for ever.
+    if (workload.status === "running") deps.history.finish(workload, "failed", "upstream_error");
+  }
+}
+
+/** What `routed` hands on once a request is valid and its workload has begun. */
+interface BegunWorkload {
+  readonly origin: RoutedOrigin;
+  readonly body: Buffer;
+  readonly request: DialectRequests[DialectRoute];
+  readonly workload: Workload;
+  readonly id: string;
+  readonly startedMono: number;
+  readonly timeline: ReturnType<typeof startTimeline>;
+}
+
+/** Forwards a begun workload, answers its outcome, finishes it in history and counts it. */
+async function serveWorkload(
+  deps: ClientApiDeps,
+  route: DialectRoute,
+  res: ServerResponse,
+  begun: BegunWorkload,
+): Promise<void> {
+  const { origin, workload, startedMono, timeline } = begun;
+  const dialect = route.startsWith("/v1/") ? "openai" : "ollama";
   const gone = new ClientGone();
   gone.watch(res);
   let outcome: ForwardOutcome;
   try {
     outcome = await forward(deps, {
       route,
-      request: valid.value,
-      raw: body.bytes,
+      request: begun.request,
+      raw: begun.body,
       workload,
-      id,
+      id: begun.id,
       res,
       signal: gone,
       localOnly: origin.fromPeer === true,
@@ -387,7 +435,10 @@ async function show(deps: ClientApiDeps, req: IncomingMessage, res: ServerRespon
   const body = await readBody(req, 64 * 1024);
   let model: unknown;
   try {
-    const parsed = body.ok ? (JSON.parse(body.bytes.toString("utf8")) as Record<string, unknown>) : {};
+    const parsed =
+      body.ok && !jsonNestsDeeperThan(body.bytes)
+        ? (JSON.parse(body.bytes.toString("utf8")) as Record<string, unknown>)
+        : {};
     model = parsed["model"] ?? parsed["name"];
   } catch {
     model = undefined;

@@ -13,6 +13,8 @@ const EXPECTED: PairConfig = {
     peers: [],
     apiKeys: [],
     history: { maxRows: 100_000, maxAgeMs: 30 * 86_400_000 },
+    allowedHosts: [],
+    allowedOrigins: [],
   },
   engines: [
     {

@@ -75,6 +75,8 @@ describe("a file with every key", () => {
         { id: "ci", keyCredential: { service: "pair", account: "ci-bot" } },
       ],
       history: { maxRows: 5000, maxAgeMs: 7.5 * 86_400_000 },
+      allowedHosts: ["pair-box.lan", "*.home.arpa", "192.168.1.5"],
+      allowedOrigins: ["http://chat.localhost:5173", "https://*.example.com", "*"],
     });
   });
 

@@ -47,6 +47,22 @@ const wrongTypes: Case[] = [
 
 const badValues: Case[] = [
   [
+    "an allowed host with a port or scheme",
+    'node: { allowed_hosts: [box.lan, "box.lan:11434", "http://box.lan"] }\n',
+    ["node.allowed_hosts[1]: invalid_value", "node.allowed_hosts[2]: invalid_value"],
+  ],
+  ["a number as an allowed host", "node: { allowed_hosts: [3] }\n", ["node.allowed_hosts[0]: invalid_type"]],
+  [
+    "an allowed origin without a scheme, or with a path",
+    'node: { allowed_origins: ["http://ok.lan", localhost:3000, "https://app.example/chat"] }\n',
+    ["node.allowed_origins[1]: invalid_value", "node.allowed_origins[2]: invalid_value"],
+  ],
+  [
+    "a string for allowed origins",
+    "node: { allowed_origins: '*' }\n",
+    ["node.allowed_origins: invalid_type"],
+  ],
+  [
     "a negative duration",
     rentedNode("timeouts: { cold_start_s: -1 }"),
     ["rented_nodes[0].timeouts.cold_start_s: invalid_value"],

@@ -33,6 +33,8 @@ describe("PAIR_ERROR_CODES", () => {
     expect(Object.keys(PAIR_ERROR_CODES).sort()).toEqual(Object.keys(documented).sort());
     for (const [code, spec] of Object.entries(PAIR_ERROR_CODES))
       expect([code, spec.status]).toEqual([code, documented[code]]);
+    for (const code of ["host_refused", "origin_refused", "request_timeout"])
+      expect(PAIR_ERROR_CODES, code).toHaveProperty(code);
   });
 
   it("gives every code an OpenAI type, and says whether a retry can help", () => {

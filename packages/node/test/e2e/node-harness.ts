@@ -25,6 +25,8 @@ export interface Cluster {
 export interface ClusterSetup {
   /** Runs on the fresh data dir before the node starts (e.g. to create API keys). */
   readonly beforeStart?: (dataDir: string) => Promise<void> | void;
+  /** More YAML lines of the `node:` section (indented by two), e.g. `  allowed_hosts: [box.lan]`. */
+  readonly nodeYaml?: readonly string[];
 }
 
 export async function startCluster(
@@ -51,6 +53,7 @@ export async function startCluster(
     "  listen: 127.0.0.1:11434",
     "  cluster_listen: 127.0.0.1:14323",
     "  discovery: { mdns: false }",
+    ...(setup.nodeYaml ?? []),
     "engines:",
     ...decls.flatMap((d) => [
       `  - name: ${d.name}`,
