@@ -66,7 +66,7 @@ describe("the real bundle, dist/pair.mjs", () => {
     expect(bytes.findIndex((b) => b > 0x7f)).toBe(-1);
     // The usage text holds "→" (U+2192), escaped in the bundle.
     const r = runPair(join(root, "bin", "pair.js"), ["--help"]);
-    expect(r.stdout).toContain("models      the merged inventory: model \u2192 nodes serving it");
+    expect(r.stdout).toMatch(/models, ls, list +the merged inventory: model \u2192 nodes serving it/);
   });
 
   it("`pair serve` from it serves the dashboard's files and a chat request", async () => {
