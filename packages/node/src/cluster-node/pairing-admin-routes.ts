@@ -14,7 +14,13 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parseHostPort } from "../config/index.js";
-import { adminFail, readJsonObject, sendAdminJson as sendJson } from "../server/admin-json.js";
+import {
+  adminFail,
+  BodyRefusal,
+  readJsonObject,
+  refuseBody,
+  sendAdminJson as sendJson,
+} from "../server/admin-json.js";
 import type { ClusterNode } from "./cluster-node.js";
 import type { JoinErrorCode } from "./pairing-join.js";
 
@@ -80,7 +86,7 @@ async function pairingAdminRoute(
       return sendJson(res, 200, cluster.discovered());
     case "/pair/v1/join": {
       const body = await readJsonObject(req);
-      if (typeof body === "string") return fail(res, 400, "invalid_request", body);
+      if (body instanceof BodyRefusal) return refuseBody(res, body, "pairing_error");
       const { address, pin } = body;
       const parsed = typeof address === "string" ? parseHostPort(address) : undefined;
       if (parsed === undefined || !parsed.ok)
@@ -100,7 +106,7 @@ async function pairingAdminRoute(
     }
     case "/pair/v1/unpair": {
       const body = await readJsonObject(req);
-      if (typeof body === "string") return fail(res, 400, "invalid_request", body);
+      if (body instanceof BodyRefusal) return refuseBody(res, body, "pairing_error");
       const { node } = body;
       if (typeof node !== "string" || node === "")
         return fail(res, 400, "invalid_request", "node: expected a paired node's name or node id");

@@ -10,7 +10,7 @@
  */
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { adminFail, readJsonObject, sendAdminJson } from "../server/admin-json.js";
+import { adminFail, BodyRefusal, readJsonObject, refuseBody, sendAdminJson } from "../server/admin-json.js";
 import type { HfAnswer, RentedCreator } from "./create-endpoint.js";
 
 export const HF_ACCOUNT_PATHS = [
@@ -58,7 +58,7 @@ async function route(
   if (path === "/pair/v1/rented/create") {
     if (method !== "POST") return adminFail(res, 405, "invalid_request", `use POST for ${path}`);
     const body = await readJsonObject(req);
-    if (typeof body === "string") return adminFail(res, 400, "invalid_request", body);
+    if (body instanceof BodyRefusal) return refuseBody(res, body);
     const created = await creator.create(body);
     if (created.ok) onChange();
     return answer(res, created, 202);

@@ -14,7 +14,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ROUTING_USES, type RoutingUse } from "../config/index.js";
 import { isPairErrorCode, PAIR_ERROR_CODES } from "../dialects/index.js";
-import { adminFail, readJsonObject, sendAdminJson } from "../server/admin-json.js";
+import { adminFail, BodyRefusal, readJsonObject, refuseBody, sendAdminJson } from "../server/admin-json.js";
 import type { RentedChange, RentedNodes } from "./rented-nodes.js";
 
 export const RENTED_ADMIN_PATHS = [
@@ -67,7 +67,7 @@ async function route(
   }
   if (method !== "POST") return adminFail(res, 405, "invalid_request", `use POST for ${path}`);
   const body = await readJsonObject(req);
-  if (typeof body === "string") return adminFail(res, 400, "invalid_request", body);
+  if (body instanceof BodyRefusal) return refuseBody(res, body);
   const answer = (change: RentedChange, okStatus = 200): void => {
     if (!change.ok)
       return adminFail(res, STATUS[change.code], change.code, change.message, {

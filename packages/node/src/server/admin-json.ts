@@ -11,11 +11,22 @@ import { readBody } from "./request-body.js";
 /** Largest admin request body. */
 export const MAX_ADMIN_BODY_BYTES = 16 * 1024;
 
-/** The body as a JSON object, or what is wrong with it. */
-export async function readJsonObject(req: IncomingMessage): Promise<Record<string, unknown> | string> {
+/** Why a body was not read: 400/413 `invalid_request`, or 408 `request_timeout` for one that stalled. */
+export class BodyRefusal {
+  constructor(
+    readonly status: number,
+    readonly code: "invalid_request" | "request_timeout",
+    readonly message: string,
+  ) {}
+}
+
+/** The body as a JSON object, or why not. */
+export async function readJsonObject(req: IncomingMessage): Promise<Record<string, unknown> | BodyRefusal> {
   const body = await readBody(req, MAX_ADMIN_BODY_BYTES);
-  if (!body.ok) return body.message;
-  if (jsonNestsDeeperThan(body.bytes)) return `the request body nests deeper than ${MAX_JSON_DEPTH} levels`;
+  if (!body.ok) return new BodyRefusal(body.status === 408 ? 408 : 400, body.code, body.message);
+  const invalid = (message: string) => new BodyRefusal(400, "invalid_request", message);
+  if (jsonNestsDeeperThan(body.bytes))
+    return invalid(`the request body nests deeper than ${MAX_JSON_DEPTH} levels`);
   try {
     const json: unknown = JSON.parse(body.bytes.toString("utf8"));
     if (typeof json === "object" && json !== null && !Array.isArray(json))
@@ -23,7 +34,13 @@ export async function readJsonObject(req: IncomingMessage): Promise<Record<strin
   } catch {
     // reported below
   }
-  return "the request body must be a JSON object";
+  return invalid("the request body must be a JSON object");
+}
+
+/** Answers a refused body; a stalled one also closes the connection (its rest is never read). */
+export function refuseBody(res: ServerResponse, refusal: BodyRefusal, type?: string): void {
+  if (refusal.status === 408) res.setHeader("connection", "close");
+  adminFail(res, refusal.status, refusal.code, refusal.message, {}, type);
 }
 
 export function sendAdminJson(res: ServerResponse, status: number, body: unknown): void {
