@@ -49,6 +49,8 @@ export interface NodeSettings {
   /** @deprecated See `ApiKeyConfig`. */
   readonly apiKeys: readonly ApiKeyConfig[];
   readonly history: HistoryRetention;
+  /** `max_upstream_body_mb` in bytes: a non-streamed reply or error body larger than this is cut (502). */
+  readonly maxUpstreamBodyBytes: number;
 }
 
 export const ENGINE_APIS = ["ollama", "openai"] as const;

@@ -23,6 +23,7 @@ export const NODE_KEYS = [
   "peers",
   "api_keys",
   "history",
+  "max_upstream_body_mb",
 ] as const;
 const API_KEY_KEYS = ["id", "key_credential"] as const;
 
@@ -95,6 +96,11 @@ export function readNode(problems: ProblemList, value: unknown, host: ConfigHost
     NODE_DEFAULTS.history_max_days * MS_PER_DAY,
     LIMITS.maxHistoryDays * MS_PER_DAY,
   );
+  const maxUpstreamBodyMb = node.integer(
+    "max_upstream_body_mb",
+    { min: 1, max: LIMITS.maxUpstreamBodyMb },
+    NODE_DEFAULTS.max_upstream_body_mb,
+  );
   return {
     name,
     dataDir,
@@ -104,5 +110,6 @@ export function readNode(problems: ProblemList, value: unknown, host: ConfigHost
     peers,
     apiKeys,
     history: { maxRows, maxAgeMs },
+    maxUpstreamBodyBytes: maxUpstreamBodyMb * 1024 * 1024,
   };
 }

@@ -13,6 +13,7 @@ const EXPECTED: PairConfig = {
     peers: [],
     apiKeys: [],
     history: { maxRows: 100_000, maxAgeMs: 30 * 86_400_000 },
+    maxUpstreamBodyBytes: 32 * 1024 * 1024,
   },
   engines: [
     {

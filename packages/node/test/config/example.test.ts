@@ -75,6 +75,7 @@ describe("a file with every key", () => {
         { id: "ci", keyCredential: { service: "pair", account: "ci-bot" } },
       ],
       history: { maxRows: 5000, maxAgeMs: 7.5 * 86_400_000 },
+      maxUpstreamBodyBytes: 8 * 1024 * 1024,
     });
   });
 
