@@ -40,7 +40,7 @@ import { startIdleCollector, type IdleCollectPolicy } from "./memory/index.js";
 import { registerClusterMetrics } from "./observability/cluster-metrics.js";
 import { Metrics } from "./observability/metrics.js";
 import { registerProcessMetrics } from "./observability/process-metrics.js";
-import { OsCredentialStore } from "./credentials/index.js";
+import { OsCredentialStore, SecretRedactor } from "./credentials/index.js";
 import {
   createOutboundAgent,
   observedState,
@@ -54,6 +54,7 @@ import type { ProxyUrlOf } from "@pair/runpod";
 import { wireRentedNodes, type RentedManagedOptions } from "./rented-wiring.js";
 import { Scheduler } from "./scheduler/scheduler.js";
 import { ensureAdminToken } from "./server/admin-token.js";
+import { ensurePrivateDataDir } from "./server/data-dir.js";
 import { ModelAliases } from "./server/model-aliases.js";
 import { mergedNodes } from "./server/admin-routes.js";
 import { clientHandler, peerRouteHandler, type ClientApiDeps } from "./server/client-api.js";
@@ -79,6 +80,8 @@ export interface NodeOptions {
   readonly log?: (line: string) => void;
   /** Largest request body accepted. */
   readonly maxBodyBytes?: number;
+  /** Largest non-streamed reply or error body read from an upstream (default: the config's `node.max_upstream_body_mb`). */
+  readonly maxUpstreamBodyBytes?: number;
   /** Requests waiting for a slot, and how long each may wait. */
   readonly maxQueued?: number;
   readonly maxQueueWaitMs?: number;
@@ -190,9 +193,13 @@ export class ListenError extends Error {
 
 export async function startNode(options: NodeOptions): Promise<RunningNode> {
   const { config } = options;
-  const log = options.log ?? (() => undefined);
+  // Every secret the node reads or sends is known here, and scrubbed from what leaves the process.
+  const redactor = new SecretRedactor();
+  const rawLog = options.log;
+  const log = rawLog === undefined ? () => undefined : (line: string) => rawLog(redactor.redact(line));
   const dataDir = config.node.dataDir;
   const loopback = options.loopback ?? SOCKET_LOOPBACK_POLICY;
+  ensurePrivateDataDir(dataDir);
   // Reads <data_dir>/api-keys.json (throws ApiKeyError if it is unreadable or others may write it).
   const apiKeys = new ApiKeyVerifier({
     dataDir,
@@ -212,6 +219,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
         "(`pair apikey create ID`, `pair apikey list`)",
     );
   const adminToken = ensureAdminToken(dataDir);
+  redactor.add(adminToken);
   const uiSessions = new UiSessions({ nowMs: () => Date.now(), randomBytes: (n) => randomBytes(n) });
   const sockets = new Set<Socket>();
   // Bind first: a second node on the same port fails here, before it touches the data dir's history.
@@ -265,6 +273,8 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
       costMicroUsd: (name, model, use) => rented.costMicroUsd(name, model, use),
     },
     rentedNodes: rented,
+    redactor,
+    maxUpstreamBodyBytes: options.maxUpstreamBodyBytes ?? config.node.maxUpstreamBodyBytes,
     rentedCreator: creator,
     rentedStateHistory: stateHistory,
     events,
@@ -399,7 +409,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     );
   }
   const outbound = createOutboundAgent({ extraCaFile: config.tls.extraCaFile });
-  const credentials = options.credentials ?? new OsCredentialStore();
+  const credentials = registeringReader(options.credentials ?? new OsCredentialStore(), redactor);
   const { ledger, managed, runpod, jobs, rented, creator } = wireRentedNodes({
     config,
     nodeId: cluster.identity.nodeId,
@@ -407,6 +417,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     outbound,
     scheduler,
     log,
+    redact: (text) => redactor.redact(text),
     managed: options.managed,
     runpodProxyUrl: options.runpodProxyUrl,
     rentedProbeIntervalMs: options.rentedProbeIntervalMs,
@@ -595,6 +606,17 @@ async function startCluster(
       throw new ListenError("listen_failed", `cannot listen on ${shown}: ${(error as Error).message}`);
     throw error;
   }
+}
+
+/** Reads credentials through `inner`, telling the redactor each value read. */
+function registeringReader(inner: CredentialReader, redactor: SecretRedactor): CredentialReader {
+  return {
+    get: async (ref) => {
+      const secret = await inner.get(ref);
+      if (secret !== undefined) redactor.add(secret.reveal());
+      return secret;
+    },
+  };
 }
 
 /** This node's own inventory for its peers: local engines only, never a peer's models. */

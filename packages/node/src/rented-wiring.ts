@@ -50,6 +50,8 @@ export interface RentedWiringOptions {
   /** Requests in flight per rented node (`rented:<name>`), for idle pauses. */
   readonly scheduler: Scheduler;
   readonly log: (line: string) => void;
+  /** Scrubs secrets from what the rented nodes' views show. */
+  readonly redact: (text: string) => string;
   readonly managed?: RentedManagedOptions | undefined;
   /** Runpod pods' proxy base URL; overrides the config's `providers.runpod.proxy_url` (in-process tests). */
   readonly runpodProxyUrl?: ProxyUrlOf | undefined;
@@ -113,6 +115,7 @@ export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
     managed: combineManagedHooks(managed, runpod.hooks(), jobs.hooks()),
     runpodProxyUrl,
     log,
+    redact: o.redact,
     ...(o.rentedProbeIntervalMs === undefined ? {} : { probeIntervalMs: o.rentedProbeIntervalMs }),
   });
   const creator = new RentedCreator({

@@ -7,7 +7,8 @@
  * Must not know: the contract's rules beyond those two guards (they live in @pair/provision).
  */
 
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
+import { openPrivateDatabase } from "./private-database.js";
 import type { DeploymentRecord, HostingState, HostingStore, StopObligation } from "@pair/provision";
 import { EMPTY_STATE } from "@pair/provision";
 
@@ -55,7 +56,7 @@ export class SqliteHostingStore implements HostingStore {
   constructor(options: SqliteHostingStoreOptions) {
     const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
     if (!(busyTimeoutMs >= 0)) throw new RangeError("busyTimeoutMs: must be >= 0");
-    this.#db = new Database(options.path);
+    this.#db = openPrivateDatabase(options.path);
     this.#db.pragma("journal_mode = WAL");
     this.#db.pragma("synchronous = FULL");
     this.#db.pragma(`busy_timeout = ${Math.floor(busyTimeoutMs)}`);

@@ -5,3 +5,4 @@
 
 export * from "./hosting-store.js";
 export * from "./ledger-store.js";
+export * from "./private-database.js";

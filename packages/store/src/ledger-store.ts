@@ -11,7 +11,8 @@
  * Must not know: the ledger's rules beyond those guards (they live in @pair/ledger).
  */
 
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
+import { openPrivateDatabase } from "./private-database.js";
 import {
   LedgerStoreGuardError,
   entrySequenceProblem,
@@ -116,7 +117,7 @@ export class SqliteLedgerStore implements LedgerStore {
   constructor(options: SqliteLedgerStoreOptions) {
     const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
     if (!(busyTimeoutMs >= 0)) throw new RangeError("busyTimeoutMs: must be >= 0");
-    this.#db = new Database(options.path);
+    this.#db = openPrivateDatabase(options.path);
     this.#db.pragma("journal_mode = WAL");
     this.#db.pragma("synchronous = FULL");
     this.#db.pragma(`busy_timeout = ${Math.floor(busyTimeoutMs)}`);

@@ -53,6 +53,8 @@ export interface NodeSettings {
   readonly allowedHosts: readonly string[];
   /** Browser origin patterns admitted besides the local defaults (lowercased; `*` any run of characters). */
   readonly allowedOrigins: readonly string[];
+  /** `max_upstream_body_mb` in bytes: a non-streamed reply or error body larger than this is cut (502). */
+  readonly maxUpstreamBodyBytes: number;
 }
 
 export const ENGINE_APIS = ["ollama", "openai"] as const;

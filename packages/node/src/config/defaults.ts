@@ -20,6 +20,8 @@ export const NODE_DEFAULTS = {
   mdns: true,
   history_max_rows: 100_000,
   history_max_days: 30,
+  /** MiB: the largest non-streamed reply or error body read from an upstream. */
+  max_upstream_body_mb: 32,
 } as const;
 
 /** With no `engines` key, the node adopts a local Ollama moved off the client port. */
@@ -77,6 +79,7 @@ export const LIMITS = {
   maxDurationMs: 7 * MS_PER_DAY,
   maxHistoryDays: 3_650,
   maxHistoryRows: 100_000_000,
+  maxUpstreamBodyMb: 4_096,
   maxConcurrent: 1_024,
   /** Largest budget cap, in USD. */
   maxBudgetUsd: 1_000_000,

@@ -27,6 +27,7 @@ export const NODE_KEYS = [
   "history",
   "allowed_hosts",
   "allowed_origins",
+  "max_upstream_body_mb",
 ] as const;
 const API_KEY_KEYS = ["id", "key_credential"] as const;
 
@@ -121,6 +122,11 @@ export function readNode(problems: ProblemList, value: unknown, host: ConfigHost
     NODE_DEFAULTS.history_max_days * MS_PER_DAY,
     LIMITS.maxHistoryDays * MS_PER_DAY,
   );
+  const maxUpstreamBodyMb = node.integer(
+    "max_upstream_body_mb",
+    { min: 1, max: LIMITS.maxUpstreamBodyMb },
+    NODE_DEFAULTS.max_upstream_body_mb,
+  );
   return {
     name,
     dataDir,
@@ -132,5 +138,6 @@ export function readNode(problems: ProblemList, value: unknown, host: ConfigHost
     history: { maxRows, maxAgeMs },
     allowedHosts: readParsedList(node, "allowed_hosts", LIMITS.maxAllowedHosts, parseAllowedHost),
     allowedOrigins: readParsedList(node, "allowed_origins", LIMITS.maxAllowedOrigins, parseOriginPattern),
+    maxUpstreamBodyBytes: maxUpstreamBodyMb * 1024 * 1024,
   };
 }

@@ -16,4 +16,5 @@ export {
   type KeyringEntry,
   type OsCredentialStoreOptions,
 } from "./os-credential-store.js";
+export { MIN_SECRET_CHARS, REDACTED_MARK, SecretRedactor, StreamRedactor } from "./secret-redactor.js";
 export { HEADLESS_RECIPE, SECRET_SERVICE_PACKAGES } from "./platform-failure.js";

@@ -12,7 +12,8 @@
  * Must not know: HTTP, dialects, scheduling.
  */
 
-import Database from "better-sqlite3";
+import { openPrivateDatabase } from "@pair/store";
+import type Database from "better-sqlite3";
 import { COLUMN_NAMES, SCHEMA, rowValues } from "./history-rows.js";
 import { InlineRowWriter, type RowWriter } from "./row-writer.js";
 import { ThreadRowWriter } from "./thread-row-writer.js";
@@ -185,7 +186,7 @@ export class WorkloadHistory {
     this.#maxBatch = options.maxBatch ?? 512;
     if (!Number.isInteger(this.#maxBatch) || this.#maxBatch < 1)
       throw new RangeError("maxBatch: must be an integer >= 1");
-    this.#db = new Database(options.path, { timeout: 5_000 });
+    this.#db = openPrivateDatabase(options.path, { timeout: 5_000 });
     this.#db.pragma("journal_mode = WAL");
     this.#db.pragma("synchronous = NORMAL");
     // Small, frequent checkpoints: a long one would stall whichever thread commits.

@@ -12,6 +12,13 @@ export {
   RENTED_PEER_VIEW_FIELDS,
   type RentedPeerView,
 } from "./peer-view.js";
+export {
+  failureKindOf,
+  peerReasonText,
+  RENTED_PROBLEMS,
+  rentedProblemOf,
+  type RentedProblem,
+} from "./peer-reason.js";
 export { RENTED_FILE, type RentedOverride } from "./rented-file.js";
 export {
   RENTED_CHANGE_CODES,

@@ -24,6 +24,7 @@ import type { CreatedInfo, ManagedView } from "./managed-endpoint.js";
 import { estimateCostMicroUsd, outputPricePerMillion } from "./cost-estimate.js";
 import type { EndpointLookupFn } from "./hf-endpoint-states.js";
 import { OFF_LAN_LABEL, type RentedPeerView } from "./peer-view.js";
+import { peerReasonText, rentedProblemOf } from "./peer-reason.js";
 import { readRentedFile, writeRentedFile, type RentedFile, type RentedOverride } from "./rented-file.js";
 import {
   credentialRejectedReason,
@@ -129,6 +130,8 @@ export interface RentedNodesOptions {
   /** Runpod pods attached by id: their proxy base URL (`providers.runpod.proxy_url`; default Runpod's). */
   readonly runpodProxyUrl?: ProxyUrlOf;
   readonly log?: (line: string) => void;
+  /** Scrubs secrets from the detail the admin view shows (reason, last error, provider message). */
+  readonly redact?: (text: string) => string;
 }
 
 /** A lifecycle action's answer: the node after it, or the PAIR error it failed with. */
@@ -242,9 +245,19 @@ export class RentedNodes {
         shared: v.shared,
         policy: v.policy,
         eligible: v.eligible,
-        reason: v.reason,
+        reason: this.#peerReason(n, v),
       };
     });
+  }
+
+  /**
+   * A peer's reason: a policy's or budget's own text (the sponsor's words, no detail), else the
+   * problem's code and fixed text (peer-reason.ts) — never the probe's error, which names the endpoint.
+   */
+  #peerReason(n: NodeState, v: RentedNodeView): string | null {
+    if (v.reason === null) return null;
+    if (v.policy === "never" || this.#o.managed?.budgetRefusal(v.name) !== undefined) return v.reason;
+    return peerReasonText(rentedProblemOf(n.state, n.lastError));
   }
 
   /**
@@ -286,7 +299,7 @@ export class RentedNodes {
               : v.state === "paused" && v.policy !== "never"
                 ? "rented_node_paused"
                 : "rented_node_ineligible",
-          message: `rented node ${v.name} cannot take requests now: ${v.reason ?? v.state}`,
+          message: `rented node ${v.name} cannot take requests now: ${(caller.fromPeer ? this.#peerReason(n, v) : v.reason) ?? v.state}`,
           node: v.name,
         };
         continue;
@@ -486,6 +499,7 @@ export class RentedNodes {
             : n.state === "unknown"
               ? "not probed yet"
               : `${n.state.replace(/_/g, " ")}${n.lastError === undefined ? "" : `: ${n.lastError}`}`;
+    const redact = this.#o.redact ?? ((text: string) => text);
     return {
       name: n.config.name,
       kind: "rented",
@@ -498,14 +512,14 @@ export class RentedNodes {
       shared,
       policy,
       eligible: reason === null,
-      reason,
-      warnings: n.warnings,
-      last_error: n.lastError ?? null,
+      reason: reason === null ? null : redact(reason),
+      warnings: n.warnings.map(redact),
+      last_error: n.lastError === undefined ? null : redact(n.lastError),
       source: n.source,
       overridden: Object.keys(o).length > 0,
       managed: managed?.view(n.config.name) ?? null,
       provider_state: n.providerState ?? null,
-      provider_message: n.providerMessage ?? null,
+      provider_message: n.providerMessage === undefined ? null : redact(n.providerMessage),
       created: managed?.created?.(n.config.name) ?? null,
       budget: {
         usd_per_day: usdOf(n.config.budget.budgetMicroUsdPerDay),

@@ -18,11 +18,19 @@ import type { PairError } from "../dialects/index.js";
 import { isPairErrorCode, pairErrorOfInvalidRequest, type PairErrorCode } from "../dialects/index.js";
 import { engineTarget } from "../engines/engine-inventory.js";
 import type { Workload } from "../history/workload-history.js";
+import type { StreamRedactor } from "../credentials/index.js";
 import type { CancelSignal } from "../scheduler/scheduler.js";
 import { countTokens, planExchange, type TokenCounts } from "./exchange-plan.js";
-import { UpstreamExchange, type UpstreamHead } from "./upstream-exchange.js";
+import { failureKindOf, peerReasonText } from "../rented/index.js";
+import {
+  CappedBody,
+  UpstreamBodyTooLarge,
+  UpstreamExchange,
+  type UpstreamHead,
+} from "./upstream-exchange.js";
 import {
   candidates,
+  DEFAULT_MAX_UPSTREAM_BODY_BYTES,
   OFF_LAN_HEADER,
   SERVED_BY_HEADER,
   type ForwardDeps,
@@ -199,7 +207,7 @@ export async function forward(deps: ForwardDeps, fr: ForwardRequest): Promise<Fo
       return attempt.outcome;
     }
     fr.workload.attempts.push({ target: upstream.label, error: attempt.error.code });
-    last = attempt.error;
+    last = fr.localOnly === true ? forPeer(upstream, attempt.error) : attempt.error;
     if (attempt.markDown !== undefined) upstream.markDown(attempt.markDown);
     if (fr.signal.aborted) return { kind: "cancelled" };
   }
@@ -220,6 +228,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
   if (!plan.ok)
     return { kind: "done", outcome: { kind: "error", error: pairErrorOfInvalidRequest(plan.error) } };
   const p = plan.value;
+  const maxBodyBytes = deps.maxUpstreamBodyBytes ?? DEFAULT_MAX_UPSTREAM_BODY_BYTES;
   let target = engineTarget(engine.baseUrl, p.enginePath);
   const timeoutMs = engine.firstByteTimeoutMs;
   const upstream = new AttemptAbort();
@@ -260,7 +269,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
           origin: target.origin,
           path: target.path,
           method: "POST",
-          headers: requestHeaders(engine, p.stream),
+          headers: requestHeaders(deps, engine, p.stream),
           body: p.body,
           headersTimeout: timeoutMs,
           bodyTimeout: 0,
@@ -281,7 +290,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
       // A rented node scaled to zero or starting answers 503: it is warming, not failing. Wait and ask
       // again within its cold-start budget (the first-byte timer bounds the whole wait).
       if (response.statusCode === 503 && engine.warmable === true) {
-        await exchange.discard();
+        await exchange.discard(maxBodyBytes);
         fr.workload.warming = true;
         const waitMs = Math.min(WARM_RETRY_MS, Math.max(0, deadline - deps.monoMs()));
         const woke = await sleep(waitMs, upstream);
@@ -297,10 +306,13 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
     fr.timeline?.mark("upstreamHeaders");
     const status = response.statusCode;
     if (status >= 400) {
-      const text = await exchange.collect().then(
-        (b) => b.toString("utf8"),
-        () => "",
-      );
+      let text = "";
+      try {
+        // Scrubbed before anything reads it: every message, log line and reply below derives from it.
+        text = scrub(deps, (await exchange.collect(maxBodyBytes)).toString("utf8"));
+      } catch (cause) {
+        if (cause instanceof UpstreamBodyTooLarge) return tooLarge(deps, engine, maxBodyBytes);
+      }
       const parsed = parseMaybeJson(text);
       if ((status === 401 || status === 403) && engine.onRejected !== undefined) {
         engine.onRejected(status);
@@ -357,19 +369,23 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
 
     if (!p.stream) {
       // A non-streamed reply is small: collect it whole, then answer (failover stays possible until then).
-      const chunks: Buffer[] = first === undefined ? [] : [first];
+      // Up to the cap: past it the upstream's connection is cut at once, nothing more is buffered.
+      const body = new CappedBody(exchange, maxBodyBytes);
+      const collect = (c: Buffer) => {
+        heardMs = deps.monoMs();
+        body.push(c);
+      };
+      if (first !== undefined) collect(first);
       try {
-        const collect = (c: Buffer) => {
-          heardMs = deps.monoMs();
-          chunks.push(c);
-        };
-        if (first !== undefined && (await exchange.pump(collect)) === "closed")
+        if (first !== undefined && !body.over && (await exchange.pump(collect)) === "closed")
           return { kind: "done", outcome: { kind: "cancelled" } };
       } catch (cause) {
         if (fr.signal.aborted) return { kind: "done", outcome: { kind: "cancelled" } };
-        return unreachable(deps, engine, `the reply broke: ${describe(cause)}`);
+        if (!body.over) return unreachable(deps, engine, `the reply broke: ${describe(cause)}`);
       }
-      const raw = Buffer.concat(chunks);
+      if (body.over) return tooLarge(deps, engine, maxBodyBytes);
+      const whole = Buffer.concat(body.chunks);
+      const raw = deps.redactor?.redactBytes(whole) ?? whole;
       const parsed = parseMaybeJson(raw.toString("utf8"));
       countTokens(parsed, counts);
       const reply = p.passthrough ? raw : JSON.stringify(p.translateJson(parsed, deps.nowMs()));
@@ -383,6 +399,9 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
     // The headers leave with the first chunk, in one write.
     fr.res.writeHead(200, headers);
     const relay = p.relay(deps.nowMs(), counts);
+    // Only a rented node is sent a secret, so only its stream could echo one back.
+    const scrubber =
+      engine.id.startsWith("rented:") && deps.redactor?.active === true ? deps.redactor.stream() : undefined;
     // Chunks that arrive in the same tick leave in one write: cork on the first, uncork on the next tick.
     let corked = false;
     const uncork = () => {
@@ -393,7 +412,8 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
     const forwardChunk = (chunk: Buffer) => {
       if (stopWatching !== undefined) heardMs = deps.monoMs();
       const out = relay.push(chunk);
-      const data = p.passthrough ? chunk : out;
+      const relayed = p.passthrough ? chunk : out;
+      const data = scrubber === undefined ? relayed : scrubber.push(relayed);
       if (data.length === 0) return true;
       if (!corked) {
         corked = true;
@@ -407,7 +427,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
     let ended = false;
     const endReply = () => {
       ended = true;
-      const tail = relay.end();
+      const tail = scrubbedTail(relay.end(), scrubber);
       if (tail.length > 0) fr.res.write(tail);
       fr.res.end();
     };
@@ -423,7 +443,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
       if (fr.signal.aborted) return { kind: "done", outcome: { kind: "cancelled" } };
       // After the first byte there is no failover: end the stream the way the dialect's clients notice.
       if (!ended) {
-        const tail = relay.end();
+        const tail = scrubbedTail(relay.end(), scrubber);
         if (tail.length > 0 && !fr.res.destroyed) fr.res.write(tail);
       }
       fr.res.destroy();
@@ -444,9 +464,13 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
 /** Each upstream's request headers, streamed and not: made once per upstream, not per request. */
 const upstreamHeaders = new WeakMap<Upstream, readonly [Record<string, string>, Record<string, string>]>();
 
-function requestHeaders(upstream: Upstream, stream: boolean): Record<string, string> {
+function requestHeaders(deps: ForwardDeps, upstream: Upstream, stream: boolean): Record<string, string> {
   let pair = upstreamHeaders.get(upstream);
   if (pair === undefined) {
+    // What a rented node is sent (its token, a pod's key) is a secret the redactor must know.
+    if (upstream.id.startsWith("rented:"))
+      for (const value of Object.values(upstream.headers))
+        deps.redactor?.add(value.replace(/^Bearer\s+/i, ""));
     const json = { ...upstream.headers, "content-type": "application/json" };
     pair = [
       { ...json, accept: "text/event-stream, application/x-ndjson" },
@@ -473,8 +497,57 @@ class PeerSilent extends Error {
 function unreachable(deps: ForwardDeps, engine: Upstream, detail: string): Attempt {
   return {
     kind: "next",
-    error: { code: "upstream_error", message: `${engine.label} failed: ${detail}`, node: deps.nodeName },
+    error: {
+      code: "upstream_error",
+      message: `${engine.label} failed: ${scrub(deps, detail)}`,
+      node: deps.nodeName,
+    },
   };
+}
+
+function scrub(deps: ForwardDeps, text: string): string {
+  return deps.redactor === undefined ? text : deps.redactor.redact(text);
+}
+
+/** A stream's last bytes, with what the scrubber held back in front of them. */
+function scrubbedTail(tail: string, scrubber: StreamRedactor | undefined): Buffer | string {
+  if (scrubber === undefined) return tail;
+  const out = scrubber.push(tail);
+  const held = scrubber.end();
+  return held.length === 0 ? out : Buffer.concat([out, held]);
+}
+
+/** The reply outgrew the cap: 502, naming the cap and its key (no failover: another node's reply would be as big). */
+function tooLarge(deps: ForwardDeps, engine: Upstream, maxBodyBytes: number): Attempt {
+  const mib = Math.round((maxBodyBytes / 1024 / 1024) * 100) / 100;
+  return {
+    kind: "done",
+    outcome: {
+      kind: "error",
+      error: {
+        code: "upstream_error",
+        message:
+          `${engine.label} sent a reply larger than ${mib} MiB, this node's cap on a non-streamed reply ` +
+          "(node.max_upstream_body_mb); ask for a streamed reply, or raise the cap",
+        node: deps.nodeName,
+      },
+    },
+  };
+}
+
+/**
+ * A rented node's failure as a peer is told it: its code and a fixed text, never the detail (a
+ * raw transport error names the endpoint's address). Other upstreams' errors pass as they are.
+ */
+function forPeer(upstream: Upstream, error: PairError): PairError {
+  if (!upstream.id.startsWith("rented:")) return error;
+  const kind =
+    error.code === "credential_rejected"
+      ? "credential_rejected"
+      : error.code === "cold_start_timeout"
+        ? "timeout"
+        : failureKindOf(error.message);
+  return { ...error, message: `${upstream.label}: ${peerReasonText(kind)}` };
 }
 
 function timedOut(deps: ForwardDeps, engine: Upstream, timeoutMs: number): Attempt {

@@ -107,20 +107,30 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     return new Promise((resolve, reject) => (this.#done = { resolve, reject }));
   }
 
-  /** The whole body (an error reply's, say), without watching the client. */
-  async collect(): Promise<Buffer> {
-    const chunks: Buffer[] = [];
-    this.#sink = (chunk) => void chunks.push(chunk);
+  /**
+   * The whole body (an error reply's, say), without watching the client. Past `maxBytes` the request
+   * is aborted at once (its connection with it) and this rejects with UpstreamBodyTooLarge.
+   */
+  async collect(maxBytes = Infinity): Promise<Buffer> {
+    const body = new CappedBody(this, maxBytes);
+    this.#sink = (chunk) => body.push(chunk);
     this.#flush();
-    if (this.#error !== undefined) throw this.#error;
-    if (!this.#ended)
+    // `over` also when the body had ended already (all of it queued): the abort then fails nothing.
+    if (!body.over && this.#error !== undefined) throw this.#error;
+    if (!body.over && !this.#ended)
       await new Promise<"ended" | "closed">((resolve, reject) => (this.#done = { resolve, reject }));
-    return Buffer.concat(chunks);
+    if (body.over) throw new UpstreamBodyTooLarge(maxBytes);
+    return Buffer.concat(body.chunks);
   }
 
   /** Reads the body to its end and drops it (keeps the connection for the next request). */
-  async discard(): Promise<void> {
-    await this.collect().catch(() => undefined);
+  async discard(maxBytes = Infinity): Promise<void> {
+    await this.collect(maxBytes).catch(() => undefined);
+  }
+
+  /** Fails the exchange with `error` now: the request is aborted, whatever waits rejects with it. */
+  abort(error: Error): void {
+    this.#fail(error, true);
   }
 
   /** Ends the exchange: aborts the request if its reply was not read to the end. Idempotent. */
@@ -270,6 +280,41 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     if (!this.#watchingClient) return;
     this.#watchingClient = false;
     this.#res.off("close", this.#onClose);
+  }
+}
+
+/** An upstream's non-streamed reply or error body grew past the node's cap. */
+export class UpstreamBodyTooLarge extends Error {
+  constructor(readonly limitBytes: number) {
+    super(`the reply is larger than ${limitBytes} bytes`);
+  }
+}
+
+/**
+ * A body kept up to `maxBytes`: the chunk that goes past aborts the exchange at once (its connection
+ * with it) and everything kept is dropped.
+ */
+export class CappedBody {
+  readonly chunks: Buffer[] = [];
+  #bytes = 0;
+  #over = false;
+
+  constructor(
+    readonly exchange: UpstreamExchange,
+    readonly maxBytes: number,
+  ) {}
+
+  get over(): boolean {
+    return this.#over;
+  }
+
+  push(chunk: Buffer): void {
+    if (this.#over) return;
+    this.#bytes += chunk.length;
+    if (this.#bytes <= this.maxBytes) return void this.chunks.push(chunk);
+    this.#over = true;
+    this.chunks.length = 0;
+    this.exchange.abort(new UpstreamBodyTooLarge(this.maxBytes));
   }
 }
 

@@ -12,6 +12,7 @@ import type { DialectRequests, DialectRoute, PairError } from "../dialects/index
 import type { EngineApi, EngineInventory, EngineSpec } from "../engines/engine-inventory.js";
 import type { Workload } from "../history/workload-history.js";
 import type { RequestTimeline } from "../observability/request-timeline.js";
+import type { SecretRedactor } from "../credentials/index.js";
 import type { CancelSignal, Scheduler } from "../scheduler/scheduler.js";
 import { NO_ALIASES, type ModelAliases } from "./model-aliases.js";
 
@@ -109,7 +110,14 @@ export interface ForwardDeps {
   readonly nowMs: () => number;
   /** Monotonic clock (ms) for latencies. */
   readonly monoMs: () => number;
+  /** Scrubs the node's secrets from what is relayed; absent: nothing is scrubbed. */
+  readonly redactor?: SecretRedactor;
+  /** Largest non-streamed reply or error body read from an upstream (default DEFAULT_MAX_UPSTREAM_BODY_BYTES). */
+  readonly maxUpstreamBodyBytes?: number;
 }
+
+/** Default of `node.max_upstream_body_mb`: a non-streamed reply is small, a 32 MiB one is not. */
+export const DEFAULT_MAX_UPSTREAM_BODY_BYTES = 32 * 1024 * 1024;
 
 export interface ForwardRequest {
   readonly route: DialectRoute;

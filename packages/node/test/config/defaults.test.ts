@@ -15,6 +15,7 @@ const EXPECTED: PairConfig = {
     history: { maxRows: 100_000, maxAgeMs: 30 * 86_400_000 },
     allowedHosts: [],
     allowedOrigins: [],
+    maxUpstreamBodyBytes: 32 * 1024 * 1024,
   },
   engines: [
     {

@@ -77,6 +77,7 @@ describe("a file with every key", () => {
       history: { maxRows: 5000, maxAgeMs: 7.5 * 86_400_000 },
       allowedHosts: ["pair-box.lan", "*.home.arpa", "192.168.1.5"],
       allowedOrigins: ["http://chat.localhost:5173", "https://*.example.com", "*"],
+      maxUpstreamBodyBytes: 8 * 1024 * 1024,
     });
   });
 

@@ -10,13 +10,13 @@
 // the memory back too, only later (after ~50 s of idle instead of ~22); the collector's decisions
 // are tested in test/memory/idle-collect.test.ts. Waits for the drop (up to SETTLE_MS), never sleeps
 // a fixed time to assert.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startEngineEmulator, type EngineEmulator } from "@pair/emulators";
 import { Agent, request } from "undici";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { ServeChild, untilValue } from "../support/serve-child.js";
+import { rssMib, ServeChild, untilValue } from "../support/serve-child.js";
 
 const MODEL = "qwen:0.5b";
 const STREAMS = 256;
@@ -41,12 +41,6 @@ let engine: EngineEmulator;
 let node: ServeChild;
 let dir: string;
 const agent = new Agent({ connections: STREAMS + 8, pipelining: 0 });
-
-function rssMib(pid: number): number {
-  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "latin1"))?.[1];
-  if (kb === undefined) throw new Error(`no VmRSS for pid ${pid}`);
-  return Number(kb) / 1024;
-}
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "pair-memory-"));

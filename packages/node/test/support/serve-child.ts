@@ -72,6 +72,13 @@ export interface ServeChildOptions {
   readonly env?: Readonly<Record<string, string>>;
 }
 
+/** A process's resident memory (MiB), read from outside: /proc/PID/status VmRSS. */
+export function rssMib(pid: number): number {
+  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "latin1"))?.[1];
+  if (kb === undefined) throw new Error(`no VmRSS for pid ${pid}`);
+  return Number(kb) / 1024;
+}
+
 /** A `pair serve` child process with its own data dir, ports and config file. */
 export class ServeChild {
   process: ChildProcess | undefined;
