@@ -319,7 +319,7 @@ async function embeddings(ctx: EngineContext, exchange: Exchange): Promise<void>
 function listModels(ctx: EngineContext, exchange: Exchange): Promise<void> {
   sendJson(exchange.res, 200, {
     object: "list",
-    data: ctx.options.models.map((model) => modelObject(model.name)),
+    data: ctx.options.models.map((model) => modelObject(model)),
   });
   return Promise.resolve();
 }
@@ -327,7 +327,7 @@ function listModels(ctx: EngineContext, exchange: Exchange): Promise<void> {
 function retrieveModel(ctx: EngineContext, exchange: Exchange): Promise<void> {
   const name = decodeURIComponent(exchange.path.slice("/v1/models/".length));
   const model = findModel(ctx, name, "openai");
-  if (model) sendJson(exchange.res, 200, modelObject(model.name));
+  if (model) sendJson(exchange.res, 200, modelObject(model));
   else sendOpenAiError(exchange.res, 404, modelNotFound(name));
   return Promise.resolve();
 }

@@ -21,6 +21,10 @@ export interface EngineModelConfig {
   readonly embeddingDimensions?: number;
   /** Largest token limit a request may ask for (default 1,048,576). */
   readonly contextTokens?: number;
+  /** What Ollama's /api/show reports the model can do (default `["completion"]`). */
+  readonly capabilities?: readonly string[];
+  /** The chat template Ollama's /api/show reports (default `{{ .Prompt }}`). */
+  readonly template?: string;
 }
 
 /** Tokens of one generation answered in full (what a per-token biller charges). */
@@ -83,6 +87,8 @@ export interface ResolvedModel {
   readonly maxTokens: number;
   readonly embeddingDimensions: number;
   readonly contextTokens: number;
+  readonly capabilities: readonly string[];
+  readonly template: string;
 }
 
 export interface ResolvedOptions {
@@ -154,6 +160,8 @@ function resolveModel(entry: string | EngineModelConfig, index: number): Resolve
     ),
     embeddingDimensions: checkedInt(`${path}.embeddingDimensions`, config.embeddingDimensions, 1, 8192, 16),
     contextTokens,
+    capabilities: config.capabilities ?? ["completion"],
+    template: config.template ?? "{{ .Prompt }}",
   };
 }
 
