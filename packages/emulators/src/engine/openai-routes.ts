@@ -309,7 +309,12 @@ async function embeddings(ctx: EngineContext, exchange: Exchange): Promise<void>
       cutConnection(exchange);
       return "faulted";
     }
-    const vectors = texts.map((text) => encodeEmbedding(embedText(model, text, dimensions), encoding));
+    const vectors = texts.map((text) =>
+      encodeEmbedding(
+        embedText(model, text, dimensions),
+        ctx.options.ignoreEncodingFormat ? "float" : encoding,
+      ),
+    );
     const promptTokens = texts.reduce((sum, text) => sum + Math.max(1, countTextTokens(text)), 0);
     sendJson(exchange.res, 200, embeddingsBody(model.name, vectors, promptTokens));
     return "completed";

@@ -80,6 +80,11 @@ export interface EngineEmulatorOptions {
   readonly apiKey?: string | readonly string[];
   /** Told of every generation answered in full (embeddings are not generations). */
   readonly onUsage?: UsageListener;
+  /**
+   * Answer embeddings as floats whatever `encoding_format` asked, as some OpenAI-compatible
+   * servers do (default false: vLLM honours it).
+   */
+  readonly ignoreEncodingFormat?: boolean;
 }
 
 export interface ResolvedModel {
@@ -109,6 +114,7 @@ export interface ResolvedOptions {
   /** Accepted `--api-key` values; empty means no auth. */
   readonly apiKeys: readonly string[];
   readonly onUsage: UsageListener | undefined;
+  readonly ignoreEncodingFormat: boolean;
 }
 
 /** A refused option, naming its path (e.g. `models[1].maxTokens`). */
@@ -214,6 +220,7 @@ export function resolveOptions(options: EngineEmulatorOptions): ResolvedOptions 
     ollamaVersion: options.ollamaVersion ?? "0.12.6",
     apiKeys: resolveApiKeys(options.apiKey),
     onUsage: options.onUsage,
+    ignoreEncodingFormat: options.ignoreEncodingFormat ?? false,
   };
 }
 

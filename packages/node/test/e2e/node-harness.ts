@@ -14,6 +14,8 @@ export interface EngineDecl {
   readonly maxConcurrent?: number;
   readonly tokenDelayMs?: number;
   readonly firstByteTimeoutS?: number;
+  /** Embeddings as floats whatever `encoding_format` asked (some OpenAI-compatible servers). */
+  readonly ignoreEncodingFormat?: boolean;
 }
 
 export interface Cluster {
@@ -45,6 +47,7 @@ export async function startCluster(
           typeof m === "string" ? { name: m, maxTokens: 8 } : { maxTokens: 8, ...m },
         ),
         tokenDelayMs: d.tokenDelayMs ?? 0,
+        ignoreEncodingFormat: d.ignoreEncodingFormat ?? false,
       }),
     );
   const yaml = [
