@@ -1,5 +1,6 @@
 // The model routes through the official clients against engine emulators: what each engine says of
-// its models (/v1/models, /v1/models/{id}, /api/tags, /api/show, /api/ps) reaches the client.
+// its models (/v1/models, /v1/models/{id}, /api/tags, /api/show, /api/ps) reaches the client; and
+// the Ollama timing fields of answers translated from an OpenAI engine.
 import { Ollama } from "ollama";
 import OpenAI, { NotFoundError } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -117,5 +118,29 @@ describe("Ollama model routes", () => {
     expect(qwen).toMatchObject({ engine: "vllm-1", context_length: 32_768 });
     expect(qwen?.["size"]).toBeUndefined();
     expect(String(qwen?.["digest"]).length).toBeGreaterThanOrEqual(12);
+  });
+});
+
+describe("Ollama answers translated from an OpenAI engine", () => {
+  const TIMINGS = ["total_duration", "load_duration", "prompt_eval_duration", "eval_duration"] as const;
+  const tokensPerSecond = (r: { eval_count: number; eval_duration: number }) =>
+    r.eval_count / (r.eval_duration / 1e9);
+
+  it("carries every timing field, not streamed and streamed (chat and generate)", async () => {
+    const chat = await ollama().chat({ model: "qwen-7b", messages: [{ role: "user", content: "hi" }] });
+    const generated = await ollama().generate({ model: "qwen-7b", prompt: "hi" });
+    const stream = await ollama().chat({
+      model: "qwen-7b",
+      messages: [{ role: "user", content: "hi" }],
+      stream: true,
+    });
+    let last: Record<string, unknown> = {};
+    for await (const part of stream) last = part as unknown as Record<string, unknown>;
+    for (const reply of [chat, generated, last] as unknown as Record<string, number>[]) {
+      for (const field of TIMINGS) expect(typeof reply[field], field).toBe("number");
+      expect(reply["total_duration"]).toBeGreaterThanOrEqual(reply["eval_duration"]!);
+      expect(Number.isFinite(tokensPerSecond(reply as never))).toBe(true);
+    }
+    expect(last["done"]).toBe(true);
   });
 });
