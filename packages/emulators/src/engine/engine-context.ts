@@ -18,6 +18,8 @@ export interface EngineContext {
   readonly faults: FaultInjector;
   /** Sequential ids (1, 2, …) for response and request ids: deterministic per emulator. */
   nextId(): number;
+  /** Ollama's loaded models: name → wall time (ms) of its last request, for /api/ps. */
+  readonly loaded: Map<string, number>;
 }
 
 export type RouteHandler = (ctx: EngineContext, exchange: Exchange) => Promise<void>;

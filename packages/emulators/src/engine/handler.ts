@@ -67,7 +67,14 @@ export function createEngineHandler(options: EngineEmulatorOptions): EngineHandl
   const limiter = new SlotLimiter(resolved.maxConcurrent, resolved.whenFull, resolved.maxQueued);
   const stats = new StatsCounters();
   let lastId = 0;
-  const ctx: EngineContext = { options: resolved, stats, limiter, faults, nextId: () => ++lastId };
+  const ctx: EngineContext = {
+    options: resolved,
+    stats,
+    limiter,
+    faults,
+    nextId: () => ++lastId,
+    loaded: new Map(),
+  };
   const routes = routesFor(resolved.api);
   const shutdown = new AbortController();
   // Every open request listens for shutdown: as many listeners as concurrent requests is expected.

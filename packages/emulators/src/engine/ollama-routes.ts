@@ -25,6 +25,8 @@ import {
   generateFormat,
   loadedBody,
   modelNotFoundMessage,
+  psBody,
+  showBody,
   sendOllamaError,
   tagsBody,
   writeOllamaFailure,
@@ -95,6 +97,7 @@ async function begin(ctx: EngineContext, exchange: Exchange): Promise<Started | 
   }
   const model = findModel(ctx, requestedName, "ollama");
   if (!model) return reject(exchange, call, 404, modelNotFoundMessage(requestedName));
+  ctx.loaded.set(model.name, ctx.options.clock.now().wallMs);
   return { call, reader, model, requestedName, receivedMs };
 }
 
@@ -252,6 +255,33 @@ function tags(ctx: EngineContext, exchange: Exchange): Promise<void> {
   return Promise.resolve();
 }
 
+/** `POST /api/show`: the model by the name given (`model`, or the older `name`). */
+async function show(ctx: EngineContext, exchange: Exchange): Promise<void> {
+  const parsed = await readJsonObject(exchange, ctx.options.maxBodyBytes);
+  if (!parsed.ok)
+    return sendOllamaError(
+      exchange.res,
+      400,
+      parsed.problem === "empty" ? "missing request body" : "invalid request",
+    );
+  const requested = parsed.value["model"] ?? parsed.value["name"];
+  if (typeof requested !== "string" || requested === "")
+    return sendOllamaError(exchange.res, 400, "model is required");
+  const model = findModel(ctx, requested, "ollama");
+  if (!model) return sendOllamaError(exchange.res, 404, modelNotFoundMessage(requested));
+  sendJson(exchange.res, 200, showBody(model), OLLAMA_JSON);
+}
+
+function ps(ctx: EngineContext, exchange: Exchange): Promise<void> {
+  sendJson(
+    exchange.res,
+    200,
+    psBody(ctx.options.models, ctx.loaded, ctx.options.clock.now().wallMs),
+    OLLAMA_JSON,
+  );
+  return Promise.resolve();
+}
+
 function version(ctx: EngineContext, exchange: Exchange): Promise<void> {
   sendJson(exchange.res, 200, { version: ctx.options.ollamaVersion }, OLLAMA_JSON);
   return Promise.resolve();
@@ -267,6 +297,8 @@ export const ollamaRoutes: readonly Route[] = [
   { method: "HEAD", path: "/", handler: running },
   { method: "GET", path: "/api/version", handler: version },
   { method: "GET", path: "/api/tags", handler: tags },
+  { method: "GET", path: "/api/ps", handler: ps },
+  { method: "POST", path: "/api/show", handler: show },
   { method: "POST", path: "/api/chat", handler: chat },
   { method: "POST", path: "/api/generate", handler: generateRoute },
   { method: "POST", path: "/api/embed", handler: embedRoute(false) },

@@ -130,24 +130,74 @@ export function loadedBody(model: string, createdAt: string, kind: "chat" | "gen
     : { ...base, response: "", done: true, done_reason: "load" };
 }
 
-export function tagsBody(models: readonly ResolvedModel[]): unknown {
+/** How long Ollama keeps a model loaded after its last request (its default `keep_alive`). */
+export const KEEP_ALIVE_MS = 5 * 60_000;
+
+const DETAILS = {
+  parent_model: "",
+  format: "gguf",
+  family: "emulated",
+  families: ["emulated"],
+  parameter_size: "1B",
+  quantization_level: "Q4_0",
+} as const;
+
+/** A model as `/api/tags` lists it (`/api/ps` adds to it). */
+function listedModel(model: ResolvedModel): Record<string, unknown> {
+  const name = ollamaName(model.name);
   return {
-    models: models.map((model) => {
-      const name = ollamaName(model.name);
+    name,
+    model: name,
+    modified_at: MODEL_MODIFIED_AT,
+    size: 1_000_000 + model.embeddingDimensions,
+    digest: createHash("sha256").update(name).digest("hex"),
+    details: { ...DETAILS },
+  };
+}
+
+export function tagsBody(models: readonly ResolvedModel[]): unknown {
+  return { models: models.map(listedModel) };
+}
+
+/** `POST /api/show`: capabilities, template, details and the GGUF keys clients read. */
+export function showBody(model: ResolvedModel): unknown {
+  return {
+    license: "",
+    modelfile: `FROM ${ollamaName(model.name)}\n`,
+    parameters: "",
+    template: model.template,
+    details: { ...DETAILS },
+    model_info: {
+      "general.architecture": "emulated",
+      "general.parameter_count": 1_000_000_000,
+      "emulated.context_length": model.contextTokens,
+      "emulated.embedding_length": model.embeddingDimensions,
+    },
+    capabilities: model.capabilities,
+    modified_at: MODEL_MODIFIED_AT,
+  };
+}
+
+/** `GET /api/ps`: models used within the keep-alive, most recently used first, all in VRAM. */
+export function psBody(
+  models: readonly ResolvedModel[],
+  loaded: ReadonlyMap<string, number>,
+  nowMs: number,
+): unknown {
+  const live = models
+    .map((model) => ({ model, at: loaded.get(model.name) }))
+    .filter(
+      (m): m is { model: ResolvedModel; at: number } => m.at !== undefined && m.at + KEEP_ALIVE_MS > nowMs,
+    )
+    .sort((a, b) => b.at - a.at);
+  return {
+    models: live.map(({ model, at }) => {
+      const { modified_at: _modified, ...entry } = listedModel(model);
       return {
-        name,
-        model: name,
-        modified_at: MODEL_MODIFIED_AT,
-        size: 1_000_000 + model.embeddingDimensions,
-        digest: createHash("sha256").update(name).digest("hex"),
-        details: {
-          parent_model: "",
-          format: "gguf",
-          family: "emulated",
-          families: ["emulated"],
-          parameter_size: "1B",
-          quantization_level: "Q4_0",
-        },
+        ...entry,
+        expires_at: new Date(at + KEEP_ALIVE_MS).toISOString(),
+        size_vram: entry["size"],
+        context_length: Math.min(model.contextTokens, 4096),
       };
     }),
   };

@@ -309,7 +309,12 @@ async function embeddings(ctx: EngineContext, exchange: Exchange): Promise<void>
       cutConnection(exchange);
       return "faulted";
     }
-    const vectors = texts.map((text) => encodeEmbedding(embedText(model, text, dimensions), encoding));
+    const vectors = texts.map((text) =>
+      encodeEmbedding(
+        embedText(model, text, dimensions),
+        ctx.options.ignoreEncodingFormat ? "float" : encoding,
+      ),
+    );
     const promptTokens = texts.reduce((sum, text) => sum + Math.max(1, countTextTokens(text)), 0);
     sendJson(exchange.res, 200, embeddingsBody(model.name, vectors, promptTokens));
     return "completed";
@@ -319,7 +324,7 @@ async function embeddings(ctx: EngineContext, exchange: Exchange): Promise<void>
 function listModels(ctx: EngineContext, exchange: Exchange): Promise<void> {
   sendJson(exchange.res, 200, {
     object: "list",
-    data: ctx.options.models.map((model) => modelObject(model.name)),
+    data: ctx.options.models.map((model) => modelObject(model)),
   });
   return Promise.resolve();
 }
@@ -327,7 +332,7 @@ function listModels(ctx: EngineContext, exchange: Exchange): Promise<void> {
 function retrieveModel(ctx: EngineContext, exchange: Exchange): Promise<void> {
   const name = decodeURIComponent(exchange.path.slice("/v1/models/".length));
   const model = findModel(ctx, name, "openai");
-  if (model) sendJson(exchange.res, 200, modelObject(model.name));
+  if (model) sendJson(exchange.res, 200, modelObject(model));
   else sendOpenAiError(exchange.res, 404, modelNotFound(name));
   return Promise.resolve();
 }

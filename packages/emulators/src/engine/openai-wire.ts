@@ -9,6 +9,7 @@ import type { FailureWriter } from "./engine-context.js";
 import type { FieldProblem } from "./field-reader.js";
 import type { GenerationResult, ResponseFormat } from "./generation-runner.js";
 import { sendJson } from "./http-exchange.js";
+import type { ResolvedModel } from "./options.js";
 
 export const SYSTEM_FINGERPRINT = "fp_pair_emulator";
 /** `created` of every listed model: a fixed instant, so listings are byte-identical. */
@@ -219,6 +220,13 @@ export function embeddingsBody(
   };
 }
 
-export function modelObject(name: string): unknown {
-  return { id: name, object: "model", created: MODEL_CREATED_S, owned_by: "pair-emulator" };
+/** vLLM's model object: OpenAI's, plus the context window as `max_model_len`. */
+export function modelObject(model: ResolvedModel): unknown {
+  return {
+    id: model.name,
+    object: "model",
+    created: MODEL_CREATED_S,
+    owned_by: "pair-emulator",
+    max_model_len: model.contextTokens,
+  };
 }

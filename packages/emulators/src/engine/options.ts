@@ -21,6 +21,10 @@ export interface EngineModelConfig {
   readonly embeddingDimensions?: number;
   /** Largest token limit a request may ask for (default 1,048,576). */
   readonly contextTokens?: number;
+  /** What Ollama's /api/show reports the model can do (default `["completion"]`). */
+  readonly capabilities?: readonly string[];
+  /** The chat template Ollama's /api/show reports (default `{{ .Prompt }}`). */
+  readonly template?: string;
 }
 
 /** Tokens of one generation answered in full (what a per-token biller charges). */
@@ -76,6 +80,11 @@ export interface EngineEmulatorOptions {
   readonly apiKey?: string | readonly string[];
   /** Told of every generation answered in full (embeddings are not generations). */
   readonly onUsage?: UsageListener;
+  /**
+   * Answer embeddings as floats whatever `encoding_format` asked, as some OpenAI-compatible
+   * servers do (default false: vLLM honours it).
+   */
+  readonly ignoreEncodingFormat?: boolean;
 }
 
 export interface ResolvedModel {
@@ -83,6 +92,8 @@ export interface ResolvedModel {
   readonly maxTokens: number;
   readonly embeddingDimensions: number;
   readonly contextTokens: number;
+  readonly capabilities: readonly string[];
+  readonly template: string;
 }
 
 export interface ResolvedOptions {
@@ -103,6 +114,7 @@ export interface ResolvedOptions {
   /** Accepted `--api-key` values; empty means no auth. */
   readonly apiKeys: readonly string[];
   readonly onUsage: UsageListener | undefined;
+  readonly ignoreEncodingFormat: boolean;
 }
 
 /** A refused option, naming its path (e.g. `models[1].maxTokens`). */
@@ -154,6 +166,8 @@ function resolveModel(entry: string | EngineModelConfig, index: number): Resolve
     ),
     embeddingDimensions: checkedInt(`${path}.embeddingDimensions`, config.embeddingDimensions, 1, 8192, 16),
     contextTokens,
+    capabilities: config.capabilities ?? ["completion"],
+    template: config.template ?? "{{ .Prompt }}",
   };
 }
 
@@ -206,6 +220,7 @@ export function resolveOptions(options: EngineEmulatorOptions): ResolvedOptions 
     ollamaVersion: options.ollamaVersion ?? "0.12.6",
     apiKeys: resolveApiKeys(options.apiKey),
     onUsage: options.onUsage,
+    ignoreEncodingFormat: options.ignoreEncodingFormat ?? false,
   };
 }
 

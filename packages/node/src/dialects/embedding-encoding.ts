@@ -34,6 +34,24 @@ export function decodeFloat32Base64(text: string): number[] {
   return out;
 }
 
+/**
+ * An OpenAI embeddings reply with every float vector base64-encoded: for a client that asked for
+ * base64 from an engine that answered floats (the openai SDK would decode floats into garbage).
+ */
+export function withBase64Embeddings(reply: unknown): unknown {
+  const data = (reply as { data?: unknown } | null)?.data;
+  if (!Array.isArray(data)) return reply;
+  return {
+    ...(reply as Record<string, unknown>),
+    data: data.map((item: unknown) => {
+      const vector = (item as { embedding?: unknown } | null)?.embedding;
+      return Array.isArray(vector) && vector.every((x) => typeof x === "number")
+        ? { ...(item as Record<string, unknown>), embedding: encodeFloat32Base64(vector) }
+        : item;
+    }),
+  };
+}
+
 /** An OpenAI embedding, floats or base64, as floats. */
 export function floatsOf(embedding: readonly number[] | string): number[] {
   return typeof embedding === "string" ? decodeFloat32Base64(embedding) : [...embedding];

@@ -15,6 +15,7 @@ export type * from "./openai-wire.js";
 export type * from "./ollama-wire.js";
 
 export { invalidRequest, type DialectResult, type InvalidRequest } from "./dialect-error.js";
+export { withBase64Embeddings } from "./embedding-encoding.js";
 export { DEFAULT_VALIDATION_LIMITS, validationLimits, type ValidationLimits } from "./validation-limits.js";
 export {
   DIALECT_ROUTES,

@@ -75,23 +75,24 @@ export function nanosecondsOf(ms: number): number {
 
 /**
  * The duration metrics of an Ollama final object, measured by the translator: from the request
- * (`startedMs`) to the first streamed token, and from there to the end. Zero or unknown durations
- * are omitted, as Ollama omits them; `load_duration` is never known across dialects.
+ * (`startedMs`) to the first streamed token (prompt evaluation), and from there to the end. All four
+ * are always given, so a client's tokens per second is a number: `load_duration` is 0 (an OpenAI
+ * engine does not say), an unstreamed reply counts all its time as evaluation, and `total_duration`
+ * and `eval_duration` are at least 1 ns.
  */
 export function durationsOf(
   startedMs: number | undefined,
   firstTokenMs: number | undefined,
   endedMs: number,
-): Pick<OllamaMetrics, "total_duration" | "prompt_eval_duration" | "eval_duration"> {
-  const out: { total_duration?: number; prompt_eval_duration?: number; eval_duration?: number } = {};
-  if (startedMs === undefined) return out;
-  const total = nanosecondsOf(endedMs - startedMs);
-  if (total > 0) out.total_duration = total;
-  if (firstTokenMs !== undefined) {
-    const prompt = nanosecondsOf(firstTokenMs - startedMs);
-    const evaluation = nanosecondsOf(endedMs - firstTokenMs);
-    if (prompt > 0) out.prompt_eval_duration = prompt;
-    if (evaluation > 0) out.eval_duration = evaluation;
-  }
-  return out;
+): Pick<OllamaMetrics, "total_duration" | "load_duration" | "prompt_eval_duration" | "eval_duration"> {
+  if (startedMs === undefined) return {};
+  const total = Math.max(1, nanosecondsOf(endedMs - startedMs));
+  const prompt =
+    firstTokenMs === undefined ? 0 : Math.min(total - 1, nanosecondsOf(firstTokenMs - startedMs));
+  return {
+    total_duration: total,
+    load_duration: 0,
+    prompt_eval_duration: prompt,
+    eval_duration: Math.max(1, total - prompt),
+  };
 }

@@ -21,10 +21,26 @@ export interface EngineSpec {
   readonly firstByteTimeoutMs: number;
 }
 
+/**
+ * What an engine's model listing said of one model, kept so the client API can pass it on
+ * (OpenAI: `created`, `owned_by`, vLLM's `max_model_len`; Ollama: size, digest, date, details).
+ */
+export interface EngineModelMeta {
+  readonly created?: number;
+  readonly ownedBy?: string;
+  readonly maxModelLen?: number;
+  readonly size?: number;
+  readonly digest?: string;
+  readonly modifiedAt?: string;
+  readonly details?: Readonly<Record<string, unknown>>;
+}
+
 export interface EngineState {
   readonly spec: EngineSpec;
   readonly healthy: boolean;
   readonly models: readonly string[];
+  /** By model, what the last good probe's listing said of it; absent: nothing known. */
+  readonly meta?: ReadonlyMap<string, EngineModelMeta>;
   readonly lastProbeAtMs: number | undefined;
   readonly lastError: string | undefined;
 }
@@ -187,9 +203,9 @@ export class EngineInventory {
       });
       const text = await res.body.text();
       if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode} from ${path}`);
-      const models = parseModels(spec.api, JSON.parse(text) as unknown);
+      const { models, meta } = parseModels(spec.api, JSON.parse(text) as unknown);
       this.#slowProbes.set(spec.name, 0);
-      return { spec, healthy: true, models, lastProbeAtMs: at, lastError: undefined };
+      return { spec, healthy: true, models, meta, lastProbeAtMs: at, lastError: undefined };
     } catch (cause) {
       const message = cause instanceof Error ? cause.message : String(cause);
       // One slow answer from an engine that was up is not enough to take it out (it may be busy
@@ -215,17 +231,49 @@ function isTimeout(cause: unknown): boolean {
   );
 }
 
-function parseModels(api: EngineApi, body: unknown): string[] {
-  const list = (value: unknown, field: string): unknown[] => {
-    const v = (value as Record<string, unknown> | null)?.[field];
-    if (!Array.isArray(v)) throw new Error(`model list: expected "${field}" to be an array`);
-    return v;
+interface ParsedListing {
+  readonly models: string[];
+  readonly meta: Map<string, EngineModelMeta>;
+}
+
+function parseModels(api: EngineApi, body: unknown): ParsedListing {
+  const v = (body as Record<string, unknown> | null)?.[api === "ollama" ? "models" : "data"];
+  if (!Array.isArray(v))
+    throw new Error(`model list: expected "${api === "ollama" ? "models" : "data"}" to be an array`);
+  const models: string[] = [];
+  const meta = new Map<string, EngineModelMeta>();
+  for (const item of v as unknown[]) {
+    const entry = (typeof item === "object" && item !== null ? item : {}) as Record<string, unknown>;
+    const name = api === "ollama" ? (entry["name"] ?? entry["model"]) : entry["id"];
+    if (typeof name !== "string" || name.length === 0) continue;
+    models.push(name);
+    meta.set(name, api === "ollama" ? ollamaMeta(entry) : openaiMeta(entry));
+  }
+  return { models, meta };
+}
+
+/** Only fields of the expected type are kept: an engine's listing is not trusted to be well formed. */
+function openaiMeta(entry: Record<string, unknown>): EngineModelMeta {
+  const { created, owned_by: ownedBy, max_model_len: maxModelLen } = entry;
+  return {
+    ...(isCount(created) ? { created } : {}),
+    ...(typeof ownedBy === "string" && ownedBy !== "" ? { ownedBy } : {}),
+    ...(isCount(maxModelLen) && maxModelLen > 0 ? { maxModelLen } : {}),
   };
-  const names =
-    api === "ollama"
-      ? list(body, "models").map(
-          (m) => (m as { name?: unknown; model?: unknown }).name ?? (m as { model?: unknown }).model,
-        )
-      : list(body, "data").map((m) => (m as { id?: unknown }).id);
-  return names.filter((n): n is string => typeof n === "string" && n.length > 0);
+}
+
+function ollamaMeta(entry: Record<string, unknown>): EngineModelMeta {
+  const { size, digest, modified_at: modifiedAt, details } = entry;
+  return {
+    ...(isCount(size) ? { size } : {}),
+    ...(typeof digest === "string" && digest !== "" ? { digest } : {}),
+    ...(typeof modifiedAt === "string" && !Number.isNaN(Date.parse(modifiedAt)) ? { modifiedAt } : {}),
+    ...(typeof details === "object" && details !== null && !Array.isArray(details)
+      ? { details: details as Record<string, unknown> }
+      : {}),
+  };
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 }

@@ -42,6 +42,15 @@ import {
 } from "./forward.js";
 import { NO_ALIASES } from "./model-aliases.js";
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "./json-depth.js";
+import {
+  clusterServes,
+  listOpenAiModels,
+  ollamaPs,
+  ollamaShow,
+  ollamaTags,
+  retrieveOpenAiModel,
+  sendJson,
+} from "./model-routes.js";
 import { readBody } from "./request-body.js";
 
 /** The Ollama version PAIR reports on /api/version, for clients that check for features. */
@@ -111,27 +120,19 @@ async function handle(deps: ClientApiDeps, req: IncomingMessage, res: ServerResp
   if (!auth.ok) return refuse(deps, res, path, auth.reason);
   if (method === "POST" && isDialectRoute(path))
     return routed(deps, path, req, res, { requester: auth.requester, originNode: deps.nodeName });
-  if (method === "POST" && path === "/api/show") return show(deps, req, res);
+  if (method === "POST" && path === "/api/show") return ollamaShow(deps, req, res);
   if (method === "GET" || method === "HEAD") {
+    if (path.startsWith("/v1/models/"))
+      return retrieveOpenAiModel(deps, res, path.slice("/v1/models/".length));
     switch (path) {
       case "/":
         return sendText(res, 200, "PAIR is running\n");
       case "/v1/models":
-        return sendJson(res, 200, {
-          object: "list",
-          data: clusterModels(deps).map((id) => ({ id, object: "model", created: 0, owned_by: "pair" })),
-        });
+        return listOpenAiModels(deps, res);
       case "/api/tags":
-        return sendJson(res, 200, {
-          models: clusterModels(deps).map((name) => ({
-            name,
-            model: name,
-            modified_at: new Date(0).toISOString(),
-            size: 0,
-            digest: "",
-            details: {},
-          })),
-        });
+        return ollamaTags(deps, res);
+      case "/api/ps":
+        return ollamaPs(deps, res);
       case "/api/version":
         return sendJson(res, 200, { version: OLLAMA_COMPAT_VERSION, pair_version: deps.version });
       case "/metrics":
@@ -208,37 +209,6 @@ function offLanCost(deps: ClientApiDeps, w: Workload, durationMs: number): numbe
       ...(view.usd_per_hour === null ? {} : { usdPerHour: view.usd_per_hour }),
     },
     use,
-  );
-}
-
-/**
- * Every model a client may ask for here: this node's engines', its rented nodes', the up peers' and
- * their rented nodes', and the aliases of any of them (sorted, unique).
- */
-function clusterModels(deps: ClientApiDeps): string[] {
-  const models = new Set(deps.inventory.models().keys());
-  for (const rented of deps.rentedNodes?.list() ?? []) for (const model of rented.models) models.add(model);
-  for (const peer of deps.membership?.members() ?? [])
-    if (peer.state === "up") {
-      for (const { model } of peer.models) models.add(model);
-      for (const rented of peer.rented) for (const model of rented.models) models.add(model);
-    }
-  // An alias is listed when any name of its group is served (`model_aliases:`).
-  return [...(deps.aliases ?? NO_ALIASES).withAliases(models)].sort();
-}
-
-/** Some node serves `model`, or another name of its alias group. */
-function clusterServes(deps: ClientApiDeps, model: string): boolean {
-  return (deps.aliases ?? NO_ALIASES).namesOf(model).some((name) => servesExactly(deps, name));
-}
-
-function servesExactly(deps: ClientApiDeps, model: string): boolean {
-  if (deps.inventory.models().has(model)) return true;
-  if ((deps.rentedNodes?.list() ?? []).some((r) => r.models.includes(model))) return true;
-  return (deps.membership?.members() ?? []).some(
-    (p) =>
-      p.state === "up" &&
-      (p.models.some((m) => m.model === model) || p.rented.some((r) => r.models.includes(model))),
   );
 }
 
@@ -430,42 +400,6 @@ function refuseRouted(
   });
 }
 
-/** Ollama's /api/show, enough for `ollama run` to see that the model exists (PAIR knows no Modelfile). */
-async function show(deps: ClientApiDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const body = await readBody(req, 64 * 1024);
-  let model: unknown;
-  try {
-    const parsed =
-      body.ok && !jsonNestsDeeperThan(body.bytes)
-        ? (JSON.parse(body.bytes.toString("utf8")) as Record<string, unknown>)
-        : {};
-    model = parsed["model"] ?? parsed["name"];
-  } catch {
-    model = undefined;
-  }
-  if (typeof model !== "string" || model === "")
-    return sendJson(res, 400, { error: "model: expected a model name", code: "invalid_request" });
-  if (!clusterServes(deps, model))
-    return sendJson(res, 404, { error: `model "${model}" not found on any node`, code: "model_not_found" });
-  sendJson(res, 200, {
-    license: "",
-    modelfile: "",
-    parameters: "",
-    template: "",
-    details: {
-      parent_model: "",
-      format: "",
-      family: "",
-      families: [],
-      parameter_size: "",
-      quantization_level: "",
-    },
-    model_info: {},
-    capabilities: ["completion"],
-    modified_at: new Date(0).toISOString(),
-  });
-}
-
 function refuse(deps: ClientApiDeps, res: ServerResponse, path: string, reason: ClientAuthRefusal): void {
   deps.metrics.inc(
     "pair_client_auth_refusals_total",
@@ -478,15 +412,6 @@ function refuse(deps: ClientApiDeps, res: ServerResponse, path: string, reason: 
   for (const [name, value] of Object.entries(reply.headers)) res.setHeader(name, value);
   res.setHeader("connection", "close");
   sendJson(res, reply.status, reply.body);
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = typeof body === "string" ? body : JSON.stringify(body);
-  res.writeHead(status, {
-    "content-type": "application/json; charset=utf-8",
-    "content-length": String(Buffer.byteLength(text)),
-  });
-  res.end(text);
 }
 
 function sendText(res: ServerResponse, status: number, text: string): void {

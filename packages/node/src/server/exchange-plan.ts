@@ -35,6 +35,7 @@ import {
   openAIEmbeddingToOllamaEmbeddings,
   openAIErrorToOllama,
   readOpenAIStreamEvent,
+  withBase64Embeddings,
   type DialectRequests,
   type DialectResult,
   type DialectRoute,
@@ -427,9 +428,34 @@ export function clientStreams(route: DialectRoute, request: DialectRequests[Dial
 
 export function planExchange(ctx: PlanContext): DialectResult<ExchangePlan> {
   const asked = ctx.request.model;
-  if (ctx.upstreamModel !== undefined && ctx.upstreamModel !== asked)
-    return renamedPlan(ctx, asked, ctx.upstreamModel);
-  return planFor(ctx);
+  const plan =
+    ctx.upstreamModel !== undefined && ctx.upstreamModel !== asked
+      ? renamedPlan(ctx, asked, ctx.upstreamModel)
+      : planFor(ctx);
+  return asksBase64FromOpenAI(ctx) ? base64Plan(plan) : plan;
+}
+
+/** An OpenAI client asked an OpenAI engine for base64 embeddings, which the engine may ignore. */
+function asksBase64FromOpenAI(ctx: PlanContext): boolean {
+  return (
+    ctx.route === "/v1/embeddings" &&
+    ctx.engineApi === "openai" &&
+    (ctx.request as DialectRequests["/v1/embeddings"]).encoding_format === "base64"
+  );
+}
+
+/** The plan with float vectors in its reply re-encoded as base64 (no longer a pass-through). */
+function base64Plan(plan: DialectResult<ExchangePlan>): DialectResult<ExchangePlan> {
+  if (!plan.ok) return plan;
+  const inner = plan.value;
+  return {
+    ok: true,
+    value: {
+      ...inner,
+      passthrough: false,
+      translateJson: (upstream, nowMs) => withBase64Embeddings(inner.translateJson(upstream, nowMs)),
+    },
+  };
 }
 
 function planFor(ctx: NamedContext): DialectResult<ExchangePlan> {

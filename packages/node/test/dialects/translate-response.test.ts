@@ -43,6 +43,10 @@ describe("OpenAI answers → Ollama", () => {
       done_reason: "stop",
       done: true,
       total_duration: 1_500_000_000,
+      // Unstreamed: no first token seen, all the time counts as evaluation (a tokens/s is a number).
+      load_duration: 0,
+      prompt_eval_duration: 0,
+      eval_duration: 1_500_000_000,
       prompt_eval_count: 26,
       eval_count: 5,
     });
@@ -106,6 +110,10 @@ describe("OpenAI answers → Ollama", () => {
       done: true,
       done_reason: "stop",
       total_duration: 1_500_000_000,
+      // Unstreamed: no first token seen, all the time counts as evaluation (a tokens/s is a number).
+      load_duration: 0,
+      prompt_eval_duration: 0,
+      eval_duration: 1_500_000_000,
       prompt_eval_count: 26,
       eval_count: 5,
     });

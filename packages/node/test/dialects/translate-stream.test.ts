@@ -106,6 +106,7 @@ describe("OpenAI stream → Ollama NDJSON objects", () => {
         done_reason: "stop",
         done: true,
         total_duration: 700_000_000,
+        load_duration: 0,
         prompt_eval_duration: 200_000_000,
         eval_duration: 500_000_000,
         prompt_eval_count: 26,

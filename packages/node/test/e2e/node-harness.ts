@@ -2,17 +2,20 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startEngineEmulator, type EngineEmulator } from "@pair/emulators";
+import { startEngineEmulator, type EngineEmulator, type EngineModelConfig } from "@pair/emulators";
 import { parseConfig } from "../../src/config/index.js";
 import { startNode, type NodeOptions, type RunningNode } from "../../src/node.js";
 
 export interface EngineDecl {
   readonly name: string;
   readonly api: "openai" | "ollama";
-  readonly models: readonly string[];
+  /** Names (8 tokens a reply), or configs (capabilities, context window, …). */
+  readonly models: readonly (string | EngineModelConfig)[];
   readonly maxConcurrent?: number;
   readonly tokenDelayMs?: number;
   readonly firstByteTimeoutS?: number;
+  /** Embeddings as floats whatever `encoding_format` asked (some OpenAI-compatible servers). */
+  readonly ignoreEncodingFormat?: boolean;
 }
 
 export interface Cluster {
@@ -42,8 +45,11 @@ export async function startCluster(
       await startEngineEmulator({
         api: d.api,
         name: d.name,
-        models: d.models.map((name) => ({ name, maxTokens: 8 })),
+        models: d.models.map((m) =>
+          typeof m === "string" ? { name: m, maxTokens: 8 } : { maxTokens: 8, ...m },
+        ),
         tokenDelayMs: d.tokenDelayMs ?? 0,
+        ignoreEncodingFormat: d.ignoreEncodingFormat ?? false,
       }),
     );
   const yaml = [
