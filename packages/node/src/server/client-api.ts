@@ -40,7 +40,6 @@ import {
   type ForwardDeps,
   type ForwardOutcome,
 } from "./forward.js";
-import { NO_ALIASES } from "./model-aliases.js";
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "./json-depth.js";
 import {
   clusterServes,
