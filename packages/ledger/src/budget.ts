@@ -21,6 +21,25 @@ import {
   type Reservation,
 } from "./state.js";
 import { dayWindow, monthOfDayKey, monthWindow, type TimeWindow } from "./time-zone.js";
+import { MAX_STOP_LEAD_MS } from "./validate.js";
+
+/** What a budget stop needs time for before it ends the provider's billing. */
+export interface StopAllowance {
+  /** From sending the stop until the provider stops billing (`ProviderCapabilities.stopLatencyMs`). */
+  readonly stopLatencyMs: number;
+  /** Longest wait for the pass that issues the stop: the ledger is looked at once per pass (0: on time). */
+  readonly passIntervalMs: number;
+}
+
+/**
+ * A budget's `stopLeadMs`: the stop must be issued this long before the billed granule that would
+ * cross a cap starts, or it lands inside that granule and the provider bills it whole (a cap kept in
+ * the ledger's exact seconds, broken on the bill). Whole milliseconds, at most MAX_STOP_LEAD_MS.
+ */
+export function stopLeadMsFor(allowance: StopAllowance): number {
+  const lead = Math.ceil(Math.max(0, allowance.stopLatencyMs) + Math.max(0, allowance.passIntervalMs));
+  return Math.min(MAX_STOP_LEAD_MS, lead);
+}
 
 export function capOf(budget: Budget, window: BudgetWindow): number | undefined {
   switch (window) {

@@ -18,8 +18,10 @@ export {
   firstUnaffordableGranuleMs,
   markHolds,
   standings,
+  stopLeadMsFor,
   stopSchedule,
   windowAt,
+  type StopAllowance,
   type StopSchedule,
   type WindowStanding,
 } from "./budget.js";

@@ -35,7 +35,8 @@ export interface Budget {
   readonly timeZone: string;
   /**
    * A budget stop is issued this long before the billed granule that would cross a cap starts, so
-   * that it lands in time (the provider's usual stop latency). 0 issues it at the granule's start.
+   * that it lands in time (`stopLeadMsFor`: the stop's latency and the wait for the pass issuing it).
+   * 0 issues it at the granule's start.
    */
   readonly stopLeadMs: number;
 }

@@ -39,6 +39,7 @@ export const HF_CAPS: ProviderCapabilities = {
   billingGranularityMs: MIN,
   maxListingLagMs: 30 * SEC,
   stopSettleMs: 2 * MIN,
+  stopLatencyMs: 20 * SEC,
   stopMode: "pause",
 };
 
@@ -53,6 +54,7 @@ export const RUNPOD_CAPS: ProviderCapabilities = {
   billingGranularityMs: SEC,
   maxListingLagMs: 10 * SEC,
   stopSettleMs: MIN,
+  stopLatencyMs: 20 * SEC,
   stopMode: "terminate",
 };
 

@@ -37,6 +37,11 @@ export interface ProviderCapabilities {
    * still charging after this is recorded again, with a new obligation (`billing-after-stop`).
    */
   readonly stopSettleMs: number;
+  /**
+   * Allowance for a stop's own latency: from sending it until the provider stops billing. A budget
+   * stop goes out at least this long before the billing unit that would cross a cap starts.
+   */
+  readonly stopLatencyMs: number;
   /** How a stop is performed by default: pause (keeps the resource) or terminate. */
   readonly stopMode: StopMode;
 }
@@ -117,6 +122,8 @@ export function validateCapabilities(caps: ProviderCapabilities): readonly strin
       seen.add(s);
     }
   if (!(caps.stopSettleMs >= 0)) problems.push("stopSettleMs: must be >= 0");
+  if (!(caps.stopLatencyMs >= 0 && caps.stopLatencyMs <= 600_000))
+    problems.push("stopLatencyMs: must be in [0, 600000]");
   if (caps.stopMode === "pause" && !caps.pauseResume) problems.push("stopMode pause needs pauseResume");
   return problems;
 }

@@ -17,6 +17,7 @@ export const CAPS: ProviderCapabilities = {
   billingGranularityMs: 1_000,
   maxListingLagMs: 5_000,
   stopSettleMs: 0,
+  stopLatencyMs: 0,
   stopMode: "terminate",
 };
 

@@ -27,6 +27,7 @@ export const CAPS = {
   billingGranularityMs: MIN,
   maxListingLagMs: 30_000,
   stopSettleMs: 120_000,
+  stopLatencyMs: 20_000,
   stopMode: "pause",
 } as const;
 const key = (id: string) => ({

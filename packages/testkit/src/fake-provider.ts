@@ -55,6 +55,7 @@ export const FAKE_CAPABILITIES: ProviderCapabilities = {
   billingGranularityMs: 1_000,
   maxListingLagMs: 5_000,
   stopSettleMs: 0,
+  stopLatencyMs: 0,
   stopMode: "terminate",
 };
 

@@ -143,7 +143,10 @@ function CreateForm(
     const month = optionalNumber(perMonth);
     const idle = optionalNumber(idleMin);
     if (Number.isNaN(day) || Number.isNaN(month))
-      problems.push("Budget: a number of USD, or empty for no cap");
+      problems.push("Budget: a number of USD, or empty for no cap in that window");
+    // The node refuses a create with no cap (budget_required): a rented GPU bills while it runs.
+    else if (day === undefined && month === undefined)
+      problems.push("Budget: give a cap per day or per month (a rented GPU bills while it runs)");
     if (Number.isNaN(idle) || idle === undefined || idle < 1) problems.push("Idle pause: at least 1 minute");
     if (problems.length > 0 || chosen === undefined) return setError(problems.join(". "));
     const body: CreateRentedRequest = {

@@ -175,6 +175,16 @@ describe("Add rented GPU", () => {
     expect(sent).toBe(0);
     await page.getByLabel("Name in PAIR").fill("gpu-x");
     await page.getByLabel("Repository id", { exact: true }).fill("Qwen/Qwen3-0.6B");
+    // No cap at all: the form asks for one (the node would refuse it, budget_required).
+    await page.getByLabel(/Cap per day/).fill("");
+    await page.getByLabel(/Cap per month/).fill("");
+    await page.getByRole("button", { name: "Create" }).click();
+    await page
+      .getByRole("alert")
+      .filter({ hasText: /Budget: give a cap per day or per month/ })
+      .waitFor();
+    expect(sent).toBe(0);
+    await page.getByLabel(/Cap per day/).fill("2");
     await page.getByRole("button", { name: "Create" }).click();
     await page.getByRole("alert").filter({ hasText: "the budget allows no more spending today" }).waitFor();
     expect(sent).toBe(1);

@@ -25,6 +25,8 @@ export const HF_ENDPOINT_PROVIDER = "huggingface-endpoint";
  * - Per started minute; stop mode pause (keeps the endpoint, bills nothing, needs an explicit resume).
  * - Listing lag 60 s and stop settle 120 s: not documented ([?]); HF answers a create with the endpoint
  *   and lists it from then on in every source read, so these are margins, not measurements.
+ * - Stop latency 20 s: the pause's round trip and HF ending the bill; a margin too ([?]): a pause
+ *   landing in a new billed minute pays it whole, so the budget stop goes out this much earlier.
  */
 export const HF_ENDPOINT_CAPABILITIES: ProviderCapabilities = {
   provider: HF_ENDPOINT_PROVIDER,
@@ -36,6 +38,7 @@ export const HF_ENDPOINT_CAPABILITIES: ProviderCapabilities = {
   billingGranularityMs: 60_000,
   maxListingLagMs: 60_000,
   stopSettleMs: 120_000,
+  stopLatencyMs: 20_000,
   stopMode: "pause",
 };
 

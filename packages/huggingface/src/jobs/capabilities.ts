@@ -8,6 +8,7 @@
  *   cautious reading is taken (the ledger may over-count a few minutes, never under-count).
  * - Per started minute [D]. Listing lag 30 s and stop settle 60 s are margins ([?]): HF answers a
  *   create with the job and lists it at once in every source read; cancel is answered at once.
+ *   Stop latency 20 s: the cancel's round trip and HF ending the bill, a margin ([?]).
  * Must not know: HTTP, the transport.
  */
 
@@ -26,6 +27,7 @@ export const HF_JOB_CAPABILITIES: ProviderCapabilities = {
   billingGranularityMs: 60_000,
   maxListingLagMs: 30_000,
   stopSettleMs: 60_000,
+  stopLatencyMs: 20_000,
   stopMode: "terminate",
 };
 

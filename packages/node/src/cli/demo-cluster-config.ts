@@ -21,7 +21,8 @@ export interface SponsorSettings {
   readonly wakeOnRequest: boolean;
   readonly idlePauseMin: number;
   readonly pauseOnSponsorExit: boolean;
-  readonly usdPerDay?: number;
+  /** A's daily cap on the endpoint (a managed node needs a budget: budget_required). */
+  readonly usdPerDay: number;
   /** A also serves DEMO_HF_MODEL on a local engine (for the precedence step). */
   readonly localCopy: boolean;
 }
@@ -30,6 +31,7 @@ export const START_SETTINGS: SponsorSettings = {
   wakeOnRequest: false,
   idlePauseMin: 5,
   pauseOnSponsorExit: false,
+  usdPerDay: 2,
   localCopy: false,
 };
 
@@ -78,7 +80,6 @@ export interface SponsorFiles extends DemoNodeFiles {
 }
 
 export function sponsorYaml(n: SponsorFiles, s: SponsorSettings): string {
-  const budget = s.usdPerDay === undefined ? [] : [`    budget: { usd_per_day: ${s.usdPerDay} }`];
   return [
     "# Written by `pair demo` (node A, the sponsor); removed when the demo stops.",
     ...nodeLines(n),
@@ -99,7 +100,7 @@ export function sponsorYaml(n: SponsorFiles, s: SponsorSettings): string {
     `    timeouts: { cold_start_s: ${DEMO_COLD_START_S} }`,
     `    lifecycle: { wake_on_request: ${s.wakeOnRequest}, idle_pause_min: ${s.idlePauseMin}, ` +
       `pause_on_sponsor_exit: ${s.pauseOnSponsorExit}, exit_timeout_s: 5 }`,
-    ...budget,
+    `    budget: { usd_per_day: ${s.usdPerDay} }`,
     "providers:",
     `  huggingface: { endpoints_api: ${n.endpointsApi}, hub_api: ${n.hubApi} }`,
     "tls:",

@@ -129,13 +129,14 @@ export const refusals: TourStepSpec = {
       `Someone made ${DEMO_HF_ENDPOINT.namespace}/qwen-public PUBLIC on the account (${hfState(c, "qwen-public")}).`,
     );
     out.does(
-      `pair rented attach gpu-public --provider huggingface-endpoint --endpoint ${DEMO_HF_ENDPOINT.namespace}/qwen-public   # on A`,
+      `pair rented attach gpu-public --provider huggingface-endpoint --endpoint ${DEMO_HF_ENDPOINT.namespace}/qwen-public --usd-per-day 1   # on A`,
     );
     const pub = await adminCall(c.a.node, "/pair/v1/rented/attach", {
       name: "gpu-public",
       provider: "huggingface-endpoint",
       endpoint: `${DEMO_HF_ENDPOINT.namespace}/qwen-public`,
       credential: hf,
+      budget: { usd_per_day: 1 },
     });
     const pubRow = await rentedRow(c.a.node, "gpu-public");
     out.sees(
@@ -144,13 +145,14 @@ export const refusals: TourStepSpec = {
 
     const wrong = demoCredentialRef(c.credentials.wrong);
     out.does(
-      `pair rented attach gpu-wrong-token --provider huggingface-endpoint --endpoint ${ENDPOINT} --credential ${wrong}   # on A`,
+      `pair rented attach gpu-wrong-token --provider huggingface-endpoint --endpoint ${ENDPOINT} --credential ${wrong} --usd-per-day 1   # on A`,
     );
     const bad = await adminCall(c.a.node, "/pair/v1/rented/attach", {
       name: "gpu-wrong-token",
       provider: "huggingface-endpoint",
       endpoint: ENDPOINT,
       credential: wrong,
+      budget: { usd_per_day: 1 },
     });
     const badRow = await rentedRow(c.a.node, "gpu-wrong-token");
     out.sees(

@@ -112,7 +112,10 @@ export const idlePauseAndWake: TourStepSpec = {
   step: 3,
   title: "idle pause, then wake off (refused, naming the paused node) and wake on (resumed, served)",
   async run(c, out) {
-    out.note("A's config: lifecycle { idle_pause_min: 5, wake_on_request: false }. Six idle minutes go by.");
+    out.note(
+      "A's config: lifecycle { idle_pause_min: 5, wake_on_request: false }, budget { usd_per_day: 2 }. " +
+        "Six idle minutes go by.",
+    );
     await c.advance(6 * MINUTE_MS);
     const paused = hfState(c);
     const pausedBy = c.a.node.managed.view(NODE)?.paused_by ?? null;

@@ -22,6 +22,7 @@ import { describeRented } from "./rented-describe.js";
 import { renderTable } from "./text-table.js";
 import { rentedCall } from "./rented-call.js";
 import { runCatalog, runCreate, runHardware, CREATE_USAGE } from "./rented-create-command.js";
+import { budgetOf } from "./rented-create-follow.js";
 
 const OPTIONS = { ...CONFIG_OPTION, ...JSON_OPTION, ...HELP_OPTION } as const;
 const ATTACH_OPTIONS = {
@@ -34,6 +35,9 @@ const ATTACH_OPTIONS = {
   models: { type: "string" },
   "cold-start-s": { type: "string" },
   policy: { type: "string" },
+  "usd-per-day": { type: "string" },
+  "usd-per-month": { type: "string" },
+  unlimited: { type: "boolean" },
 } as const;
 const POST_TIMEOUT_MS = 30_000;
 /** A resume waits for the provider; the node bounds it by the endpoint's cold start. */
@@ -61,7 +65,8 @@ const USAGE = `Usage: pair rented list|ls [--config FILE] [--json]
        pair rented describe NAME [--config FILE] [--json]
        pair rented attach NAME --provider P (--base-url URL | --endpoint NS/NAME)
                           [--credential REF] [--share] [--models A,B] [--cold-start-s N]
-                          [--policy USE] [--config FILE] [--json]
+                          [--policy USE] [--usd-per-day N | --usd-per-month N | --unlimited]
+                          [--config FILE] [--json]
        pair rented share NAME on|off [--config FILE] [--json]
        pair rented policy NAME USE [--config FILE] [--json]
        pair rented reset NAME [--config FILE] [--json]
@@ -80,6 +85,8 @@ Peers see their name, state, models and price — never their URL or credential.
   attach   add an existing endpoint now (kept in the data dir, no restart). Providers:
            openai-compatible | huggingface-job | huggingface-providers (--base-url, https://…/v1),
            huggingface-endpoint (--endpoint NAMESPACE/NAME), runpod (--endpoint POD_ID).
+           Those two are managed (PAIR wakes, pauses and bills them): they need a budget,
+           --usd-per-day N (or --usd-per-month N), or --unlimited for no cap.
            --credential REF names a secret stored with \`pair credential set\`
            (os-credential-store:SERVICE/ACCOUNT, or ACCOUNT for service "pair"); never the secret.
   share    let peers use it (on) or only callers on this node (off, the default)
@@ -92,7 +99,9 @@ Peers see their name, state, models and price — never their URL or credential.
   delete   delete a managed endpoint on the provider — asks you to type its name, unless --yes
   create   create a managed Hugging Face endpoint (private; HF scale-to-zero on as the backstop),
            on the hardware offer matching --gpu (and --region/--vendor/--instance-size); shows
-           progress until it runs (--no-wait: return at once). Needs a budget authorization.
+           progress until it runs (--no-wait: return at once). Needs a budget: --usd-per-day N
+           (or --usd-per-month N) caps it, --unlimited runs it with no cap; then the ledger's
+           authorization.
            --provider huggingface-job runs the model as a Hugging Face Job for a batch window
            instead: --flavor (a Jobs flavor, e.g. l4x1), --window (30m, 2h, 1h30m; at most 24h,
            the job's hard timeout too), --image (any image with vllm), --secret NAME=REF (Job
@@ -152,6 +161,11 @@ function attachEntry(
     throw new UsageError("--cold-start-s: expected seconds > 0");
   const models = values["models"];
   const policy = values["policy"];
+  const budget = budgetOf({
+    "usd-per-day": typeof values["usd-per-day"] === "string" ? values["usd-per-day"] : undefined,
+    "usd-per-month": typeof values["usd-per-month"] === "string" ? values["usd-per-month"] : undefined,
+    unlimited: values["unlimited"] === true,
+  });
   return {
     name,
     provider,
@@ -169,6 +183,7 @@ function attachEntry(
       : {}),
     ...(coldStartS === undefined ? {} : { timeouts: { cold_start_s: coldStartS } }),
     ...(typeof policy === "string" ? { routing: { use: policy } } : {}),
+    ...(budget === undefined ? {} : { budget }),
   };
 }
 

@@ -19,7 +19,7 @@ import { renderTable } from "./text-table.js";
 
 export const CREATE_USAGE = `       pair rented create NAME (--repo ID | --catalog ID) --gpu GPU [--region R] [--vendor V]
                           [--instance-size S] [--access private|authenticated]
-                          [--scale-to-zero-min N] [--usd-per-day N] [--usd-per-month N]
+                          [--scale-to-zero-min N] (--usd-per-day N | --usd-per-month N | --unlimited)
                           [--idle-pause-min N] [--credential REF] [--share] [--no-wait]
                           [--provider huggingface-endpoint] [--config FILE] [--json]
 ${CREATE_JOB_USAGE}
@@ -41,6 +41,7 @@ const CREATE_OPTIONS = {
   "scale-to-zero-min": { type: "string" },
   "usd-per-day": { type: "string" },
   "usd-per-month": { type: "string" },
+  unlimited: { type: "boolean" },
   "idle-pause-min": { type: "string" },
   share: { type: "boolean" },
   "no-wait": { type: "boolean" },
@@ -129,6 +130,7 @@ export async function runCreate(args: readonly string[], io: CliIo): Promise<num
         ? "--access public: PAIR never creates a public endpoint (private or authenticated)"
         : "--access: private or authenticated",
     );
+  const spend = spendFields(values);
   const rows = (await rentedCall(
     io,
     values.config,
@@ -155,7 +157,7 @@ export async function runCreate(args: readonly string[], io: CliIo): Promise<num
     ...(values["scale-to-zero-min"] === undefined
       ? {}
       : { scale_to_zero_min: intFlag("--scale-to-zero-min", values["scale-to-zero-min"], 1, 1_440) }),
-    ...spendFields(values),
+    ...spend,
   };
   const json = values.json === true;
   if (!json)

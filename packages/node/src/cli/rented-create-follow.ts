@@ -34,21 +34,54 @@ export function numberFlag(flag: string, text: string | undefined): number | und
   return value;
 }
 
-/** The create body's money and lifecycle fields, from the flags both kinds of create take. */
-export function spendFields(values: {
+/** The budget flags of `create` and `attach`. */
+export interface BudgetFlags {
   readonly "usd-per-day"?: string | undefined;
   readonly "usd-per-month"?: string | undefined;
-  readonly "idle-pause-min"?: string | undefined;
-  readonly share?: boolean | undefined;
-}): Record<string, unknown> {
+  readonly unlimited?: boolean | undefined;
+}
+
+/** The entry's `budget` from the flags; undefined when none was given. @throws UsageError */
+export function budgetOf(values: BudgetFlags): Record<string, unknown> | undefined {
   const perDay = numberFlag("--usd-per-day", values["usd-per-day"]);
   const perMonth = numberFlag("--usd-per-month", values["usd-per-month"]);
+  const capped = perDay !== undefined || perMonth !== undefined;
+  if (values.unlimited === true && capped)
+    throw new UsageError(
+      "--unlimited contradicts --usd-per-day / --usd-per-month: give a cap or --unlimited",
+    );
+  if (values.unlimited === true) return { unlimited: true };
+  if (!capped) return undefined;
+  return {
+    ...(perDay === undefined ? {} : { usd_per_day: perDay }),
+    ...(perMonth === undefined ? {} : { usd_per_month: perMonth }),
+  };
+}
+
+/** The create body's budget: a cap, or `--unlimited` said out loud (a node PAIR bills needs one). */
+function budgetField(values: BudgetFlags): Record<string, unknown> {
+  const budget = budgetOf(values);
+  if (budget === undefined)
+    throw new UsageError(
+      "a budget is required (PAIR starts and bills this node): --usd-per-day N caps what it may spend " +
+        "each day (--usd-per-month N each month); --unlimited runs it with no cap",
+    );
+  return budget;
+}
+
+/**
+ * The create body's money and lifecycle fields, from the flags both kinds of create take. Throws a
+ * UsageError (exit 2) before anything is asked of the node when no budget is given.
+ */
+export function spendFields(
+  values: BudgetFlags & {
+    readonly "idle-pause-min"?: string | undefined;
+    readonly share?: boolean | undefined;
+  },
+): Record<string, unknown> {
   const idle = values["idle-pause-min"];
   return {
-    budget: {
-      ...(perDay === undefined ? {} : { usd_per_day: perDay }),
-      ...(perMonth === undefined ? {} : { usd_per_month: perMonth }),
-    },
+    budget: budgetField(values),
     ...(idle === undefined
       ? {}
       : { lifecycle: { idle_pause_min: intFlag("--idle-pause-min", idle, 1, 10_080) } }),

@@ -15,9 +15,9 @@ import { rentedCall } from "./rented-call.js";
 import { followCreate, progressLine, spendFields, type CreatedNodeView } from "./rented-create-follow.js";
 
 export const CREATE_JOB_USAGE = `       pair rented create NAME --provider huggingface-job --repo ID --flavor FLAVOR --window 2h
-                          [--image IMAGE] [--secret NAME=REF]... [--usd-per-day N]
-                          [--usd-per-month N] [--idle-pause-min N] [--credential REF] [--share]
-                          [--no-wait] [--config FILE] [--json]`;
+                          [--image IMAGE] [--secret NAME=REF]...
+                          (--usd-per-day N | --usd-per-month N | --unlimited) [--idle-pause-min N]
+                          [--credential REF] [--share] [--no-wait] [--config FILE] [--json]`;
 
 const JOB_OPTIONS = {
   ...CONFIG_OPTION,
@@ -32,6 +32,7 @@ const JOB_OPTIONS = {
   secret: { type: "string", multiple: true },
   "usd-per-day": { type: "string" },
   "usd-per-month": { type: "string" },
+  unlimited: { type: "boolean" },
   "idle-pause-min": { type: "string" },
   share: { type: "boolean" },
   "no-wait": { type: "boolean" },

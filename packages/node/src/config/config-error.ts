@@ -18,6 +18,7 @@ export const CONFIG_PROBLEM_CODES = [
   "insecure_url",
   "literal_credential",
   "duplicate_name",
+  "budget_required",
 ] as const;
 
 export type ConfigProblemCode = (typeof CONFIG_PROBLEM_CODES)[number];

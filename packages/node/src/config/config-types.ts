@@ -100,6 +100,8 @@ export interface RentedLifecycle {
 export interface RentedBudget {
   readonly budgetMicroUsdPerDay?: number;
   readonly budgetMicroUsdPerMonth?: number;
+  /** `budget: { unlimited: true }`: no cap, written down (a managed node must have a cap or this). */
+  readonly unlimited?: true;
 }
 
 interface RentedNodeCommon {

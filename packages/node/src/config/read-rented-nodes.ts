@@ -150,13 +150,19 @@ function readManagedJob(entry: Section): Target | undefined {
   return job === undefined ? undefined : { provider: "huggingface-job", job };
 }
 
+/** PAIR can start, pause and stop this node (and so bill for it). */
+function manageable(entry: Section, provider: RentedProvider | undefined): boolean {
+  return (
+    provider !== undefined &&
+    (MANAGEABLE_PROVIDERS.includes(provider) || (provider === "huggingface-job" && entry.has("job")))
+  );
+}
+
 function readLifecycle(entry: Section, provider: RentedProvider | undefined): RentedLifecycle {
   const lifecycle = entry.section("lifecycle", LIFECYCLE_KEYS);
-  const manageable =
-    provider !== undefined &&
-    (MANAGEABLE_PROVIDERS.includes(provider) || (provider === "huggingface-job" && entry.has("job")));
-  const managed = lifecycle.boolean("managed", manageable);
-  if (managed && provider !== undefined && !manageable) {
+  const canManage = manageable(entry, provider);
+  const managed = lifecycle.boolean("managed", canManage);
+  if (managed && provider !== undefined && !canManage) {
     lifecycle.report(
       "managed",
       "invalid_value",
@@ -181,13 +187,36 @@ function readLifecycle(entry: Section, provider: RentedProvider | undefined): Re
   };
 }
 
-function readBudget(entry: Section): RentedBudget {
-  const budget = entry.section("budget", ["usd_per_day", "usd_per_month"]);
+const BUDGET_KEYS = ["usd_per_day", "usd_per_month", "unlimited"] as const;
+
+/**
+ * A node PAIR starts and bills (`lifecycle.managed: true`) must say what it may spend: a cap, or
+ * `unlimited: true` written down. A missing budget used to mean no cap, and any request could keep a
+ * GPU billed; a node PAIR only routes to (managed: false) bills nothing through PAIR and needs none.
+ */
+function readBudget(entry: Section, managed: boolean): RentedBudget {
+  const budget = entry.section("budget", BUDGET_KEYS);
   const perDay = budget.microUsd("usd_per_day");
   const perMonth = budget.microUsd("usd_per_month");
+  const unlimited = budget.boolean("unlimited", false);
+  const capped = budget.has("usd_per_day") || budget.has("usd_per_month");
+  if (unlimited && capped)
+    budget.report(
+      "unlimited",
+      "invalid_value",
+      "unlimited: true contradicts usd_per_day / usd_per_month: keep the cap or the unlimited, not both",
+    );
+  else if (managed && !unlimited && !capped)
+    entry.report(
+      "budget",
+      "budget_required",
+      "PAIR starts and bills this node, so it needs a cap: budget: { usd_per_day: N } " +
+        "(and/or usd_per_month: N); to run it with no cap, write budget: { unlimited: true }",
+    );
   return {
     ...(perDay === undefined ? {} : { budgetMicroUsdPerDay: perDay }),
     ...(perMonth === undefined ? {} : { budgetMicroUsdPerMonth: perMonth }),
+    ...(unlimited && !capped ? { unlimited: true as const } : {}),
   };
 }
 
@@ -224,8 +253,8 @@ function readRentedNode(entry: Section): { name: string | undefined; node: Rente
         .durationMs("cold_start_s", SECONDS, RENTED_DEFAULTS.cold_start_s * MS_PER_SECOND),
     },
     lifecycle: readLifecycle(entry, provider),
-    budget: readBudget(entry),
   };
+  const budget = readBudget(entry, common.lifecycle.managed && manageable(entry, provider));
   if (target !== undefined && "pod" in target && !common.lifecycle.managed)
     entry.report(
       "lifecycle",
@@ -233,7 +262,7 @@ function readRentedNode(entry: Section): { name: string | undefined; node: Rente
       "managed: false cannot go with a pod: section (PAIR creates those pods)",
     );
   if (name === undefined || target === undefined) return { name, node: undefined };
-  return { name, node: { ...target, ...common } };
+  return { name, node: { ...target, ...common, budget } };
 }
 
 export function readRentedNodes(problems: ProblemList, top: Section, nodeName: string): RentedNodeConfig[] {

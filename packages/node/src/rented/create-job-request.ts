@@ -9,7 +9,7 @@
  */
 
 import { ROUTING_USES, type RoutingUse } from "../config/index.js";
-import { asObject, invalidValue } from "./create-request.js";
+import { asObject, invalidValue, refuseBudget } from "./create-request.js";
 
 export interface JobCreateRequest {
   readonly name: string;
@@ -19,7 +19,11 @@ export interface JobCreateRequest {
   readonly windowMin: number;
   readonly image: string | undefined;
   readonly secrets: Readonly<Record<string, string>>;
-  readonly budget: { readonly usd_per_day?: number; readonly usd_per_month?: number };
+  readonly budget: {
+    readonly usd_per_day?: number;
+    readonly usd_per_month?: number;
+    readonly unlimited?: true;
+  };
   readonly lifecycle: Readonly<Record<string, unknown>>;
   readonly share: boolean;
   readonly routingUse: RoutingUse | undefined;
@@ -29,7 +33,7 @@ export type JobCreateRead =
   | { readonly ok: true; readonly request: JobCreateRequest }
   | {
       readonly ok: false;
-      readonly code: "invalid_request" | "invalid_value";
+      readonly code: "invalid_request" | "invalid_value" | "budget_required";
       readonly message: string;
       readonly param?: string;
     };
@@ -106,7 +110,9 @@ export function readJobCreateRequest(body: Record<string, unknown>): JobCreateRe
   }
   const budget = asObject(body["budget"] ?? {});
   if (budget === undefined)
-    return invalidValue("budget", 'expected {"usd_per_day"?: N, "usd_per_month"?: N}');
+    return invalidValue("budget", 'expected {"usd_per_day"?: N, "usd_per_month"?: N, "unlimited"?: true}');
+  const noBudget = refuseBudget(budget);
+  if (noBudget !== undefined) return noBudget;
   const lifecycle = asObject(body["lifecycle"] ?? {});
   if (lifecycle === undefined)
     return invalidValue("lifecycle", 'expected {"idle_pause_min"?: N, "pause_on_sponsor_exit"?: bool, …}');

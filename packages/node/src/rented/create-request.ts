@@ -20,7 +20,11 @@ export interface CreateRequestBody {
   readonly instanceSize: string;
   readonly access: "private" | "authenticated";
   readonly scaleToZeroMin: number;
-  readonly budget: { readonly usd_per_day?: number; readonly usd_per_month?: number };
+  readonly budget: {
+    readonly usd_per_day?: number;
+    readonly usd_per_month?: number;
+    readonly unlimited?: true;
+  };
   readonly lifecycle: { readonly idle_pause_min?: number; readonly wake_on_request?: boolean };
   readonly share: boolean;
   readonly routingUse: RoutingUse | undefined;
@@ -30,7 +34,7 @@ export type CreateRequestRead =
   | { readonly ok: true; readonly request: CreateRequestBody }
   | {
       readonly ok: false;
-      readonly code: "invalid_request" | "invalid_value" | "public_endpoint_refused";
+      readonly code: "invalid_request" | "invalid_value" | "public_endpoint_refused" | "budget_required";
       readonly message: string;
       readonly param?: string;
     };
@@ -62,6 +66,33 @@ export function invalidValue(
   message: string,
 ): { readonly ok: false; readonly code: "invalid_value"; readonly message: string; readonly param: string } {
   return { ok: false, code: "invalid_value", message: `${param}: ${message}`, param };
+}
+
+/**
+ * A create's `budget`: a cap, or `unlimited: true` written down; anything else is refused before a
+ * create is declared (budget_required: the node PAIR creates is billed, and any request may wake it).
+ */
+export function refuseBudget(budget: Record<string, unknown>):
+  | {
+      readonly ok: false;
+      readonly code: "budget_required" | "invalid_value";
+      readonly message: string;
+      readonly param: string;
+    }
+  | undefined {
+  const capped = [budget["usd_per_day"], budget["usd_per_month"]].some((v) => v !== undefined && v !== null);
+  const unlimited = budget["unlimited"] === true;
+  if (unlimited && capped)
+    return invalidValue("budget", "unlimited: true contradicts usd_per_day / usd_per_month (choose one)");
+  if (unlimited || capped) return undefined;
+  return {
+    ok: false,
+    code: "budget_required",
+    message:
+      'budget: a node PAIR creates is billed, so it needs a cap ({"usd_per_day": N} and/or ' +
+      '{"usd_per_month": N}; pair rented create --usd-per-day N), or {"unlimited": true} (--unlimited)',
+    param: "budget",
+  };
 }
 
 /** The value as a JSON object, or undefined (arrays and null are not objects here). */
@@ -119,7 +150,9 @@ export function readCreateRequest(body: Record<string, unknown>): CreateRequestR
     );
   const budget = asObject(body["budget"] ?? {});
   if (budget === undefined)
-    return invalidValue("budget", 'expected {"usd_per_day"?: N, "usd_per_month"?: N}');
+    return invalidValue("budget", 'expected {"usd_per_day"?: N, "usd_per_month"?: N, "unlimited"?: true}');
+  const noBudget = refuseBudget(budget);
+  if (noBudget !== undefined) return noBudget;
   const lifecycle = asObject(body["lifecycle"] ?? {});
   if (lifecycle === undefined)
     return invalidValue("lifecycle", 'expected {"idle_pause_min"?: N, "wake_on_request"?: bool}');

@@ -36,7 +36,7 @@ import type { PairError } from "../dialects/index.js";
 import { ADOPT_INCARNATION, ADOPTED_HARDWARE, AdoptingProvider } from "./adopting-provider.js";
 import { hardwareOf, offerFor } from "./endpoint-hardware.js";
 import { dischargesMissedByLedger } from "./ledger-catch-up.js";
-import { reservationIdOf, type ManagedLedger } from "./managed-ledger.js";
+import { ledgerBudget, reservationIdOf, type ManagedLedger } from "./managed-ledger.js";
 import {
   describeBudget,
   managedView,
@@ -72,6 +72,8 @@ export interface ManagedEndpointOptions {
   readonly sleep: (ms: number, signal?: AbortSignal) => Promise<boolean>;
   /** How often a wake or an exit pause looks at the endpoint again. */
   readonly pollMs: number;
+  /** Time between the manager's passes (a budget stop waits up to this for the pass issuing it). */
+  readonly passIntervalMs: number;
   readonly log: (line: string) => void;
 }
 
@@ -148,7 +150,8 @@ export class ManagedEndpoint {
 
   /** Open (or bring in step) the node's ledger reservation at this price. */
   #reserve(priceMicroUsdPerHour: number): boolean {
-    const budget = { ...this.#o.config.budget, timeZone: this.#o.timeZone, stopLeadMs: 0 };
+    const { config, timeZone, provider, passIntervalMs } = this.#o;
+    const budget = ledgerBudget(config.budget, timeZone, provider.capabilities, passIntervalMs);
     const reserved = this.#o.ledger.ensureReservation(this.name, priceMicroUsdPerHour, budget);
     if (!reserved.ok) {
       this.#lastError = `ledger: ${JSON.stringify(reserved.error)}`;

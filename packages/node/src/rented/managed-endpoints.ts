@@ -187,6 +187,7 @@ export class ManagedEndpoints {
       inFlight: () => this.#o.inFlight(config.name),
       sleep: (ms, signal) => this.#passes.sleep(ms, signal),
       pollMs: this.#o.pollMs ?? 1_000,
+      passIntervalMs: this.#passes.intervalMs,
       log,
     });
   }

@@ -12,6 +12,7 @@ import {
   emptyLedgerState,
   issuedAuthorization,
   spendOf,
+  stopLeadMsFor,
   type Budget,
   type LedgerCommand,
   type LedgerDecision,
@@ -23,12 +24,29 @@ import {
 } from "@pair/ledger";
 import type { Clock, ComputeAuthorization, ProviderCapabilities, Result } from "@pair/provision";
 import { err, ok } from "@pair/provision";
+import type { RentedBudget } from "../config/index.js";
 
 const MAX_CONFLICT_RETRIES = 3;
 
 /** The reservation id of a managed node. */
 export function reservationIdOf(node: string): string {
   return `rented:${node}`;
+}
+
+/**
+ * The ledger's budget of a managed node: the config's caps (none for `unlimited: true`), counted in
+ * `timeZone`, its stops issued early enough to land before the billed unit that would cross a cap
+ * (the provider's stop latency plus the wait for the pass that issues them).
+ */
+export function ledgerBudget(
+  budget: RentedBudget,
+  timeZone: string,
+  capabilities: ProviderCapabilities,
+  passIntervalMs: number,
+): Budget {
+  const { unlimited: _noCap, ...caps } = budget;
+  const stopLeadMs = stopLeadMsFor({ stopLatencyMs: capabilities.stopLatencyMs, passIntervalMs });
+  return { ...caps, timeZone, stopLeadMs };
 }
 
 export class ManagedLedger {

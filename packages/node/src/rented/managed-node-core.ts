@@ -32,7 +32,7 @@ import type { PairError } from "../dialects/index.js";
 import { dischargesMissedByLedger } from "./ledger-catch-up.js";
 import { managedView, type ManagedAction, type ManagedView } from "./managed-endpoint-view.js";
 import type { PresetIds } from "./managed-endpoints.js";
-import { reservationIdOf, type ManagedLedger } from "./managed-ledger.js";
+import { ledgerBudget, reservationIdOf, type ManagedLedger } from "./managed-ledger.js";
 import type { ManagedStatus } from "./rented-nodes.js";
 
 const STOP_UNCONFIRMED = "stop unconfirmed";
@@ -51,6 +51,8 @@ export interface OnDemandNodeOptions {
   /** Resolves true after `ms`, false when `signal` aborts first (the timer seam). */
   readonly sleep: (ms: number, signal?: AbortSignal) => Promise<boolean>;
   readonly pollMs: number;
+  /** Time between the manager's passes (a budget stop waits up to this for the pass issuing it). */
+  readonly passIntervalMs: number;
   readonly log: (line: string) => void;
 }
 
@@ -163,7 +165,8 @@ export class ManagedNodeCore {
    * the one it has (0 only for a new one), never dropping to 0 under a running resource.
    */
   reserve(priceMicroUsdPerHour: number | undefined): void {
-    const budget = { ...this.#s.config.budget, timeZone: this.#o.timeZone, stopLeadMs: 0 };
+    const { timeZone, passIntervalMs } = this.#o;
+    const budget = ledgerBudget(this.#s.config.budget, timeZone, this.#s.capabilities, passIntervalMs);
     const reserved = this.#o.ledger.ensureReservation(this.name, priceMicroUsdPerHour, budget);
     if (!reserved.ok) this.lastError = `ledger: ${JSON.stringify(reserved.error)}`;
   }

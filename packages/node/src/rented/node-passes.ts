@@ -67,6 +67,11 @@ export class NodePasses {
     return this.#stopped;
   }
 
+  /** Time between automatic passes; 0 when there are none (a test runs each pass itself). */
+  get intervalMs(): number {
+    return Math.max(0, this.#tickMs);
+  }
+
   /** The periodic pass was scheduled once (it runs until `close()`). */
   get scheduled(): boolean {
     return this.#timer !== undefined;

@@ -101,6 +101,7 @@ export class OnDemandNodeSet<C extends { readonly name: string }, N extends OnDe
       inFlight: () => this.#o.inFlight(config.name),
       sleep: (ms, signal) => this.passes.sleep(ms, signal),
       pollMs: this.#o.pollMs ?? 1_000,
+      passIntervalMs: this.passes.intervalMs,
       log: this.log,
     };
   }

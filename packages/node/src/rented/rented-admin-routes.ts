@@ -36,6 +36,7 @@ const STATUS: Readonly<Record<Exclude<RentedChange, { ok: true }>["code"], numbe
   invalid_value: 400,
   insecure_url: 400,
   literal_credential: 400,
+  budget_required: 400,
   duplicate_name: 409,
 };
 

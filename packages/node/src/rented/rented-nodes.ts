@@ -149,6 +149,7 @@ export const RENTED_CHANGE_CODES = [
   "duplicate_name",
   "insecure_url",
   "literal_credential",
+  "budget_required",
 ] as const;
 
 export type RentedChange =
@@ -398,9 +399,15 @@ export class RentedNodes {
       const insecure = read.problems.find(
         (p) => p.code === "insecure_url" || p.code === "literal_credential",
       );
+      const unbudgeted = read.problems.some((p) => p.code === "budget_required");
       return {
         ok: false,
-        code: insecure?.code === "insecure_url" ? "insecure_url" : "invalid_value",
+        code:
+          insecure?.code === "insecure_url"
+            ? "insecure_url"
+            : unbudgeted && read.problems.length === 1
+              ? "budget_required"
+              : "invalid_value",
         message: describeProblems(read.problems),
         problems: read.problems,
       };

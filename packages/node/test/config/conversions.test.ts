@@ -6,7 +6,7 @@ import { parseConfig } from "../../src/config/index.js";
 import { parse, rentedNode } from "./config-fixtures.js";
 
 const hfNode = (extra: string): string =>
-  `rented_nodes:\n  - { name: h, provider: huggingface-endpoint, endpoint: ns/e, credential: os-credential-store:hf, ${extra} }\n`;
+  `rented_nodes:\n  - { name: h, provider: huggingface-endpoint, endpoint: ns/e, credential: os-credential-store:hf, budget: { usd_per_day: 1 }, ${extra} }\n`;
 
 describe("fractional durations", () => {
   test.each([

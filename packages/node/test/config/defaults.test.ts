@@ -83,7 +83,7 @@ describe("defaults", () => {
 
   test("rented-node keys left out take their defaults", () => {
     const [node] = parse(
-      "rented_nodes:\n  - { name: hf, provider: huggingface-endpoint, endpoint: alice/l40s, credential: os-credential-store:hf }\n",
+      "rented_nodes:\n  - { name: hf, provider: huggingface-endpoint, endpoint: alice/l40s, credential: os-credential-store:hf, budget: { unlimited: true } }\n",
     ).rentedNodes;
     expect(node).toStrictEqual({
       provider: "huggingface-endpoint",
@@ -101,7 +101,7 @@ describe("defaults", () => {
         pauseOnSponsorExit: true,
         exitTimeoutMs: 60_000,
       },
-      budget: {},
+      budget: { unlimited: true },
     });
   });
 
@@ -109,8 +109,8 @@ describe("defaults", () => {
     const config = parse(
       [
         "rented_nodes:",
-        "  - { name: a, provider: huggingface-endpoint, endpoint: ns/a, credential: os-credential-store:hf }",
-        "  - { name: b, provider: runpod, endpoint: abc123, credential: os-credential-store:runpod/key }",
+        "  - { name: a, provider: huggingface-endpoint, endpoint: ns/a, credential: os-credential-store:hf, budget: { usd_per_day: 1 } }",
+        "  - { name: b, provider: runpod, endpoint: abc123, credential: os-credential-store:runpod/key, budget: { usd_per_day: 1 } }",
         "  - { name: c, provider: openai-compatible, base_url: https://x.example/v1 }",
         "  - { name: d, provider: huggingface-job, base_url: https://j1--8000.hf.jobs/v1, credential: os-credential-store:hf }",
         "  - { name: e, provider: huggingface-providers, credential: os-credential-store:hf }",
@@ -130,7 +130,7 @@ describe("defaults", () => {
     const config = parse(
       [
         "rented_nodes:",
-        "  - { name: b, provider: runpod, endpoint: abc123, credential: os-credential-store:runpod/key }",
+        "  - { name: b, provider: runpod, endpoint: abc123, credential: os-credential-store:runpod/key, budget: { usd_per_day: 1 } }",
         "  - { name: e, provider: huggingface-providers, credential: os-credential-store:hf }",
         "",
       ].join("\n"),

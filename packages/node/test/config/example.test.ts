@@ -138,6 +138,7 @@ describe("a file with every key", () => {
       baseUrl: "https://x1y2z3-8000.proxy.runpod.net/v1",
       credential: { service: "runpod", account: "vllm" },
       routing: { use: "prefer" },
+      budget: { unlimited: true },
     });
     expect(own).toMatchObject({ provider: "openai-compatible", baseUrl: "http://127.0.0.1:9443/v1" });
     expect(own !== undefined && "credential" in own).toBe(false);

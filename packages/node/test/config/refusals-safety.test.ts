@@ -5,7 +5,7 @@ import { describe, expect, test } from "vitest";
 import type { ConfigError } from "../../src/config/index.js";
 import { parse, problemsOf, refusal, rentedNode } from "./config-fixtures.js";
 
-const HF = "provider: huggingface-endpoint, credential: os-credential-store:hf";
+const HF = "provider: huggingface-endpoint, credential: os-credential-store:hf, budget: { usd_per_day: 5 }";
 
 type Case = readonly [label: string, yaml: string, expected: readonly string[]];
 
@@ -126,7 +126,7 @@ const perProvider: Case[] = [
   ],
   [
     "huggingface-endpoint without a credential",
-    "rented_nodes:\n  - { name: h, provider: huggingface-endpoint, endpoint: ns/e }\n",
+    "rented_nodes:\n  - { name: h, provider: huggingface-endpoint, endpoint: ns/e, budget: { usd_per_day: 5 } }\n",
     ["rented_nodes[0].credential: missing_key"],
   ],
   [
@@ -146,12 +146,12 @@ const perProvider: Case[] = [
   ],
   [
     "runpod without a pod id",
-    "rented_nodes:\n  - { name: p, provider: runpod, credential: os-credential-store:rp }\n",
+    "rented_nodes:\n  - { name: p, provider: runpod, credential: os-credential-store:rp, budget: { usd_per_day: 5 } }\n",
     ["rented_nodes[0].endpoint: missing_key"],
   ],
   [
     "runpod with a bad pod id",
-    "rented_nodes:\n  - { name: p, provider: runpod, endpoint: Pod-1, credential: os-credential-store:rp }\n",
+    "rented_nodes:\n  - { name: p, provider: runpod, endpoint: Pod-1, credential: os-credential-store:rp, budget: { usd_per_day: 5 } }\n",
     ["rented_nodes[0].endpoint: invalid_value"],
   ],
   [

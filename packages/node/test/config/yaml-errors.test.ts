@@ -32,8 +32,8 @@ describe("YAML syntax errors", () => {
     const config = parse(
       [
         "rented_nodes:",
-        "  - { name: a, provider: huggingface-endpoint, endpoint: ns/a, credential: &hf os-credential-store:hf }",
-        "  - { name: b, provider: huggingface-endpoint, endpoint: ns/b, credential: *hf }",
+        "  - { name: a, provider: huggingface-endpoint, endpoint: ns/a, credential: &hf os-credential-store:hf, budget: &cap { usd_per_day: 1 } }",
+        "  - { name: b, provider: huggingface-endpoint, endpoint: ns/b, credential: *hf, budget: *cap }",
         "",
       ].join("\n"),
     );

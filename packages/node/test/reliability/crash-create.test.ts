@@ -48,6 +48,7 @@ function sendCreate(w: SponsorChild): Promise<number | "cut"> {
         instance_type: "nvidia-l4",
         instance_size: "x1",
         lifecycle: { idle_pause_min: 1 },
+        budget: { unlimited: true },
       }),
     }),
   );

@@ -57,6 +57,7 @@ async function world(windowMin: number, schedulingMs: number): Promise<SponsorCh
       `      window_min: ${windowMin}`,
       `      secrets: { HF_TOKEN: "${ref}" }`,
       "    lifecycle: { idle_pause_min: 60, exit_timeout_s: 30 }",
+      "    budget: { unlimited: true }",
     ],
   });
   return worlds.add(w);

@@ -40,6 +40,7 @@ export async function jobsChild(
       "      window_min: 120",
       `      secrets: { HF_TOKEN: "${ref}" }`,
       "    lifecycle: { idle_pause_min: 1, exit_timeout_s: 30 }",
+      "    budget: { unlimited: true }",
     ],
   });
 }

@@ -97,6 +97,7 @@ describe("provider faults: Hugging Face Jobs", () => {
           "    provider: huggingface-endpoint",
           "    endpoint: alice/qwen",
           `    credential: ${ref}`,
+          "    budget: { unlimited: true }",
         ],
       },
       async (w) => {

@@ -65,6 +65,7 @@ export async function runpodSponsorChild(
       `    vllm_api_key: ${refs["vllm"]}`,
       "    timeouts: { cold_start_s: 60 }",
       `    lifecycle: ${options.lifecycle ?? "{ exit_timeout_s: 30 }"}`,
+      "    budget: { unlimited: true }",
       "    pod:",
       ...podLines(options.idleMin ?? 1),
       "providers:",

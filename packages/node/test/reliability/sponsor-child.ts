@@ -97,6 +97,7 @@ export async function sponsorChild(
         "    endpoint: alice/qwen",
         `    credential: ${refs["hf"]}`,
         "    timeouts: { cold_start_s: 30 }",
+        "    budget: { unlimited: true }",
         ...lifecycle,
       ]),
       "providers:",

@@ -341,7 +341,7 @@ function runs(c: RunContext): Run[] {
       key: "rented create",
       argv: [
         ...["rented", "create", "new-one", "--repo", "Qwen/Qwen3-0.6B", "--gpu", "l4"],
-        ...["--region", "us-east-1", "--instance-size", "x1"],
+        ...["--region", "us-east-1", "--instance-size", "x1", "--usd-per-day", "1"],
         ...["--credential", c.hfRef, "--no-wait"],
       ],
     },
@@ -349,7 +349,8 @@ function runs(c: RunContext): Run[] {
       key: "rented create --provider huggingface-job --repo --flavor --window 2h",
       argv: [
         ...["rented", "create", "batch-one", "--provider", "huggingface-job", "--repo", "Qwen/Qwen3-0.6B"],
-        ...["--flavor", "l4x1", "--window", "30m", "--credential", c.hfRef, "--no-wait"],
+        ...["--flavor", "l4x1", "--window", "30m", "--usd-per-day", "1"],
+        ...["--credential", c.hfRef, "--no-wait"],
       ],
     },
     { key: "ui", argv: ["ui"] },

@@ -84,6 +84,7 @@ async function chainWorld(ca: TestCa): Promise<World> {
       "    endpoint: alice/other",
       `    credential: ${credential}`,
       "    lifecycle: { managed: true, idle_pause_min: 10080, pause_on_sponsor_exit: false }",
+      "    budget: { unlimited: true }",
       "providers:",
       "  huggingface:",
       `    endpoints_api: ${hf.endpointsApiUrl}`,

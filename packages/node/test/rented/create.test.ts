@@ -91,6 +91,7 @@ const T4_BODY = (w: CreateWorld, name: string, extra: Record<string, unknown> = 
   region: "us-east-1",
   instance_type: "nvidia-t4",
   instance_size: "x1",
+  budget: { unlimited: true },
   ...extra,
 });
 
@@ -210,6 +211,31 @@ describe("pair rented create", () => {
     expect(await w.api.listEndpoints("alice")).toEqual([]);
   });
 
+  it("refuses a create with no budget before anything is sent (budget_required; the CLI: exit 2)", async () => {
+    const w = await world();
+    const direct = await post(w, "/pair/v1/rented/create", T4_BODY(w, "free", { budget: {} }));
+    expect(direct.status).toBe(400);
+    expect(direct.json.error?.code).toBe("budget_required");
+    const both = await post(
+      w,
+      "/pair/v1/rented/create",
+      T4_BODY(w, "free", { budget: { unlimited: true, usd_per_day: 1 } }),
+    );
+    expect(both.status).toBe(400);
+    expect(both.json.error?.param).toBe("budget");
+    const viaCli = await cli(w, ["rented", "create", "free", "--repo", MODEL, "--gpu", "T4"]);
+    expect(viaCli.code).toBe(2);
+    expect(viaCli.stderr).toContain("--usd-per-day N");
+    expect(viaCli.stderr).toContain("--unlimited");
+    const contradictory = await cli(w, [
+      ...["rented", "create", "free", "--repo", MODEL, "--gpu", "T4"],
+      ...["--usd-per-day", "1", "--unlimited"],
+    ]);
+    expect(contradictory.code).toBe(2);
+    expect(await w.api.listEndpoints("alice")).toEqual([]);
+    expect(await rentedRow(w, "free")).toEqual({});
+  });
+
   it("a lost create answer is Uncertain, reconciled from the listing, and never sent again", async () => {
     const w = await world();
     w.hf.faults.loseAnswers(1, { method: "POST", path: /^\/v2\/endpoint\/alice$/ });
@@ -290,6 +316,8 @@ describe("pair rented create", () => {
       MODEL,
       "--gpu",
       "B300",
+      "--usd-per-day",
+      "1",
       "--credential",
       w.credential,
     ]);
@@ -304,6 +332,8 @@ describe("pair rented create", () => {
       MODEL,
       "--gpu",
       "L4",
+      "--usd-per-day",
+      "1",
       "--credential",
       w.credential,
     ]);

@@ -172,7 +172,10 @@ describe("a Hugging Face endpoint attached by name", () => {
 
 describe("a public Hugging Face endpoint", () => {
   it("is refused when managed (public_endpoint_refused), and only warned about when merely routed to", async () => {
-    const managed = await world(["    provider: huggingface-endpoint", "    endpoint: alice/qwen"], "public");
+    const managed = await world(
+      ["    provider: huggingface-endpoint", "    endpoint: alice/qwen", "    budget: { usd_per_day: 1 }"],
+      "public",
+    );
     managed.hf.advance(2_500);
     await probe(managed.sponsor);
     expect(await row(managed.sponsor)).toMatchObject({ state: "public_endpoint_refused", eligible: false });

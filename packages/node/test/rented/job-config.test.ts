@@ -5,7 +5,7 @@ import { describe, expect, test } from "vitest";
 import type { HuggingFaceJobNode } from "../../src/config/index.js";
 import { parse, problemsOf } from "../config/config-fixtures.js";
 
-const CRED = "    credential: os-credential-store:pair/hf\n";
+const CRED = "    credential: os-credential-store:pair/hf\n    budget: { usd_per_day: 5 }\n";
 const REQUIRED = ["      repo: Qwen/Qwen3-0.6B", "      flavor: l4x1", "      window_min: 120"];
 
 function jobNode(jobLines: readonly string[], extra = CRED): string {

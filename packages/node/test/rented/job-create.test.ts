@@ -85,6 +85,7 @@ const JOB_BODY = (w: CreateWorld, name: string, extra: Record<string, unknown> =
   repo: MODEL,
   flavor: "l4x1",
   window_min: 60,
+  budget: { unlimited: true },
   ...extra,
 });
 
@@ -198,6 +199,7 @@ describe("pair rented create --provider huggingface-job", () => {
         "l4x1",
         "--window",
         "45m",
+        "--unlimited",
         "--credential",
         w.credential,
         "--json",
@@ -274,6 +276,8 @@ describe("pair rented create --provider huggingface-job", () => {
       "h900x8",
       "--window",
       "1h",
+      "--usd-per-day",
+      "1",
       "--credential",
       w.credential,
     ]);

@@ -20,6 +20,7 @@ import { OsCredentialStore } from "../../src/credentials/index.js";
 import { startNode, type RunningNode } from "../../src/node.js";
 import { uniqueName } from "../credentials/secret-service.js";
 import { fakeHfToken } from "../support/fake-token.js";
+import { budgetLines } from "../support/rented-budget.js";
 
 export const NODE = "batch";
 export const NS = "alice";
@@ -92,6 +93,7 @@ export async function jobWorld(
     `      window_min: ${options.windowMin ?? 30}`,
     `      secrets: { HF_TOKEN: "${options.secretRef ?? ref}" }`,
     ...(options.lines ?? ["    lifecycle: { exit_timeout_s: 5 }"]),
+    ...budgetLines(options.lines ?? []),
     ...(options.moreNodes?.(ref) ?? []),
     "providers:",
     `  huggingface: { hub_api: ${hf.hubApiUrl}, endpoints_api: ${hf.endpointsApiUrl} }`,

@@ -19,6 +19,7 @@ import { OsCredentialStore } from "../../src/credentials/index.js";
 import { startNode, type RunningNode } from "../../src/node.js";
 import { uniqueName } from "../credentials/secret-service.js";
 import { fakeHfToken } from "../support/fake-token.js";
+import { budgetLines } from "../support/rented-budget.js";
 
 export const TOKEN = fakeHfToken();
 export const NODE = "gpu-hf";
@@ -97,6 +98,7 @@ export async function managedWorld(
     // The default cold-start budget, unless the caller's lines give their own `timeouts:`.
     ...(lines.some((l) => l.trim().startsWith("timeouts:")) ? [] : ["    timeouts: { cold_start_s: 20 }"]),
     ...lines,
+    ...budgetLines(lines),
     "providers:",
     `  huggingface: { endpoints_api: ${hf.endpointsApiUrl}, hub_api: ${hf.hubApiUrl} }`,
     "tls:",

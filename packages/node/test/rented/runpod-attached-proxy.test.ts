@@ -55,7 +55,7 @@ async function sponsor(podId: string, proxyTemplate: string, emu: RunpodEmulator
     token: vllmKey,
     baseUrl: "",
     caPem: keyring.ca.certPem,
-    target: ["    provider: runpod", `    endpoint: ${podId}`],
+    target: ["    provider: runpod", `    endpoint: ${podId}`, "    budget: { unlimited: true }"],
     providers: ["providers:", `  runpod: { api: ${emu.apiBaseUrl}, proxy_url: "${proxyTemplate}" }`],
   });
   defer(() => started.close().catch(() => undefined));

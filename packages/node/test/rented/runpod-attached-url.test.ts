@@ -12,7 +12,7 @@ function config(lines: readonly string[]): PairConfig {
   return parseConfig(
     [
       "rented_nodes:",
-      "  - { name: p, provider: runpod, endpoint: ab12cd, credential: os-credential-store:rp }",
+      "  - { name: p, provider: runpod, endpoint: ab12cd, credential: os-credential-store:rp, budget: { unlimited: true } }",
       ...lines,
       "",
     ].join("\n"),
@@ -52,6 +52,7 @@ describe("a Runpod pod attached by id", () => {
         "    endpoint: ab12cd",
         "    base_url: https://gw.example/ab12cd/v1",
         "    credential: os-credential-store:rp",
+        "    budget: { unlimited: true }",
         "providers:",
         "  runpod: { proxy_url: 'https://127.0.0.1:9003/proxy/{pod_id}-{port}' }",
         "",
@@ -76,7 +77,7 @@ describe("a Runpod pod attached by id", () => {
       [
         "rented_nodes:",
         "  - { name: r, provider: huggingface-providers, credential: os-credential-store:hf }",
-        "  - { name: e, provider: huggingface-endpoint, endpoint: ns/ep, credential: os-credential-store:hf }",
+        "  - { name: e, provider: huggingface-endpoint, endpoint: ns/ep, credential: os-credential-store:hf, budget: { unlimited: true } }",
         "",
       ].join("\n"),
       "test.yaml",

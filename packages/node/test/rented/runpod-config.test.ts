@@ -6,7 +6,8 @@ import type { RunpodPodNode } from "../../src/config/index.js";
 import { parse, problemsOf, refusal } from "../config/config-fixtures.js";
 
 const REFS =
-  "    credential: os-credential-store:pair/runpod\n    vllm_api_key: os-credential-store:pair/vllm\n";
+  "    credential: os-credential-store:pair/runpod\n    vllm_api_key: os-credential-store:pair/vllm\n" +
+  "    budget: { usd_per_day: 5 }\n";
 const REQUIRED = [
   "      model: qwen",
   "      vllm_model: Qwen/Qwen2.5-7B-Instruct",
@@ -79,9 +80,9 @@ describe("a Runpod node with a pod: section", () => {
 
   test("attaching an existing pod by id keeps working", () => {
     const text =
-      "rented_nodes:\n  - { name: p, provider: runpod, endpoint: abc123, credential: os-credential-store:rp }\n";
+      "rented_nodes:\n  - { name: p, provider: runpod, endpoint: abc123, credential: os-credential-store:rp, budget: { unlimited: true } }\n";
     expect(parse(text).rentedNodes[0]).toMatchObject({ podId: "abc123" });
-    expect(problemsOf(text.replace(" }", ", vllm_api_key: os-credential-store:v }"))).toEqual([
+    expect(problemsOf(text.replace(" }\n", ", vllm_api_key: os-credential-store:v }\n"))).toEqual([
       "rented_nodes[0].vllm_api_key: invalid_value",
     ]);
   });
@@ -110,12 +111,12 @@ describe("a Runpod node with a pod: section", () => {
     ],
     [
       "no vllm_api_key",
-      podNode(REQUIRED, "    credential: os-credential-store:pair/runpod\n"),
+      podNode(REQUIRED, "    credential: os-credential-store:pair/runpod\n    budget: { usd_per_day: 5 }\n"),
       ["rented_nodes[0].vllm_api_key: missing_key"],
     ],
     [
       "no credential",
-      podNode(REQUIRED, "    vllm_api_key: os-credential-store:pair/vllm\n"),
+      podNode(REQUIRED, "    vllm_api_key: os-credential-store:pair/vllm\n    budget: { usd_per_day: 5 }\n"),
       ["rented_nodes[0].credential: missing_key"],
     ],
     [
@@ -155,7 +156,7 @@ describe("a Runpod node with a pod: section", () => {
     ],
     [
       "a pod section on another provider",
-      "rented_nodes:\n  - { name: h, provider: huggingface-endpoint, endpoint: a/b, credential: os-credential-store:hf, pod: { model: x } }\n",
+      "rented_nodes:\n  - { name: h, provider: huggingface-endpoint, endpoint: a/b, credential: os-credential-store:hf, budget: { usd_per_day: 5 }, pod: { model: x } }\n",
       ["rented_nodes[0].pod: invalid_value"],
     ],
   ];
@@ -166,7 +167,10 @@ describe("a Runpod node with a pod: section", () => {
   test("a vLLM key given as a literal is refused and never echoed", () => {
     const literal = `sk-${"q".repeat(12)}${Date.now().toString(36)}`;
     const error = refusal(
-      podNode(REQUIRED, `    credential: os-credential-store:pair/runpod\n    vllm_api_key: ${literal}\n`),
+      podNode(
+        REQUIRED,
+        `    credential: os-credential-store:pair/runpod\n    vllm_api_key: ${literal}\n    budget: { usd_per_day: 5 }\n`,
+      ),
     );
     expect(error.problems.map((p) => `${p.path}: ${p.code}`)).toEqual([
       "rented_nodes[0].vllm_api_key: literal_credential",

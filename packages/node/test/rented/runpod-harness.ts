@@ -17,6 +17,7 @@ import { parseConfig, type CredentialRef } from "../../src/config/index.js";
 import { OsCredentialStore } from "../../src/credentials/index.js";
 import { startNode, type RunningNode } from "../../src/node.js";
 import { uniqueName } from "../credentials/secret-service.js";
+import { budgetLines } from "../support/rented-budget.js";
 
 export const NODE = "gpu-rp";
 export const SERVED = "qwen";
@@ -115,6 +116,7 @@ export async function runpodWorld(
     "    pod:",
     ...(options.pod ?? podLines()),
     ...(options.lines ?? []),
+    ...budgetLines(options.lines ?? []),
     "providers:",
     `  runpod: { api: ${emu.apiBaseUrl} }`,
     "tls:",

@@ -13,6 +13,8 @@ export const RUNPOD_PROVIDER = "runpod";
  * `maxListingLagMs`: the reference gives no figure, only "retry a few times, because listing lags"
  * (runpod-api.md §1.4); 30 s is our assumption, checked by the live conformance suite.
  * `stopSettleMs`: after a DELETE the pod may still show its old status briefly; 60 s, assumed.
+ * `stopLatencyMs`: a DELETE's round trip plus Runpod ending the bill; 20 s is a margin, not a
+ * measurement (billed per second, so the margin is all a budget stop gives away).
  */
 export const RUNPOD_CAPABILITIES: ProviderCapabilities = {
   provider: RUNPOD_PROVIDER,
@@ -24,5 +26,6 @@ export const RUNPOD_CAPABILITIES: ProviderCapabilities = {
   billingGranularityMs: 1_000,
   maxListingLagMs: 30_000,
   stopSettleMs: 60_000,
+  stopLatencyMs: 20_000,
   stopMode: "terminate",
 };

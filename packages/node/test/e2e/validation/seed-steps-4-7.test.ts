@@ -148,6 +148,7 @@ describe("seed validation, steps 4–7", () => {
         "    provider: huggingface-endpoint",
         "    endpoint: alice/open",
         "    credential: os-credential-store:CREDENTIAL",
+        "    budget: { usd_per_day: 1 }",
       ],
     });
 

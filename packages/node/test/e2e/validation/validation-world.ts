@@ -27,6 +27,7 @@ import { joinWith, showPin, startTestNodeWith, type TestNode } from "../../clust
 import { uniqueName } from "../../credentials/secret-service.js";
 import { until } from "../../support/eventually.js";
 import { fakeHfToken } from "../../support/fake-token.js";
+import { budgetLines } from "../../support/rented-budget.js";
 
 export const TOKEN = fakeHfToken();
 export const RENTED = "gpu-hf";
@@ -171,6 +172,7 @@ export async function validationWorld(ca: TestCa, o: WorldOptions = {}): Promise
         `    credential: os-credential-store:${credential.service}/${credential.account}`,
         `    timeouts: { cold_start_s: ${o.coldStartS ?? 20} }`,
         ...(o.rentedLines ?? []),
+        ...budgetLines(o.rentedLines ?? []),
         ...(o.moreRented ?? []).map((l) =>
           l.replaceAll("CREDENTIAL", `${credential.service}/${credential.account}`),
         ),
