@@ -49,7 +49,7 @@ Checks, and for each problem prints the command that fixes it:
   engine NAME       each engine of the config answers
   credential NAME   the OS credential store answers and holds every credential the config names
   data dir          node.data_dir is yours and mode 700
-  budget NAME       every rented node PAIR starts (billed) has a budget
+  budget NAME       every rented node PAIR starts (billed) has a cap (unlimited: a warning)
   peer NAME         the running node's paired peers are up (skipped when no node runs)
 Exit status 0 when no check failed (warnings allowed), 1 otherwise.
 --json prints [{"check", "status" (ok|warn|fail|skip), "detail", "fix"}].

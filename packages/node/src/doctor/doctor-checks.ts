@@ -215,37 +215,27 @@ export function checkDataDir(config: PairConfig, probes: DoctorProbes): CheckRes
 /** A node PAIR starts and stops on a provider's bill (as opposed to one it only routes to). */
 export function billedByPair(node: RentedNodeConfig): boolean {
   if ("pod" in node || "job" in node) return true;
-  return node.provider === "huggingface-endpoint" && node.lifecycle.managed;
+  return node.lifecycle.managed && (node.provider === "huggingface-endpoint" || node.provider === "runpod");
 }
 
+/** The config refuses a billed node with no budget (budget_required); what is left to flag is no cap. */
 export function checkBudgets(config: PairConfig): CheckResult[] {
   const billed = config.rentedNodes.filter(billedByPair);
   if (billed.length === 0) return [result("budgets", "skip", "no rented node that PAIR starts")];
   return billed.map((n) => {
-    const b = n.budget as {
-      budgetMicroUsdPerDay?: number;
-      budgetMicroUsdPerMonth?: number;
-      unlimited?: boolean;
-    };
-    if (b.budgetMicroUsdPerDay !== undefined || b.budgetMicroUsdPerMonth !== undefined)
+    const b = n.budget;
+    if (b.budgetMicroUsdPerDay === undefined && b.budgetMicroUsdPerMonth === undefined)
       return result(
         `budget ${n.name}`,
-        "ok",
-        [
-          b.budgetMicroUsdPerDay === undefined ? "" : `$${b.budgetMicroUsdPerDay / 1e6}/day`,
-          b.budgetMicroUsdPerMonth === undefined ? "" : `$${b.budgetMicroUsdPerMonth / 1e6}/month`,
-        ]
-          .filter(Boolean)
-          .join(", "),
+        "warn",
+        "budget: { unlimited: true } — nothing caps what it spends",
+        `set a cap on rented node ${n.name}: budget: { usd_per_day: 10 }`,
       );
-    if (b.unlimited === true)
-      return result(`budget ${n.name}`, "warn", "budget: { unlimited: true } — nothing caps what it spends");
-    return result(
-      `budget ${n.name}`,
-      "fail",
-      "no budget: a request can keep it billed without limit",
-      `add to rented node ${n.name}: budget: { usd_per_day: 10 }`,
-    );
+    const caps = [
+      b.budgetMicroUsdPerDay === undefined ? "" : `$${b.budgetMicroUsdPerDay / 1e6}/day`,
+      b.budgetMicroUsdPerMonth === undefined ? "" : `$${b.budgetMicroUsdPerMonth / 1e6}/month`,
+    ];
+    return result(`budget ${n.name}`, "ok", caps.filter(Boolean).join(", "));
   });
 }
 
