@@ -54,7 +54,8 @@ function handle(req: Req, res: Res): void {
     if (size > MAX_BODY_BYTES) req.destroy(new Error("body too large"));
   });
   req.on("end", () => {
-    res.writeHead(200, {
+    // Both response types have this writeHead; their overload sets are too different to call on the union.
+    (res as ServerResponse).writeHead(200, {
       "content-type": "text/event-stream",
       "cache-control": "no-cache",
       [PEER_HTTP_VERSION_HEADER]: req.httpVersion,

@@ -85,7 +85,7 @@ export async function buildCli({ entry, outfile, root = ROOT }) {
     bundle: true,
     platform: "node",
     format: "esm",
-    target: "node20",
+    target: "node22",
     external: [...EXTERNAL_MODULES],
     metafile: true,
     logLevel: "warning",
