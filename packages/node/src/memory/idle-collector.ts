@@ -36,12 +36,17 @@ export interface IdleCollectorOptions {
   readonly onCollected?: (kind: IdleCollection, tookMs: number) => void;
 }
 
-/** V8's `gc()`, present when node runs with `--expose-gc`: `gc({ type: "minor" })` or a full `gc()`. */
+/**
+ * V8's `gc()`, present when node runs with `--expose-gc`: `gc({ type: "minor" })`, or the full
+ * collection as V8's last resort, which also releases the pooled pages a plain full `gc()` keeps on
+ * Node 22+ (Node 24 gave back nothing of a load's growth without it; docs/performance.md).
+ */
 export function exposedGc(): ((kind: IdleCollection) => void) | undefined {
   const gc = (globalThis as { gc?: unknown }).gc;
   if (typeof gc !== "function") return undefined;
-  const call = gc as (options?: { type: "minor" }) => unknown;
-  return (kind) => void (kind === "minor" ? call({ type: "minor" }) : call());
+  const call = gc as (options: { type?: "minor"; execution?: "sync"; flavor?: "last-resort" }) => unknown;
+  return (kind) =>
+    void (kind === "minor" ? call({ type: "minor" }) : call({ execution: "sync", flavor: "last-resort" }));
 }
 
 function eventLoopUtilization(): () => number {
