@@ -85,7 +85,7 @@ Peers see their name, state, models and price — never their URL or credential.
   attach   add an existing endpoint now (kept in the data dir, no restart). Providers:
            openai-compatible | huggingface-job | huggingface-providers (--base-url, https://…/v1),
            huggingface-endpoint (--endpoint NAMESPACE/NAME), runpod (--endpoint POD_ID).
-           Those two are managed (PAIR wakes, pauses and bills them): they need a budget,
+           An endpoint is managed (PAIR wakes, pauses and bills it): it needs a budget,
            --usd-per-day N (or --usd-per-month N), or --unlimited for no cap.
            --credential REF names a secret stored with \`pair credential set\`
            (os-credential-store:SERVICE/ACCOUNT, or ACCOUNT for service "pair"); never the secret.

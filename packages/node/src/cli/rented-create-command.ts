@@ -19,8 +19,9 @@ import { renderTable } from "./text-table.js";
 
 export const CREATE_USAGE = `       pair rented create NAME (--repo ID | --catalog ID) --gpu GPU [--region R] [--vendor V]
                           [--instance-size S] [--access private|authenticated]
-                          [--scale-to-zero-min N] (--usd-per-day N | --usd-per-month N | --unlimited)
-                          [--idle-pause-min N] [--credential REF] [--share] [--no-wait]
+                          (--usd-per-day N | --usd-per-month N | --unlimited)
+                          [--scale-to-zero-min N] [--idle-pause-min N] [--credential REF] [--share]
+                          [--no-wait]
                           [--provider huggingface-endpoint] [--config FILE] [--json]
 ${CREATE_JOB_USAGE}
        pair rented catalog [--credential REF] [--config FILE] [--json]

@@ -158,6 +158,15 @@ function manageable(entry: Section, provider: RentedProvider | undefined): boole
   );
 }
 
+/**
+ * PAIR starts (and so bills) this node: a managed Hugging Face endpoint, a Job it runs (`job:`), a pod
+ * it creates (`pod:`). A pod attached by id is only routed to, whatever its `managed` says.
+ */
+function billedByPair(target: Target, lifecycle: RentedLifecycle): boolean {
+  if ("job" in target || "pod" in target) return true;
+  return target.provider === "huggingface-endpoint" && lifecycle.managed;
+}
+
 function readLifecycle(entry: Section, provider: RentedProvider | undefined): RentedLifecycle {
   const lifecycle = entry.section("lifecycle", LIFECYCLE_KEYS);
   const canManage = manageable(entry, provider);
@@ -190,9 +199,9 @@ function readLifecycle(entry: Section, provider: RentedProvider | undefined): Re
 const BUDGET_KEYS = ["usd_per_day", "usd_per_month", "unlimited"] as const;
 
 /**
- * A node PAIR starts and bills (`lifecycle.managed: true`) must say what it may spend: a cap, or
- * `unlimited: true` written down. A missing budget used to mean no cap, and any request could keep a
- * GPU billed; a node PAIR only routes to (managed: false) bills nothing through PAIR and needs none.
+ * A node PAIR starts and bills (`billedByPair`) must say what it may spend: a cap, or `unlimited:
+ * true` written down. A missing budget used to mean no cap, and any request could keep a GPU billed;
+ * a node PAIR only routes to bills nothing through PAIR and needs none.
  */
 function readBudget(entry: Section, managed: boolean): RentedBudget {
   const budget = entry.section("budget", BUDGET_KEYS);
@@ -254,7 +263,7 @@ function readRentedNode(entry: Section): { name: string | undefined; node: Rente
     },
     lifecycle: readLifecycle(entry, provider),
   };
-  const budget = readBudget(entry, common.lifecycle.managed && manageable(entry, provider));
+  const budget = readBudget(entry, target !== undefined && billedByPair(target, common.lifecycle));
   if (target !== undefined && "pod" in target && !common.lifecycle.managed)
     entry.report(
       "lifecycle",

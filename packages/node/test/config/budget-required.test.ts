@@ -21,7 +21,6 @@ describe("budget_required", () => {
   test.each([
     ["a managed Hugging Face endpoint (managed by default)", HF],
     ["a Hugging Face endpoint with managed: true", `${HF}, lifecycle: { managed: true }`],
-    ["a Runpod pod attached by id (managed by default)", RUNPOD_ID],
     ["a Runpod pod PAIR creates (pod:)", POD],
     ["a Hugging Face Job PAIR runs (job:)", JOB],
     ["an empty budget", `${HF}, budget: {}`],
@@ -52,7 +51,7 @@ describe("budget_required", () => {
 
   test.each([
     ["an endpoint PAIR only routes to", `${HF}, lifecycle: { managed: false }`],
-    ["a pod PAIR only routes to", `${RUNPOD_ID}, lifecycle: { managed: false }`],
+    ["a pod attached by id (PAIR routes to it, never starts it)", RUNPOD_ID],
     ["an OpenAI-compatible server", "provider: openai-compatible, base_url: https://x.example/v1"],
     ["Inference Providers", "provider: huggingface-providers, credential: os-credential-store:hf"],
     [

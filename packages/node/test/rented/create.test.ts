@@ -19,7 +19,7 @@ import { expectLedgerCoversMeter, stretchMinutes } from "./meter-bound.js";
 /** An admin answer: a node view, or `{error: {code, message}}`. */
 interface Answer {
   readonly state?: string;
-  readonly error?: { readonly code: string; readonly message: string };
+  readonly error?: { readonly code: string; readonly message: string; readonly param?: string };
   readonly created?: { readonly started_at: string } | null;
 }
 interface NodeRow {

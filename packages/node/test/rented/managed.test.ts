@@ -221,6 +221,19 @@ describe("managed Hugging Face endpoints", () => {
     expect(w.hf.endpoints.get("alice", "qwen")?.state).toBe("paused");
   });
 
+  it("keeps the cap on Hugging Face's bill: a pause that takes 15 s still lands before the minute that would cross it", async () => {
+    // $0.80/h: one minute is $0.013334, two would be $0.026667 > $0.02. The pause goes out the
+    // endpoint's stop latency (20 s) before the second billed minute starts and lands 15 s later.
+    const w = await world(["    budget: { usd_per_day: 0.02 }"]);
+    w.hf.faults.slowStateChanges(15_000);
+    await w.advance(5 * MIN);
+    expect(w.hf.endpoints.get("alice", "qwen")?.state).toBe("paused");
+    expect(w.node.managed.view(NODE)).toMatchObject({ paused_by: "budget-exceeded", budget_exceeded: true });
+    expect(w.hf.meter.billedMinutes("alice", "qwen")).toBe(1);
+    expect(w.hf.meter.totalMicroUsd("alice", "qwen")).toBeLessThanOrEqual(20_000);
+    expect(w.node.managed.view(NODE)?.spend_usd?.today).toBeLessThanOrEqual(0.02);
+  });
+
   it("pause and delete on request (pair rented pause|delete): through the contract, the node shows it", async () => {
     const w = await world(["    lifecycle: { exit_timeout_s: 5 }"], "running");
     const lifecycle = async (action: string) => {
