@@ -7,6 +7,7 @@
  */
 
 import type { Dispatcher } from "undici";
+import { boundedText } from "../http/bounded-text.js";
 
 export type EngineApi = "ollama" | "openai";
 
@@ -201,8 +202,11 @@ export class EngineInventory {
         bodyTimeout: timeoutMs,
         signal: AbortSignal.timeout(timeoutMs),
       });
-      const text = await res.body.text();
-      if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode} from ${path}`);
+      if (res.statusCode !== 200) {
+        await res.body.dump();
+        throw new Error(`HTTP ${res.statusCode} from ${path}`);
+      }
+      const text = await boundedText(res.body);
       const { models, meta } = parseModels(spec.api, JSON.parse(text) as unknown);
       this.#slowProbes.set(spec.name, 0);
       return { spec, healthy: true, models, meta, lastProbeAtMs: at, lastError: undefined };

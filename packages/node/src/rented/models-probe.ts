@@ -7,6 +7,7 @@
 
 import { request, type Dispatcher } from "undici";
 import type { Redacted } from "../cluster/index.js";
+import { boundedText } from "../http/bounded-text.js";
 
 /** USD per million tokens. */
 export interface TokenPrices {
@@ -33,7 +34,8 @@ export async function listModels(
       headers: token === undefined ? {} : { authorization: `Bearer ${token.reveal()}` },
       signal: AbortSignal.timeout(timeoutMs),
     });
-    const text = await res.body.text();
+    if (res.statusCode !== 200) await res.body.dump();
+    const text = res.statusCode === 200 ? await boundedText(res.body) : "";
     if (res.statusCode === 401 || res.statusCode === 403) return { kind: "rejected", status: res.statusCode };
     if (res.statusCode === 503) return { kind: "warming" };
     if (res.statusCode !== 200) return { kind: "failed", detail: `GET /models answered ${res.statusCode}` };

@@ -13,29 +13,9 @@ import { engineUrl, type EngineModelMeta, type EngineState } from "../engines/en
 import { pairErrorReply } from "../dialects/index.js";
 import type { ClientApiDeps } from "./client-api.js";
 import { NO_ALIASES } from "./model-aliases.js";
+import { boundedText } from "../http/bounded-text.js";
 import { jsonNestsDeeperThan } from "./json-depth.js";
 import { readBody } from "./request-body.js";
-
-/** Largest metadata answer read from an engine (/api/show, /api/ps): these are a few KiB. */
-const ENGINE_ANSWER_MAX_BYTES = 4 * 1024 * 1024;
-
-/** The body as text, or undefined once it outgrows `max` (reading stops there). */
-async function boundedText(
-  body: AsyncIterable<Buffer> & { destroy(): void },
-  max: number,
-): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > max) {
-      body.destroy();
-      return undefined;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size).toString("utf8");
-}
 
 /** An engine asked for /api/show or /api/ps answers within this, or is left out. */
 const ENGINE_ASK_TIMEOUT_MS = 2_000;
@@ -194,8 +174,8 @@ async function askEngine(
       await res.body.dump();
       return undefined;
     }
-    const text = await boundedText(res.body, ENGINE_ANSWER_MAX_BYTES);
-    if (text === undefined || jsonNestsDeeperThan(Buffer.from(text))) return undefined;
+    const text = await boundedText(res.body);
+    if (jsonNestsDeeperThan(Buffer.from(text))) return undefined;
     const parsed = JSON.parse(text) as unknown;
     return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
       ? (parsed as Record<string, unknown>)

@@ -1,4 +1,5 @@
 // EngineInventory without sockets: a fake dispatcher answers the model-list probes.
+import { Readable } from "node:stream";
 import type { Dispatcher } from "undici";
 import { describe, expect, it } from "vitest";
 import { EngineInventory, engineTarget, type EngineSpec } from "../../src/engines/engine-inventory.js";
@@ -19,7 +20,7 @@ function inventory(models: Map<string, string[] | "down">) {
       const answer = models.get(name);
       if (answer === undefined || answer === "down") return Promise.reject(new Error("ECONNREFUSED"));
       const text = JSON.stringify({ data: answer.map((id) => ({ id })) });
-      return Promise.resolve({ statusCode: 200, body: { text: () => Promise.resolve(text) } });
+      return Promise.resolve({ statusCode: 200, body: Readable.from([Buffer.from(text)]) });
     },
   } as unknown as Dispatcher;
   return new EngineInventory({ engines: [spec("a"), spec("b")], dispatcher, nowMs: () => 0 });
@@ -63,5 +64,28 @@ describe("engineTarget", () => {
       origin: "https://[::1]:9",
       path: "/pair/v1/peer/route/v1/chat/completions",
     });
+  });
+});
+
+describe("EngineInventory probes", () => {
+  it("stops reading a model list past the cap: the engine is down, and the rest is never read", async () => {
+    let sent = 0;
+    const huge = Readable.from(
+      (function* () {
+        for (let i = 0; i < 400; i++) {
+          sent += 1;
+          yield Buffer.alloc(1024 * 1024, 0x20);
+        }
+      })(),
+    );
+    const dispatcher = {
+      request: () => Promise.resolve({ statusCode: 200, body: huge }),
+    } as unknown as Dispatcher;
+    const inv = new EngineInventory({ engines: [spec("a")], dispatcher, nowMs: () => 0 });
+    await inv.probeOnce();
+    const state = inv.engines[0]!;
+    expect(state.healthy).toBe(false);
+    expect(state.lastError).toMatch(/larger than 16 MiB/);
+    expect(sent).toBeLessThan(20);
   });
 });
