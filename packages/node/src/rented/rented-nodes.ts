@@ -25,6 +25,7 @@ import { estimateCostMicroUsd, outputPricePerMillion } from "./cost-estimate.js"
 import type { EndpointLookupFn } from "./hf-endpoint-states.js";
 import { OFF_LAN_LABEL, type RentedPeerView } from "./peer-view.js";
 import { peerReasonText, rentedProblemOf } from "./peer-reason.js";
+import { readSavedEntry } from "./attached-configs.js";
 import { readRentedFile, writeRentedFile, type RentedFile, type RentedOverride } from "./rented-file.js";
 import {
   credentialRejectedReason,
@@ -174,8 +175,13 @@ export class RentedNodes {
     this.#file = readRentedFile(options.dataDir);
     for (const config of options.configured) this.#nodes.set(config.name, fresh(config, "config"));
     for (const entry of this.#file.attached) {
-      const read = readRentedNodeValue(entry, options.nodeName);
+      const read = readSavedEntry(entry, options.nodeName);
       const name = typeof entry["name"] === "string" ? entry["name"] : "?";
+      if (read.ok && read.legacyBudget === true)
+        options.log?.(
+          `rented node ${name} (attached): budget_required: it was saved without a budget, so it is held ` +
+            "at a spent-out cap (paused, no wake) until you attach it again with --usd-per-day N or --unlimited",
+        );
       if (!read.ok) {
         options.log?.(`rented node ${name} (attached): ignored: ${describeProblems(read.problems)}`);
         continue;
