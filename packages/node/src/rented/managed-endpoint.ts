@@ -24,6 +24,7 @@ import {
   HostingController,
   liveRecords,
   openObligations,
+  sameIncarnation,
   type Clock,
   type DeploymentRecord,
   type HostingEvent,
@@ -390,7 +391,7 @@ export class ManagedEndpoint {
       return { ok: false, error: this.#error("upstream_error", (cause as Error).message) };
     }
     const adopted = this.#adoptedIncarnation();
-    if (adopted !== undefined && adopted !== endpoint.incarnation)
+    if (adopted !== undefined && !sameIncarnation(adopted, endpoint.incarnation))
       return {
         ok: false,
         error: this.#error(
@@ -478,7 +479,7 @@ export class ManagedEndpoint {
       return;
     }
     const adopted = this.#adoptedIncarnation();
-    if (adopted !== undefined && adopted !== endpoint.incarnation) {
+    if (adopted !== undefined && !sameIncarnation(adopted, endpoint.incarnation)) {
       this.#lastError = `${namespace}/${name} was recreated (created ${endpoint.incarnation}); PAIR leaves it alone`;
       return;
     }
