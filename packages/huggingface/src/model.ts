@@ -24,7 +24,7 @@ export type HfAccessType = "public" | "authenticated" | "private" | "protected";
 export interface HfEndpoint {
   readonly namespace: string;
   readonly name: string;
-  /** `status.createdAt` verbatim: with (namespace, name) the identity of this incarnation. */
+  /** `status.createdAt` in canonical ms form (`canonicalIncarnation`): with (namespace, name) the identity. */
   readonly incarnation: string;
   readonly createdAtMs: number;
   readonly updatedAtMs: number;

@@ -5,6 +5,7 @@
  * Must not know: HTTP, retries.
  */
 
+import { canonicalIncarnation } from "@pair/provision";
 import {
   HF_ENDPOINT_STATES,
   type HfAccount,
@@ -34,7 +35,7 @@ export function toEndpoint(namespace: string, wire: WireEndpoint): HfEndpoint {
   return {
     namespace,
     name: wire.name,
-    incarnation: status.createdAt,
+    incarnation: canonicalIncarnation(status.createdAt),
     createdAtMs: Date.parse(status.createdAt),
     updatedAtMs: Date.parse(status.updatedAt),
     state: knownState(status.state),

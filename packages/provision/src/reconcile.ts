@@ -10,7 +10,7 @@
 
 import type { ResourceReport } from "./deployment.js";
 import { reportEndsBilling } from "./decide.js";
-import type { ResourceKey, ResourceSlot } from "./identity.js";
+import { resourceKeyString, type ResourceSlot } from "./identity.js";
 import type { Listing, ProviderCapabilities } from "./provider-port.js";
 import { liveRecords, type DeploymentId, type DeploymentRecord, type HostingState } from "./state.js";
 
@@ -56,7 +56,7 @@ export function reconcile(
 
   for (const report of listing.resources) {
     if (report.key.provider !== scope.provider || report.key.account !== scope.account) continue;
-    const byKey = index.liveByKey.get(keyString(report.key));
+    const byKey = index.liveByKey.get(resourceKeyString(report.key));
     if (byKey !== undefined) {
       if (byKey.phase === "Declared") continue; // create in flight: its answer comes first
       observe.push({ id: byKey.id, report });
@@ -80,7 +80,7 @@ export function reconcile(
     if (index.declaredRequests.has(report.requestId)) continue;
     // Ours, unrecorded, and able to bill (idle counts: any request may wake it): record and stop it.
     if (reportEndsBilling(scope.capabilities, report)) continue;
-    const stoppedEarlier = index.finishedByKey.get(keyString(report.key));
+    const stoppedEarlier = index.finishedByKey.get(resourceKeyString(report.key));
     if (stoppedEarlier === undefined) {
       orphans.push({ report, reason: "orphan" });
       continue;
@@ -134,24 +134,20 @@ function indexRecords(
   for (const d of live) {
     if (d.phase === "Declared") declaredRequests.add(d.intent?.requestId);
     if (d.key !== undefined) {
-      firstWins(liveByKey, keyString(d.key), d);
+      firstWins(liveByKey, resourceKeyString(d.key), d);
     } else if (d.phase !== "Declared" && d.intent !== undefined) {
       firstWins(unkeyedByRequest, requestSlotString(d.intent.requestId, d.slot), d);
     }
   }
   for (const d of Object.values(state.deployments)) {
-    if (d.key !== undefined && inScope(d) && !liveSet.has(d)) firstWins(finishedByKey, keyString(d.key), d);
+    if (d.key !== undefined && inScope(d) && !liveSet.has(d))
+      firstWins(finishedByKey, resourceKeyString(d.key), d);
   }
   return { liveByKey, unkeyedByRequest, declaredRequests, finishedByKey };
 }
 
 function firstWins(map: Map<string, DeploymentRecord>, key: string, d: DeploymentRecord): void {
   if (!map.has(key)) map.set(key, d);
-}
-
-/** Equal strings exactly when `sameResource` holds (JSON keeps the parts apart whatever they contain). */
-function keyString(key: ResourceKey): string {
-  return JSON.stringify([key.provider, key.account, key.name, key.incarnation]);
 }
 
 /** Equal strings exactly when the request ids are equal and `sameSlot` holds. */

@@ -3,7 +3,8 @@
  * status and problem fields when there was an answer, `retryAfterMs` and the rate-limit state,
  * whether a retry can help, and the cause. The body parser accepts v2's RFC 9457 problem+json and,
  * defensively, the shapes v1 was seen to send (`{error,status}`, `{message}`, `[{error?,problems[]}]`,
- * plain text). Capacity refusals are recognised by substring, never by status (reference §1.4).
+ * plain text). Capacity refusals are recognised by wording (v1: a 500; v2: a 400 or 403 whose
+ * free-text detail says so), funds by 402 or wording; anything else keeps its status's kind.
  * `uncertain` is the create whose outcome is unknown: the pod may exist and bill; the caller must
  * reconcile by listing, never retry blindly. Messages carry no secret.
  * Must not know: undici, the key, PAIR's retry policy.
@@ -137,7 +138,17 @@ const CAPACITY = [
   "not enough free gpus",
   "does not have the resources",
 ];
-const FUNDS = ["balance is too low", "add funds"];
+/** Broader wordings, trusted only on a 4xx (a 5xx "unavailable" to a create may have created a pod). */
+const CAPACITY_4XX = [
+  "no instances",
+  "capacity",
+  "no gpus available",
+  "not available",
+  "unavailable",
+  "out of stock",
+  "not enough",
+];
+const FUNDS = ["balance is too low", "add funds", "insufficient funds", "insufficient balance"];
 
 /** A refusal for lack of capacity, recognised by its wording (any status). */
 export function isCapacityRefusal(problem: ProblemFields): boolean {
@@ -159,9 +170,13 @@ export function kindOfAnswer(
   status: number,
   problem: ProblemFields,
 ): RunpodErrorKind {
+  if (status === 402) return "insufficient_funds";
   if (status >= 400 && (operation === "createPod" || operation === "podAction")) {
-    if (isCapacityRefusal(problem)) return "no_capacity";
     if (mentions(problem, FUNDS)) return "insufficient_funds";
+    if (isCapacityRefusal(problem)) return "no_capacity";
+    // v2's free-text refusal (400, sometimes 403); a 400 listing field `errors` is a schema rejection.
+    const schema = status === 400 && problem.errors.length > 0;
+    if (status < 500 && !schema && mentions(problem, CAPACITY_4XX)) return "no_capacity";
   }
   if (status >= 500) return operation === "createPod" ? "uncertain" : "server";
   switch (status) {

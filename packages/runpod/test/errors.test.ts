@@ -66,6 +66,31 @@ describe("kindOfAnswer", () => {
     ).toBe("insufficient_funds");
   });
 
+  it("classifies v2 create refusals from status and body: capacity, funds, the key, else stop", () => {
+    // v2: a 400 (sometimes 403) with free-text detail says no capacity; 402 is money; 401/403 the key.
+    expect(kindOfAnswer("createPod", 400, problem("No GPU capacity for NVIDIA L4 in SECURE cloud"))).toBe(
+      "no_capacity",
+    );
+    expect(kindOfAnswer("createPod", 403, problem("the requested GPU type is not available"))).toBe(
+      "no_capacity",
+    );
+    expect(kindOfAnswer("createPod", 402, problem("Payment Required"))).toBe("insufficient_funds");
+    expect(kindOfAnswer("createPod", 400, problem("insufficient funds to deploy this pod"))).toBe(
+      "insufficient_funds",
+    );
+    expect(kindOfAnswer("createPod", 401, problem("invalid bearer token"))).toBe("unauthorized");
+    expect(kindOfAnswer("createPod", 403, problem("this API key does not have permission"))).toBe(
+      "forbidden",
+    );
+    // A schema rejection lists its field errors: never read as capacity, whatever it says.
+    const schema = { detail: "invalid request", errors: ["gpu.id: value not available in enum"] };
+    expect(kindOfAnswer("createPod", 400, schema)).toBe("invalid_request");
+    // Unclassified free text: the request is refused as it is (no next type, no retry).
+    expect(kindOfAnswer("createPod", 400, problem("image name is malformed"))).toBe("invalid_request");
+    // A 5xx's broad wording proves nothing: the pod may exist.
+    expect(kindOfAnswer("createPod", 503, problem("Service Unavailable"))).toBe("uncertain");
+  });
+
   it("makes any other 5xx to a create uncertain (Runpod may have created the pod), and a read's 5xx a server error", () => {
     expect(kindOfAnswer("createPod", 500, problem("create pod: query failed"))).toBe("uncertain");
     expect(kindOfAnswer("listPods", 502, problem(""))).toBe("server");

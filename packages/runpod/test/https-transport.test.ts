@@ -156,7 +156,7 @@ describe("HttpsRunpodTransport against the emulator over real HTTPS", () => {
     const { emu, transport } = await setup();
     emu.faults.outOfCapacity("NVIDIA L40S");
     const error = await failure(transport.createPod(podRequest));
-    expect(error).toMatchObject({ kind: "no_capacity", status: 500, retryable: true });
+    expect(error).toMatchObject({ kind: "no_capacity", status: 400, retryable: true });
     expect(await transport.listPods()).toEqual([]);
     expect((await transport.createPod({ ...podRequest, gpu: { id: "NVIDIA A40" } })).gpu?.id).toBe(
       "NVIDIA A40",

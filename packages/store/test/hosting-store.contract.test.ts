@@ -66,6 +66,17 @@ function controller(store: HostingStore, clock: ManualClock, fake: FakeProvider,
   return HostingController.open(options);
 }
 
+/** One deployment declared and started (create answered) by a first controller on `h`. */
+async function startedOne(h: Harness) {
+  const clock = new ManualClock();
+  const fake = new FakeProvider({ account: "acct", clock });
+  const first = controller(h.open(), clock, fake);
+  const declared = first.declare(SPEC, AUTH);
+  if (!declared.ok) throw new Error("declare refused");
+  expect((await first.start(declared.value)).ok).toBe(true);
+  return { clock, fake, first, id: { ok: true as const, value: declared.value } };
+}
+
 describe.each(Object.keys(harnesses))("HostingStore contract: %s", (kind) => {
   let h: Harness;
   afterEach(() => h.cleanup());
@@ -98,12 +109,7 @@ describe.each(Object.keys(harnesses))("HostingStore contract: %s", (kind) => {
 
   it("keeps identity, phase, obligations and epochs across a restart; leases are not reused", async () => {
     setup();
-    const clock = new ManualClock();
-    const fake = new FakeProvider({ account: "acct", clock });
-    const first = controller(h.open(), clock, fake);
-    const id = first.declare(SPEC, AUTH);
-    if (!id.ok) throw new Error("declare refused");
-    expect((await first.start(id.value)).ok).toBe(true);
+    const { clock, fake, first, id } = await startedOne(h);
     const epochBefore = first.state.deployments[id.value]!.leaseHighWater;
     const obligationsBefore = first.state.obligations;
 
@@ -130,6 +136,32 @@ describe.each(Object.keys(harnesses))("HostingStore contract: %s", (kind) => {
       error: { code: "stale-epoch" },
     });
     expect(h.open().load().deployments[id.value]?.phase).toBe("Requested");
+  });
+
+  it("matches a record stored with a nanosecond incarnation to the same instant in ms", async () => {
+    setup();
+    const { clock, fake, id } = await startedOne(h);
+    // A record written before timestamps were normalised holds the provider's raw spelling; the
+    // provider now reports the same instant at millisecond precision.
+    const raw = "2026-08-01T10:00:00.123456789Z";
+    const store = h.open();
+    const before = store.load();
+    const rawKey = { ...before.deployments[id.value]!.key!, incarnation: raw };
+    const rev = before.version + 1;
+    const stored: HostingState = {
+      version: rev,
+      deployments: { [id.value]: { ...before.deployments[id.value]!, key: rawKey, rev } },
+      obligations: { [id.value]: { ...before.obligations[id.value]!, key: rawKey, rev } },
+    };
+    expect(store.commit(stored, before.version)).toBe("committed");
+    fake.resources[0]!.key = { ...rawKey, incarnation: "2026-08-01T10:00:00.123+00:00" };
+
+    clock.restartProcess();
+    const second = controller(h.open(), clock, fake, 1);
+    const report = await second.reconcileOnce();
+    expect(report.plan?.orphans).toEqual([]);
+    expect(second.state.deployments[id.value]?.observed).toBeDefined();
+    expect(Object.values(second.state.deployments).filter((d) => d.origin === "orphan")).toEqual([]);
   });
 
   it("stops, reconciles and records orphans durably", async () => {

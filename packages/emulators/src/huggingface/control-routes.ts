@@ -64,7 +64,7 @@ const userId = (name: string): string =>
 
 function endpointReply(ctx: ControlContext, result: OpResult): Reply {
   if (!result.ok) return errorReply(result.status, result.message);
-  return { status: 200, body: renderEndpoint(result.record, ctx.baseUrl(), userId) };
+  return { status: 200, body: renderEndpoint(result.record, ctx.baseUrl(), userId, ctx.world.timeDigits()) };
 }
 
 function bodyValue(request: ControlRequest): unknown {
@@ -122,7 +122,10 @@ function catalogDeploy(ctx: ControlContext, request: ControlRequest, account: Ac
     by(account),
   );
   if (!result.ok) return errorReply(result.status, result.message);
-  return { status: 200, body: { endpoint: renderEndpoint(result.record, ctx.baseUrl(), userId) } };
+  return {
+    status: 200,
+    body: { endpoint: renderEndpoint(result.record, ctx.baseUrl(), userId, ctx.world.timeDigits()) },
+  };
 }
 
 const SEGMENT = "([^/]+)";
@@ -167,7 +170,9 @@ const ROUTES: readonly ControlRoute[] = [
           ctx.world
             .list(match[1] ?? "")
             .filter((record) => !hidden.has(record.config.name))
-            .map((record) => renderEndpoint(record, ctx.baseUrl(), userId)))(ctx.hiddenFromListing()),
+            .map((record) => renderEndpoint(record, ctx.baseUrl(), userId, ctx.world.timeDigits())))(
+          ctx.hiddenFromListing(),
+        ),
       },
     }),
   },
@@ -187,7 +192,7 @@ const ROUTES: readonly ControlRoute[] = [
     run: (ctx, _request, match) => {
       const record = ctx.world.get(match[1] ?? "", match[2] ?? "");
       return record
-        ? { status: 200, body: renderEndpoint(record, ctx.baseUrl(), userId) }
+        ? { status: 200, body: renderEndpoint(record, ctx.baseUrl(), userId, ctx.world.timeDigits()) }
         : errorReply(404, `Endpoint '${match[2] ?? ""}' not found in namespace '${match[1] ?? ""}'`);
     },
   },

@@ -10,6 +10,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { EmulatorTime } from "./emulator-time.js";
 import { isServing, isStarting } from "./endpoint-states.js";
+import { imageOf, servesOpenAi, serveToolkit } from "./inference-toolkit.js";
 import { mayAccess, type TokenRegistry } from "./tokens.js";
 import type { EndpointRecord, HuggingFaceWorld } from "./world.js";
 
@@ -118,6 +119,7 @@ export class DataPlane {
     this.#world.noteRequest(record, 1);
     res.once("close", () => this.#world.noteRequest(record, -1));
     req.url = rest;
+    if (!servesOpenAi(imageOf(record.config.json))) return serveToolkit(req, res, record.config.repository);
     record.engine.handle(req, res);
   }
 

@@ -13,8 +13,9 @@ import type { EndpointRecord } from "./world.js";
 /** A fixed revision for endpoints created without one ("latest" resolved to a commit). */
 const LATEST_REVISION = "c1899de289a04d12100db370d81485cdf75e47ca";
 
-function iso(ms: number): string {
-  return new Date(ms).toISOString();
+/** An ms-precision ISO instant spelled with `digits` fraction digits (sub-ms digits from `subMs`). */
+function spelled(isoMs: string, digits: 3 | 6 | 9, subMs = "000000"): string {
+  return `${isoMs.slice(0, 23)}${subMs.slice(0, digits - 3)}Z`;
 }
 
 /** Whether `status.url` is reported: absent while pending, paused or failed (reference §2.4). */
@@ -30,6 +31,7 @@ export function renderEndpoint(
   record: EndpointRecord,
   baseUrl: string,
   userId: (name: string) => string,
+  timeDigits: 3 | 6 | 9 = 9,
 ): Record<string, unknown> {
   const json = redactedJson(record.config);
   const model = json["model"] as Record<string, unknown>;
@@ -67,9 +69,9 @@ export function renderEndpoint(
           ? 0
           : Math.max(1, record.config.minReplica),
       private: null,
-      createdAt: record.createdAt,
+      createdAt: spelled(record.createdAt, timeDigits, record.createdAtSubMs),
       createdBy: { id: userId(record.createdBy), name: record.createdBy },
-      updatedAt: iso(record.updatedAtMs),
+      updatedAt: spelled(new Date(record.updatedAtMs).toISOString(), timeDigits),
       updatedBy: { id: userId(record.updatedBy), name: record.updatedBy },
     },
   };

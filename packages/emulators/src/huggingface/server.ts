@@ -32,6 +32,7 @@ import { DataPlane } from "./data-plane.js";
 import { EmulatorTime } from "./emulator-time.js";
 import type { EndpointState } from "./endpoint-states.js";
 import { endpointUrl } from "./hf-wire.js";
+import { imageOf } from "./inference-toolkit.js";
 import { handleRouter } from "./inference-router.js";
 import { resolveHfOptions, type HuggingFaceEmulatorOptions } from "./options.js";
 import { TokenRegistry, type TokenGrant } from "./tokens.js";
@@ -48,6 +49,8 @@ export interface EndpointView {
   readonly message: string;
   readonly type: string;
   readonly createdAt: string;
+  /** `model.image` as stored (`{huggingface: {}}` when none was sent): decides whether `/v1` is served. */
+  readonly image: unknown;
   /** The data-plane URL (also while status.url is not reported). */
   readonly url: string;
   readonly minReplica: number;
@@ -337,6 +340,7 @@ export async function startHuggingFaceEmulator(
     message: record.message,
     type: record.config.type,
     createdAt: record.createdAt,
+    image: imageOf(record.config.json),
     url: endpointUrl(baseUrl, record),
     minReplica: record.config.minReplica,
     scaleToZeroTimeout: record.config.scaleToZeroTimeout,

@@ -36,8 +36,13 @@ export interface LifecycleTimings {
 
 export interface EndpointRecord {
   readonly namespace: string;
-  /** Incarnation: RFC 3339 with nanoseconds, unique even for two creates in the same millisecond. */
+  /**
+   * Incarnation: the creation instant, ISO-8601 UTC at ms precision; every create gets a later
+   * millisecond than the one before (a paused virtual clock would otherwise give a recreate the same).
+   */
   readonly createdAt: string;
+  /** The six digits below the millisecond, written only when an answer spells ns precision. */
+  readonly createdAtSubMs: string;
   /** The random host-like label of `status.url`; new for every incarnation. */
   readonly label: string;
   readonly createdBy: string;
@@ -88,12 +93,16 @@ export class HuggingFaceWorld {
   #queue: Scheduled[] = [];
   #seq = 0;
   #created = 0;
+  #lastCreatedMs = Number.NEGATIVE_INFINITY;
   readonly #random: () => number;
+  readonly #spellingRandom: () => number;
   readonly #listeners: (() => void)[] = [];
 
   constructor(deps: WorldDeps) {
     this.#deps = deps;
     this.#random = mulberry32(deps.seed);
+    // Its own stream, so varying time spellings leaves the labels of a seed unchanged.
+    this.#spellingRandom = mulberry32(deps.seed ^ 0x5eed7113);
   }
 
   /** Called after every settle (the data plane re-checks held requests). */
@@ -164,9 +173,13 @@ export class HuggingFaceWorld {
     const quota = this.#quotaProblem(namespace, config, option);
     if (quota) return fail(400, quota);
     const now = this.#deps.time.nowMs();
+    const createdMs = Math.max(now, this.#lastCreatedMs + 1);
+    this.#lastCreatedMs = createdMs;
+    this.#created += 1;
     const record: EndpointRecord = {
       namespace,
-      createdAt: this.#incarnation(now),
+      createdAt: new Date(createdMs).toISOString(),
+      createdAtSubMs: String((this.#created * 7919) % 1_000_000).padStart(6, "0"),
       label: this.#label(),
       createdBy: by,
       config,
@@ -462,10 +475,14 @@ export class HuggingFaceWorld {
     return fail(404, `Endpoint '${name}' not found in namespace '${namespace}'`);
   }
 
-  #incarnation(nowMs: number): string {
-    this.#created += 1;
-    const iso = new Date(nowMs).toISOString(); // 2026-08-01T10:00:00.000Z
-    return `${iso.slice(0, 23)}${String(this.#created % 1_000_000).padStart(6, "0")}Z`;
+  /**
+   * Fraction digits for the times of the next answer: HF writes `status.createdAt` with nanoseconds
+   * (reference §2.4, e.g. `2023-10-26T12:41:53.263078506Z`), while huggingface_hub's fixtures and
+   * other HF APIs write milliseconds; a client must treat them as one instant. Seeded, so a run replays.
+   */
+  timeDigits(): 3 | 6 | 9 {
+    const draw = this.#spellingRandom();
+    return draw < 1 / 3 ? 3 : draw < 2 / 3 ? 6 : 9;
   }
 
   #label(): string {

@@ -14,7 +14,7 @@ import type { RunpodClock } from "./clock.js";
 import type { Outcome, RunpodControlPlane } from "./control-plane.js";
 import type { CallFaults } from "./faults.js";
 import { POD_ACTIONS, type PodAction } from "./pod-lifecycle.js";
-import { problem, type Problem } from "./problem.js";
+import { createRefusal, problem, type Problem } from "./problem.js";
 import type { RateLimiter } from "./rate-limit.js";
 
 export interface ApiContext {
@@ -156,6 +156,8 @@ export async function handleApi(ctx: ApiContext, exchange: Exchange): Promise<vo
     if (method !== "POST") return methodNotAllowed(res, "GET, POST");
     const body = await readBody(ctx, exchange);
     if (!body) return;
+    const refusal = ctx.calls.takeCreateRefusal();
+    if (refusal !== undefined) return sendProblem(res, createRefusal(refusal));
     const outcome = await carryOut(ctx, exchange, "create", () => ctx.plane.create(body));
     if (outcome === undefined) return;
     if (outcome.ok && ctx.calls.takeLostCreate()) {

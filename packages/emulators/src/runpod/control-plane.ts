@@ -29,7 +29,14 @@ import {
 } from "./pod-lifecycle.js";
 import type { PodRecord } from "./pod-record.js";
 import { computeMicroUsdPerHr, renderPod, type PodWire } from "./pod-wire.js";
-import { NO_CAPACITY_DETAIL, NO_FREE_GPUS_DETAIL, POD_NOT_FOUND, problem, type Problem } from "./problem.js";
+import {
+  NO_FREE_GPUS_DETAIL,
+  noCapacity,
+  POD_NOT_FOUND,
+  problem,
+  type ErrorDialect,
+  type Problem,
+} from "./problem.js";
 import { expandSecrets } from "./secrets.js";
 import { readVllmSettings } from "./vllm-args.js";
 
@@ -59,6 +66,8 @@ export interface ControlPlaneSettings {
   readonly defaultModel: string;
   /** Seed of the pod id sequence. */
   readonly seed: number;
+  /** Error shapes spoken (v2 by default). */
+  readonly errorDialect: ErrorDialect;
 }
 
 /** Switches for pods created from now on (fault injection). */
@@ -125,7 +134,7 @@ export class RunpodControlPlane {
     if (!reading.ok) return { ok: false, problem: problem(reading.status, reading.detail, reading.errors) };
     const { input } = reading;
     if (!this.#catalog.reserve(input.gpuType.id, input.gpuCount)) {
-      return { ok: false, problem: problem(500, NO_CAPACITY_DETAIL) };
+      return { ok: false, problem: noCapacity(this.#settings.errorDialect) };
     }
     const expanded = expandSecrets(input.env, this.#settings.secrets);
     const pod: PodRecord = {

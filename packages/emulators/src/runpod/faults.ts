@@ -13,12 +13,15 @@
 import { HeldRequests, type HeldApplied, type HeldRelease } from "../held-requests.js";
 import type { GpuCatalog } from "./catalog.js";
 import type { RunpodControlPlane } from "./control-plane.js";
+import type { CreateRefusal } from "./problem.js";
 
 export interface RunpodFaults {
   /** No free GPU of this type: creates on it get the no-capacity error, starts the no-free-GPU one. */
   outOfCapacity(gpuTypeId: string): void;
   /** Sets the free GPUs of a type. */
   setCapacity(gpuTypeId: string, gpus: number): void;
+  /** The next `count` creates (default 1) are refused: 402 for funds or 403 for the key, nothing created. */
+  refuseCreates(reason: CreateRefusal, count?: number): void;
   /** The next `count` creates (default 1) create their pod, then drop the connection unanswered. */
   loseCreateAnswers(count?: number): void;
   /** The next `count` control-plane calls answer `status` (default 500) problem+json, doing nothing. */
@@ -68,6 +71,7 @@ export class CallFaults {
   #lostTerminates = 0;
   #rateLimited = 0;
   #retryAfterS = 1;
+  #refusals: CreateRefusal[] = [];
   readonly #hidden = new Map<string, number>();
   readonly #holds: {
     remaining: number;
@@ -146,7 +150,21 @@ export class CallFaults {
     return ids;
   }
 
+  refuseCreates(reason: CreateRefusal, count: number): void {
+    if (!Number.isInteger(count) || count < 0)
+      throw new RangeError("runpod emulator: refuseCreates count must be an integer ≥ 0");
+    if (reason !== "funds" && reason !== "forbidden")
+      throw new RangeError(`runpod emulator: refuseCreates reason must be "funds" or "forbidden"`);
+    this.#refusals = Array.from({ length: count }, () => reason);
+  }
+
+  /** The refusal this create gets, if one is armed (and counts it). */
+  takeCreateRefusal(): CreateRefusal | undefined {
+    return this.#refusals.shift();
+  }
+
   clearCalls(): void {
+    this.#refusals = [];
     this.failNext(0, 500);
     this.loseCreates(0);
     this.#lostTerminates = 0;
@@ -196,6 +214,7 @@ export function faultSwitches(
   return {
     outOfCapacity: (gpuTypeId) => catalog.setFree(gpuTypeId, 0),
     setCapacity: (gpuTypeId, gpus) => catalog.setFree(gpuTypeId, gpus),
+    refuseCreates: (reason, count = 1) => calls.refuseCreates(reason, count),
     loseCreateAnswers: (count = 1) => calls.loseCreates(count),
     failNextCalls: (count, status = 500) => calls.failNext(count, status),
     rateLimitNext: (count, retryAfterS) => calls.rateLimitNext(count, retryAfterS),

@@ -7,6 +7,7 @@
 
 import { DEFAULT_GPU_TYPES, type GpuTypeConfig } from "./catalog.js";
 import type { LifecycleTimings } from "./control-plane.js";
+import type { ErrorDialect } from "./problem.js";
 import type { RateLimitQuotas } from "./rate-limit.js";
 
 export interface RunpodEmulatorOptions {
@@ -38,6 +39,8 @@ export interface RunpodEmulatorOptions {
   readonly seed?: number;
   /** Larger control-plane request bodies get 413 (default 1 MiB). */
   readonly maxBodyBytes?: number;
+  /** Error shapes: "v2" (default: capacity is a 400 problem) or "v1" (capacity is a 500, §1.4). */
+  readonly errorDialect?: ErrorDialect;
 }
 
 export const DEFAULT_TIMINGS: LifecycleTimings = {
@@ -64,6 +67,13 @@ export interface ResolvedRunpodOptions {
   readonly tokenDelayMs: number;
   readonly seed: number;
   readonly maxBodyBytes: number;
+  readonly errorDialect: ErrorDialect;
+}
+
+function dialect(value: ErrorDialect | undefined): ErrorDialect {
+  if (value === undefined) return "v2";
+  if (value !== "v2" && value !== "v1") fail("errorDialect", `expected "v2" or "v1"`);
+  return value;
 }
 
 function fail(path: string, problem: string): never {
@@ -121,5 +131,6 @@ export function resolveRunpodOptions(options: RunpodEmulatorOptions): ResolvedRu
     tokenDelayMs: int("tokenDelayMs", options.tokenDelayMs, 0, 60_000, 0),
     seed: int("seed", options.seed, 0, 0xffffffff, 1),
     maxBodyBytes: int("maxBodyBytes", options.maxBodyBytes, 1, 64 * 1024 * 1024, 1024 * 1024),
+    errorDialect: dialect(options.errorDialect),
   };
 }

@@ -106,6 +106,7 @@ export async function startRunpodEmulator(options: RunpodEmulatorOptions): Promi
       missingSecret: resolved.missingSecret,
       defaultModel: resolved.defaultModel,
       seed: resolved.seed,
+      errorDialect: resolved.errorDialect,
     },
     clock,
     catalog,

@@ -73,6 +73,39 @@ describe("serving", () => {
     expect(stream.headers["content-type"]).toContain("text/event-stream");
     expect(stream.text.trim().endsWith("data: [DONE]")).toBe(true);
   });
+
+  it("serves /v1 only for OpenAI engines: HF's default image is the Inference Toolkit", async () => {
+    const h = await harness();
+    const model = (image?: unknown) => ({
+      model: {
+        repository: "Qwen/Qwen3-0.6B",
+        framework: image === undefined ? "pytorch" : "custom",
+        task: "text-generation",
+        ...(image === undefined ? {} : { image }),
+      },
+    });
+    const toolkit = await runningEndpoint(h, "toolkit", model());
+    expect((await h.call("GET", `${toolkit.url}/v1/models`, { token: ALICE })).status).toBe(404);
+    expect((await h.call("GET", `${toolkit.url}/health`, { token: ALICE })).status).toBe(200);
+    const predicted = await h.call("POST", `${toolkit.url}/predict`, {
+      token: ALICE,
+      body: { inputs: "hi" },
+    });
+    expect(predicted.status).toBe(200);
+    expect(predicted.json).toEqual([{ generated_text: "hi (Qwen/Qwen3-0.6B)" }]);
+    const served = async (name: string, image: unknown) =>
+      (
+        await h.call("GET", `${(await runningEndpoint(h, name, model(image))).url}/v1/models`, {
+          token: ALICE,
+        })
+      ).status;
+    expect(await served("tgi", { tgi: { url: "ghcr.io/huggingface/text-generation-inference:3.3.4" } })).toBe(
+      200,
+    );
+    expect(await served("llama", { llamacpp: { url: "ghcr.io/ggml-org/llama.cpp:server" } })).toBe(200);
+    expect(await served("custom-port", { custom: { url: "my/engine:1", port: 8080 } })).toBe(200);
+    expect(await served("custom-bare", { custom: { url: "my/engine:1" } })).toBe(404);
+  });
 });
 
 describe("scale to zero, holding, pause", () => {

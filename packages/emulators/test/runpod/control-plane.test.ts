@@ -109,7 +109,14 @@ describe("pod lifecycle under the virtual clock", () => {
   it("refuses a create without capacity with the no-capacity problem and creates nothing", () => {
     const { plane, create } = planeFixture();
     const outcome = plane.create({ name: "x", image: "i", gpu: { id: A40 } });
+    // v2 by default: a 400 problem with the backend's free-text sentence.
     expect(outcome.ok ? undefined : outcome.problem).toEqual({
+      status: 400,
+      title: "Bad Request",
+      detail: NO_CAPACITY_DETAIL.replace("create pod: ", ""),
+    });
+    const v1 = planeFixture({ errorDialect: "v1" }).plane.create({ name: "x", image: "i", gpu: { id: A40 } });
+    expect(v1.ok ? undefined : v1.problem).toEqual({
       status: 500,
       title: "Internal Server Error",
       detail: NO_CAPACITY_DETAIL,

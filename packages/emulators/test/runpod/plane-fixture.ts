@@ -27,6 +27,7 @@ export function planeFixture(
       missingSecret: "error",
       defaultModel: "m",
       seed: 1,
+      errorDialect: "v2",
       ...settings,
     },
     clock,

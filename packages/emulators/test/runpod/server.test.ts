@@ -235,8 +235,23 @@ describe("control plane over HTTP", () => {
     const emu = await emulator();
     emu.faults.outOfCapacity("NVIDIA L40S");
     const res = await api(emu, "/pods", { method: "POST", body: JSON.stringify(vllmPod) });
-    expect(res.status).toBe(500);
-    expect(((await res.json()) as { detail: string }).detail).toMatch(/no longer any instances available/);
+    expect(res.status).toBe(400);
+    expect(res.headers.get("content-type")).toContain("application/problem+json");
+    expect(((await res.json()) as { detail: string }).detail).toMatch(
+      /^There are no longer any instances available/,
+    );
+  });
+
+  it("refuses creates for funds (402) and for a key without access (403), creating nothing", async () => {
+    const emu = await emulator();
+    emu.faults.refuseCreates("funds");
+    const poor = await api(emu, "/pods", { method: "POST", body: JSON.stringify(vllmPod) });
+    expect(poor.status).toBe(402);
+    expect(((await poor.json()) as { detail: string }).detail).toMatch(/balance is too low/);
+    emu.faults.refuseCreates("forbidden");
+    expect((await api(emu, "/pods", { method: "POST", body: JSON.stringify(vllmPod) })).status).toBe(403);
+    expect(emu.pods.list()).toEqual([]);
+    expect((await api(emu, "/pods", { method: "POST", body: JSON.stringify(vllmPod) })).status).toBe(201);
   });
 });
 

@@ -20,6 +20,19 @@ export const MAX_SCALE_TO_ZERO_MIN = 1_440;
 export const MAX_REPLICAS = 16;
 
 /**
+ * The engine PAIR deploys when a create names none: vLLM's OpenAI server (it serves `/v1`, which PAIR
+ * routes to), pinned. HF's own default (`{"huggingface": {}}`, framework `pytorch`) is the Inference
+ * Toolkit (`/`, `/health`, `/predict`): it would run and bill while never answering `/v1`. Behind a
+ * private endpoint HF's proxy requires the namespace's token before vLLM sees a request.
+ */
+export const DEFAULT_ENGINE_IMAGE_URL = "vllm/vllm-openai:v0.23.0";
+
+/** The `model.image` for the vLLM engine at `url` (HF's `vLLM` variant, reference §2.5). */
+export function vllmImage(url: string = DEFAULT_ENGINE_IMAGE_URL): Record<string, unknown> {
+  return { vLLM: { url, port: 8000, healthRoute: "/health" } };
+}
+
+/**
  * `DeploymentSpec.settings` keys this adapter reads; any other key is refused (a typo must not be
  * silently ignored). All optional.
  */
@@ -36,13 +49,13 @@ export const CREATE_SETTINGS = {
   scaleToZeroTimeoutMin: "number",
   /** 1..16 (default 1). `minReplica` is always 0. */
   maxReplica: "number",
-  /** HF `model.framework` (default `pytorch`). */
+  /** HF `model.framework` (default `custom`, with the default engine image). */
   framework: "string",
   /** HF `model.task`, e.g. `text-generation` (omitted when not given). */
   task: "string",
   /** Repository commit (default: latest). */
   revision: "string",
-  /** HF `model.image` as JSON, one key naming the engine, e.g. `{"vLLM":{"url":"…","port":8000}}`. */
+  /** HF `model.image` as JSON, one key naming the engine (default: `vllmImage()`, vLLM pinned). */
   imageJson: "string",
 } as const;
 
@@ -141,7 +154,7 @@ export function toEndpointSpec(
   if (problems.length > 0) return refuse("invalid_spec", problems.join("; "));
 
   const marks = { ownerTag: request.ownerTag, requestId: request.requestId, epoch: request.epoch };
-  const framework = text("framework");
+  const framework = text("framework") ?? "custom";
   const task = text("task");
   const revision = text("revision");
   return ok({
@@ -156,10 +169,10 @@ export function toEndpointSpec(
     maxReplica,
     scaleToZeroTimeoutMin,
     repository: spec.model,
-    ...(framework === undefined ? {} : { framework }),
+    framework,
     ...(task === undefined ? {} : { task }),
     ...(revision === undefined ? {} : { revision }),
-    ...(image === undefined ? {} : { image }),
+    image: image ?? vllmImage(),
     env: ownershipEnv(marks),
     tags: ownershipTags(marks),
   });

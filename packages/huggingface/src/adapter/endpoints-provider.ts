@@ -23,7 +23,7 @@ import type {
   StopMode,
   StopOutcome,
 } from "@pair/provision";
-import { assertNever, err, ok, type Result } from "@pair/provision";
+import { assertNever, err, ok, sameIncarnation, type Result } from "@pair/provision";
 import type { EndpointsTransport } from "../endpoints-transport.js";
 import { HuggingFaceApiError, retryAfterOf } from "../errors.js";
 import type { HfEndpoint } from "../model.js";
@@ -128,7 +128,7 @@ export class HuggingFaceEndpointsProvider implements ProviderPort {
     try {
       const endpoint = await this.#transport.getEndpoint(this.namespace, key.name);
       // Another incarnation under the same name: ours is gone (but this is not evidence of it).
-      if (endpoint.incarnation !== key.incarnation) return { kind: "not-found" };
+      if (!sameIncarnation(endpoint.incarnation, key.incarnation)) return { kind: "not-found" };
       return { kind: "found", report: toResourceReport(endpoint) };
     } catch (error) {
       if (error instanceof HuggingFaceApiError && error.kind === "not_found") return { kind: "not-found" };
@@ -207,7 +207,7 @@ export class HuggingFaceEndpointsProvider implements ProviderPort {
         });
       return err(this.#actionFailure(error));
     }
-    if (endpoint.incarnation !== key.incarnation)
+    if (!sameIncarnation(endpoint.incarnation, key.incarnation))
       return err({
         kind: "refused",
         code: "other_incarnation",
@@ -230,7 +230,7 @@ export class HuggingFaceEndpointsProvider implements ProviderPort {
    * the action would be hit instead; the answer shows it, and the obligation stays open.
    */
   #sameIncarnation(key: ResourceKey, after: HfEndpoint, action: string): StopOutcome {
-    if (after.incarnation === key.incarnation) return { kind: "accepted" };
+    if (sameIncarnation(after.incarnation, key.incarnation)) return { kind: "accepted" };
     return {
       kind: "unknown",
       cause: `the ${action} reached another incarnation of ${this.namespace}/${key.name} (created ${after.incarnation}); ours was not seen`,

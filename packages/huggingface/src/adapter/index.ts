@@ -8,10 +8,12 @@
 export { HF_ENDPOINT_CAPABILITIES, HF_ENDPOINT_PROVIDER, capabilitiesFor } from "./capabilities.js";
 export {
   CREATE_SETTINGS,
+  DEFAULT_ENGINE_IMAGE_URL,
   DEFAULT_SCALE_TO_ZERO_MIN,
   MAX_REPLICAS,
   MAX_SCALE_TO_ZERO_MIN,
   toEndpointSpec,
+  vllmImage,
   type CreateRefusal,
   type CreateSettingName,
 } from "./create-spec.js";

@@ -19,7 +19,7 @@ import {
   type EngineEmulator,
   type HuggingFaceEmulator,
 } from "@pair/emulators";
-import { HfToken, HttpsEndpointsTransport } from "@pair/huggingface";
+import { HfToken, HttpsEndpointsTransport, vllmImage } from "@pair/huggingface";
 import { Redacted } from "../cluster/index.js";
 import { parseConfig } from "../config/index.js";
 import { startNode, type RunningNode } from "../node.js";
@@ -147,6 +147,9 @@ export async function startDemoCluster(options: DemoClusterOptions): Promise<Dem
       maxReplica: 1,
       scaleToZeroTimeoutMin: DEMO_SCALE_TO_ZERO_MIN,
       repository: DEMO_HF_MODEL,
+      // The engine PAIR itself deploys: it serves /v1 (HF's default Toolkit image does not).
+      framework: "custom",
+      image: vllmImage(),
     });
 
     const engineA = await ollama("A", "llama3.2:1b");

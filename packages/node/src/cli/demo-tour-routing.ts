@@ -5,6 +5,7 @@
  * Must not know: how the sandbox is built, how the output is framed (demo-tour.ts).
  */
 
+import { vllmImage } from "@pair/huggingface";
 import { Agent, request } from "undici";
 import type { DemoCluster } from "./demo-cluster.js";
 import { DEMO_HF_ENDPOINT } from "./demo-cluster-config.js";
@@ -94,8 +95,9 @@ async function createPublicEndpoint(c: DemoCluster, name: string): Promise<void>
         },
         model: {
           repository: "HuggingFaceTB/SmolLM2-360M-Instruct",
-          framework: "pytorch",
-          image: { huggingface: {} },
+          // An engine that serves /v1 (HF's default Toolkit image does not).
+          framework: "custom",
+          image: vllmImage(),
         },
       }),
     });

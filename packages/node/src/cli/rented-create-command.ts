@@ -17,7 +17,7 @@ import { CREATE_JOB_USAGE, runCreateJob } from "./rented-create-job-command.js";
 import { followCreate, progressLine, spendFields, type CreatedNodeView } from "./rented-create-follow.js";
 import { renderTable } from "./text-table.js";
 
-export const CREATE_USAGE = `       pair rented create NAME (--repo ID | --catalog ID) --gpu GPU [--region R] [--vendor V]
+export const CREATE_USAGE = `       pair rented create NAME (--repo ID [--image NAME:TAG] | --catalog ID) --gpu GPU [--region R] [--vendor V]
                           [--instance-size S] [--access private|authenticated]
                           (--usd-per-day N | --usd-per-month N | --unlimited)
                           [--scale-to-zero-min N] [--idle-pause-min N] [--credential REF] [--share]
@@ -34,6 +34,7 @@ const CREATE_OPTIONS = {
   provider: { type: "string" },
   repo: { type: "string" },
   catalog: { type: "string" },
+  image: { type: "string" },
   gpu: { type: "string" },
   region: { type: "string" },
   vendor: { type: "string" },
@@ -150,6 +151,7 @@ export async function runCreate(args: readonly string[], io: CliIo): Promise<num
     ...(values.credential === undefined ? {} : { credential: values.credential }),
     ...(values.repo === undefined ? {} : { repo: values.repo }),
     ...(values.catalog === undefined ? {} : { catalog: values.catalog }),
+    ...(values.image === undefined ? {} : { image: values.image }),
     vendor: offer.vendor,
     region: offer.region,
     instance_type: offer.instance_type,

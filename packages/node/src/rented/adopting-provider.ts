@@ -18,6 +18,7 @@ import {
   type HfEndpoint,
   type HuggingFaceEndpointsProvider,
 } from "@pair/huggingface";
+import { sameIncarnation } from "@pair/provision";
 import type {
   CreateOutcome,
   CreateRequest,
@@ -61,7 +62,7 @@ export class AdoptingProvider implements ProviderPort {
       return { kind: "lost", cause: describe(error) };
     }
     const expected = request.spec.settings?.[ADOPT_INCARNATION];
-    if (typeof expected === "string" && endpoint.incarnation !== expected)
+    if (typeof expected === "string" && !sameIncarnation(endpoint.incarnation, expected))
       return {
         kind: "refused",
         code: "other_incarnation",

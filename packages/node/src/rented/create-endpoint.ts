@@ -241,6 +241,7 @@ export class RentedCreator {
       accessType: request.access,
       scaleToZeroTimeoutMin: request.scaleToZeroMin,
       priceUsdPerHour: offer.pricePerHourUsd,
+      ...(request.image === undefined ? {} : { imageUrl: request.image }),
     });
     if (!declared.ok) {
       managed.forget(request.name);

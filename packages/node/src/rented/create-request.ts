@@ -20,6 +20,8 @@ export interface CreateRequestBody {
   readonly instanceSize: string;
   readonly access: "private" | "authenticated";
   readonly scaleToZeroMin: number;
+  /** The vLLM engine image (`name:tag`, pinned) for `repo`; undefined: PAIR's pinned default. */
+  readonly image: string | undefined;
   readonly budget: {
     readonly usd_per_day?: number;
     readonly usd_per_month?: number;
@@ -41,6 +43,8 @@ export type CreateRequestRead =
 
 /** Hugging Face's endpoint names: 2-32 lowercase letters, digits or '-', a letter or digit at both ends. */
 const ENDPOINT_NAME = /^[a-z0-9][a-z0-9-]{0,30}[a-z0-9]$/;
+/** `name:tag` with a tag other than `latest` (an engine must not change under a running node). */
+const PINNED_IMAGE = /^[\w./-]+:(?!latest$)[\w.-]+$/;
 const KEYS = [
   "name",
   "provider",
@@ -54,6 +58,7 @@ const KEYS = [
   "instance_size",
   "access",
   "scale_to_zero_min",
+  "image",
   "budget",
   "lifecycle",
   "share_with_cluster",
@@ -148,6 +153,11 @@ export function readCreateRequest(body: Record<string, unknown>): CreateRequestR
       "scale_to_zero_min",
       `an integer in [1, ${MAX_SCALE_TO_ZERO_MIN}] (Hugging Face's scale-to-zero is the backstop and stays on)`,
     );
+  const image = text("image");
+  if (body["image"] !== undefined && (image === undefined || !PINNED_IMAGE.test(image)))
+    return invalidValue("image", "a pinned engine image name:tag serving /v1, e.g. vllm/vllm-openai:v0.23.0");
+  if (image !== undefined && catalog !== undefined)
+    return invalidValue("image", "catalog models bring their own engine; give image only with repo");
   const budget = asObject(body["budget"] ?? {});
   if (budget === undefined)
     return invalidValue("budget", 'expected {"usd_per_day"?: N, "usd_per_month"?: N, "unlimited"?: true}');
@@ -177,6 +187,7 @@ export function readCreateRequest(body: Record<string, unknown>): CreateRequestR
       instanceSize: text("instance_size") ?? "",
       access,
       scaleToZeroMin,
+      image,
       budget: budget,
       lifecycle: lifecycle,
       share,

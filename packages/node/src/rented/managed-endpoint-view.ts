@@ -43,6 +43,8 @@ export interface NewEndpointSpec {
   readonly accessType: "private" | "authenticated";
   readonly scaleToZeroTimeoutMin: number;
   readonly priceUsdPerHour: number;
+  /** The vLLM engine image; undefined: the adapter's pinned default. */
+  readonly imageUrl?: string;
 }
 
 export type ManagedAction = { readonly ok: true } | { readonly ok: false; readonly error: PairError };

@@ -15,6 +15,7 @@ import {
   endpointKey,
   HF_ENDPOINT_PROVIDER,
   resumeAllowed,
+  vllmImage,
   type EndpointsTransport,
   type HfEndpoint,
   type HuggingFaceEndpointsProvider,
@@ -24,6 +25,7 @@ import {
   HostingController,
   liveRecords,
   openObligations,
+  sameIncarnation,
   type Clock,
   type DeploymentRecord,
   type HostingEvent,
@@ -200,6 +202,7 @@ export class ManagedEndpoint {
           instanceSize: spec.instanceSize,
           accessType: spec.accessType,
           scaleToZeroTimeoutMin: spec.scaleToZeroTimeoutMin,
+          ...(spec.imageUrl === undefined ? {} : { imageJson: JSON.stringify(vllmImage(spec.imageUrl)) }),
         },
       },
       authorization.value,
@@ -393,7 +396,7 @@ export class ManagedEndpoint {
       return { ok: false, error: this.#error("upstream_error", (cause as Error).message) };
     }
     const adopted = this.#adoptedIncarnation();
-    if (adopted !== undefined && adopted !== endpoint.incarnation)
+    if (adopted !== undefined && !sameIncarnation(adopted, endpoint.incarnation))
       return {
         ok: false,
         error: this.#error(
@@ -481,7 +484,7 @@ export class ManagedEndpoint {
       return;
     }
     const adopted = this.#adoptedIncarnation();
-    if (adopted !== undefined && adopted !== endpoint.incarnation) {
+    if (adopted !== undefined && !sameIncarnation(adopted, endpoint.incarnation)) {
       this.#lastError = `${namespace}/${name} was recreated (created ${endpoint.incarnation}); PAIR leaves it alone`;
       return;
     }

@@ -12,7 +12,13 @@ import {
   type HuggingFaceEmulator,
   type JobsEmulatorOptions,
 } from "@pair/emulators";
-import { HfToken, HttpsEndpointsTransport, HttpsJobsTransport, type HfEndpointSpec } from "@pair/huggingface";
+import {
+  HfToken,
+  HttpsEndpointsTransport,
+  HttpsJobsTransport,
+  type HfEndpointSpec,
+  vllmImage,
+} from "@pair/huggingface";
 import type { TestCa } from "@pair/testkit";
 import { fakeHfToken } from "../support/fake-token.js";
 import { SCALE, sponsorProcess, type SponsorProcess } from "./sponsor-process.js";
@@ -34,6 +40,9 @@ export const SPEC: HfEndpointSpec = {
   maxReplica: 1,
   scaleToZeroTimeoutMin: 15,
   repository: MODEL,
+  // An engine that serves /v1 (HF's default image, the Inference Toolkit, does not).
+  framework: "custom",
+  image: vllmImage(),
 };
 
 export interface SponsorChild extends SponsorProcess {

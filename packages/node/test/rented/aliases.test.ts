@@ -4,7 +4,7 @@
 // node when the local one is down — each sent the name it advertises (engines 404 any other), the
 // client's reply keeping the name it asked for.
 import { startEngineEmulator, startHuggingFaceEmulator } from "@pair/emulators";
-import { HfToken, HttpsEndpointsTransport } from "@pair/huggingface";
+import { HfToken, HttpsEndpointsTransport, vllmImage } from "@pair/huggingface";
 import { request } from "undici";
 import { describe, expect, it } from "vitest";
 import { cleanupAfterEach, until } from "../support/eventually.js";
@@ -51,6 +51,8 @@ async function world(aliases = true) {
     minReplica: 1,
     maxReplica: 1,
     repository: REPO,
+    framework: "custom",
+    image: vllmImage(),
   });
   hf.advance(2_500);
   const sponsor = await startSponsor({

@@ -141,6 +141,10 @@ describe("pair rented create", () => {
     const endpoint = await w.api.getEndpoint("alice", "qwen-t4");
     expect(endpoint).toMatchObject({ accessType: "private", minReplica: 0, scaleToZeroTimeoutMin: 15 });
     expect(endpoint.tags.some((t) => t.startsWith("pair:owner="))).toBe(true);
+    // An engine that serves /v1 (HF's default image is the Inference Toolkit, which does not).
+    expect(w.hf.endpoints.get("alice", "qwen-t4")?.image).toEqual({
+      vLLM: { url: "vllm/vllm-openai:v0.23.0", port: 8000, healthRoute: "/health" },
+    });
     // The node persists as a managed huggingface-endpoint node with a credential reference only.
     const file = readFileSync(join(w.dataDir, "rented-nodes.json"), "utf8");
     expect(file).toContain('"endpoint": "alice/qwen-t4"');
@@ -188,6 +192,27 @@ describe("pair rented create", () => {
     );
     expect(direct.status).toBe(429);
     expect(direct.json.error?.code).toBe("budget_exceeded");
+  });
+
+  it("deploys --image's pinned vLLM image instead of the default; an unpinned image is refused", async () => {
+    const w = await world();
+    const unpinned = await post(
+      w,
+      "/pair/v1/rented/create",
+      T4_BODY(w, "floating", { image: "vllm/vllm-openai:latest", budget: { usd_per_day: 5 } }),
+    );
+    expect(unpinned.status).toBe(400);
+    expect(unpinned.json.error).toMatchObject({ code: "invalid_value", param: "image" });
+    expect(w.hf.endpoints.get("alice", "floating")).toBeUndefined();
+    const pinned = await post(
+      w,
+      "/pair/v1/rented/create",
+      T4_BODY(w, "pinned", { image: "vllm/vllm-openai:v0.24.1", budget: { usd_per_day: 5 } }),
+    );
+    expect(pinned.status).toBeLessThan(300);
+    expect(w.hf.endpoints.get("alice", "pinned")?.image).toEqual({
+      vLLM: { url: "vllm/vllm-openai:v0.24.1", port: 8000, healthRoute: "/health" },
+    });
   });
 
   it("refuses a public endpoint before anything is sent", async () => {

@@ -2,7 +2,7 @@
 // through the Endpoints API (the Hugging Face emulator over HTTPS), routes to its data plane with the
 // token, and shows HF's states as the seed's table says.
 import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulators";
-import { HfToken, HttpsEndpointsTransport, type HfEndpointSpec } from "@pair/huggingface";
+import { HfToken, HttpsEndpointsTransport, type HfEndpointSpec, vllmImage } from "@pair/huggingface";
 import { Agent, request } from "undici";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../cli/cli-harness.js";
@@ -28,6 +28,9 @@ const SPEC: HfEndpointSpec = {
   maxReplica: 1,
   scaleToZeroTimeoutMin: 15,
   repository: "Qwen/Qwen3-0.6B",
+  // An engine that serves /v1 (HF's default image, the Inference Toolkit, does not).
+  framework: "custom",
+  image: vllmImage(),
 };
 
 async function world(
@@ -69,7 +72,11 @@ async function world(
           instanceSize: "x1",
           scaling: { minReplica: 0, maxReplica: 1 },
         },
-        model: { repository: SPEC.repository, framework: "pytorch", image: { huggingface: {} } },
+        model: {
+          repository: SPEC.repository,
+          framework: "custom",
+          image: { vLLM: { url: "vllm/vllm-openai:v0.23.0", port: 8000, healthRoute: "/health" } },
+        },
       }),
     });
     expect(res.statusCode).toBe(200);

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulators";
-import { HfToken, HttpsEndpointsTransport, type HfEndpointSpec } from "@pair/huggingface";
+import { HfToken, HttpsEndpointsTransport, type HfEndpointSpec, vllmImage } from "@pair/huggingface";
 import type { TestCa } from "@pair/testkit";
 import { Redacted } from "../../src/cluster/index.js";
 import { parseConfig, type CredentialRef } from "../../src/config/index.js";
@@ -38,6 +38,9 @@ export const SPEC: HfEndpointSpec = {
   maxReplica: 1,
   scaleToZeroTimeoutMin: 15,
   repository: MODEL,
+  // An engine that serves /v1 (HF's default image, the Inference Toolkit, does not).
+  framework: "custom",
+  image: vllmImage(),
 };
 
 export interface ManagedWorld {

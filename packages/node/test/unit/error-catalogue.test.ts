@@ -1,5 +1,6 @@
 // docs/errors.md is the catalogue users rely on: every code the code can produce is listed there.
 import { readFileSync } from "node:fs";
+import { RUNPOD_CREATE_REFUSAL_CODES } from "@pair/runpod";
 import { describe, expect, it } from "vitest";
 import { AUTH_ERROR_CODES } from "../../src/auth/index.js";
 import { CLUSTER_ERROR_CODES } from "../../src/cluster/index.js";
@@ -25,10 +26,13 @@ describe("docs/errors.md", () => {
     ["credential store", [...CREDENTIAL_ERROR_CODES]],
     ["pairing", [...PAIRING_ERROR_CODES]],
     ["rented node change", [...RENTED_CHANGE_CODES]],
+    ["Runpod create refusal", [...RUNPOD_CREATE_REFUSAL_CODES]],
     ["admin API and dashboard sign-in", [...ADMIN_AUTH_ERROR_CODES, ...LIVE_EVENTS_ERROR_CODES]],
     ["hosting contract", [...refusals, "illegal-transition"]],
   ])("lists every %s code", (area, codes) => {
-    expect(codes.length).toBeGreaterThan(area === "credential store" || area.startsWith("admin") ? 1 : 3);
+    expect(codes.length).toBeGreaterThan(
+      area === "credential store" || area.startsWith("admin") || area.startsWith("Runpod") ? 1 : 3,
+    );
     for (const code of codes) expect(documented, code).toContain(code);
   });
 
@@ -42,6 +46,7 @@ describe("docs/errors.md", () => {
       ...CREDENTIAL_ERROR_CODES,
       ...PAIRING_ERROR_CODES,
       ...RENTED_CHANGE_CODES,
+      ...RUNPOD_CREATE_REFUSAL_CODES,
       ...ADMIN_AUTH_ERROR_CODES,
       ...LIVE_EVENTS_ERROR_CODES,
       ...refusals,

@@ -26,4 +26,9 @@ export {
   type ProxyUrlOf,
 } from "./pod-identity.js";
 export { podRequest, secretReference, vllmArgs } from "./pod-request.js";
-export { RunpodProvider, type PlacementAttempt, type RunpodProviderOptions } from "./runpod-provider.js";
+export {
+  RUNPOD_CREATE_REFUSAL_CODES,
+  RunpodProvider,
+  type PlacementAttempt,
+  type RunpodProviderOptions,
+} from "./runpod-provider.js";

@@ -1,6 +1,7 @@
 /**
  * RunpodProvider: the hosting contract's ProviderPort over a RunpodTransport. Create walks the
- * model's GPU types in order: a capacity refusal tries the next, a lost answer (`uncertain`) ends
+ * model's GPU types in order: a capacity refusal tries the next; funds (`insufficient_funds`), the
+ * key (`credential_rejected`) and anything unclassified end it; a lost answer (`uncertain`) ends
  * the attempt as `lost` at once — Runpod takes no idempotency key, so a second type could pay twice.
  * Stop terminates (DELETE): EXITED still bills the volume, so Runpod has no pause in the contract's
  * sense and a pause is refused; a 204 to the terminate counts as accepted only once the pod no longer
@@ -54,11 +55,18 @@ export interface RunpodProviderOptions {
  * Codes of the `refused` outcomes this adapter answers (create and stop), besides the transport's
  * error kinds (`RunpodErrorKind`) it passes through. For the error catalogue and history views.
  */
+/** The refusals of a create a person acts on (docs/errors.md lists them): capacity, money, the key. */
+export const RUNPOD_CREATE_REFUSAL_CODES = [
+  "no_capacity",
+  "insufficient_funds",
+  "credential_rejected",
+] as const;
+
 export const RUNPOD_REFUSAL_CODES = [
   "wrong_account",
   "invalid_name",
   "invalid_settings",
-  "no_capacity",
+  ...RUNPOD_CREATE_REFUSAL_CODES,
   "pause_unsupported",
   "not_found",
   "key_mismatch",
@@ -129,15 +137,19 @@ export class RunpodProvider implements ProviderPort {
             // The pod may exist and bill: end the attempt, reconciliation finds it by request id.
             this.#placed(gpuType, "lost");
             return { kind: "lost", cause: error.message };
-          case "network":
-          case "tls":
           case "unauthorized":
           case "forbidden":
+            // The key, not the GPU type: another type would be refused the same way.
+            this.#placed(gpuType, "refused");
+            return refused("credential_rejected", error.message);
+          case "network":
+          case "tls":
           case "not_found":
           case "conflict":
           case "invalid_request":
           case "rate_limited":
           case "insufficient_funds":
+            // Unclassified or not the GPU type's fault: stop trying, never a blind retry.
             this.#placed(gpuType, "refused");
             return refused(error.kind, error.message);
         }

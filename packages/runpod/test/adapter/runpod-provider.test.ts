@@ -26,19 +26,23 @@ function request(model: Partial<typeof MODEL> = {}, ownerTag = OWNER): CreateReq
 }
 
 describe("RunpodProvider create: ordered GPU choice", () => {
-  it("tries the next declared GPU type when one has no capacity, and creates on the first with room", async () => {
-    const w = await world();
-    w.emu.faults.outOfCapacity("NVIDIA L40S");
-    const outcome = await w.provider.create(request({ gpuTypes: THREE }));
-    expect(outcome.kind).toBe("created");
-    if (outcome.kind !== "created") return;
-    expect(outcome.report.hardware).toBe("NVIDIA A40");
-    expect(w.provider.placements).toEqual([
-      { gpuType: "NVIDIA L40S", outcome: "no_capacity" },
-      { gpuType: "NVIDIA A40", outcome: "created" },
-    ]);
-    expect(w.emu.pods.list()).toHaveLength(1);
-  });
+  // v2 (the emulator's default) refuses capacity with a 400 problem; v1 answered 500 "create pod: …".
+  it.each(["v2", "v1"] as const)(
+    "tries the next declared GPU type when one has no capacity (%s shapes), and creates on the first with room",
+    async (errorDialect) => {
+      const w = await world({ errorDialect });
+      w.emu.faults.outOfCapacity("NVIDIA L40S");
+      const outcome = await w.provider.create(request({ gpuTypes: THREE }));
+      expect(outcome.kind).toBe("created");
+      if (outcome.kind !== "created") return;
+      expect(outcome.report.hardware).toBe("NVIDIA A40");
+      expect(w.provider.placements).toEqual([
+        { gpuType: "NVIDIA L40S", outcome: "no_capacity" },
+        { gpuType: "NVIDIA A40", outcome: "created" },
+      ]);
+      expect(w.emu.pods.list()).toHaveLength(1);
+    },
+  );
 
   it("answers refused no_capacity after every declared type refused, having created nothing", async () => {
     const w = await world();
@@ -61,6 +65,29 @@ describe("RunpodProvider create: ordered GPU choice", () => {
     expect(pods[0]?.wire.gpu?.id).toBe("NVIDIA L40S");
     const listing = await w.provider.list();
     expect(listing.resources.filter((r) => r.requestId === req.requestId)).toHaveLength(1);
+  });
+
+  it("stops at a funds refusal (402) with insufficient_funds: never the next GPU type", async () => {
+    const w = await world();
+    w.emu.faults.refuseCreates("funds");
+    const outcome = await w.provider.create(request({ gpuTypes: THREE }));
+    expect(outcome).toMatchObject({ kind: "refused", code: "insufficient_funds" });
+    expect(outcome.kind === "refused" && outcome.message).toContain("add funds");
+    expect(w.provider.placements).toEqual([{ gpuType: "NVIDIA L40S", outcome: "refused" }]);
+    expect(w.emu.pods.list()).toEqual([]);
+  });
+
+  it("stops at a refused key (403 without access, 401 wrong key) with credential_rejected", async () => {
+    const w = await world();
+    w.emu.faults.refuseCreates("forbidden");
+    const forbidden = await w.provider.create(request({ gpuTypes: THREE }));
+    expect(forbidden).toMatchObject({ kind: "refused", code: "credential_rejected" });
+    expect(w.provider.placements).toHaveLength(1);
+    const wrongKey = await world({ apiKey: "another-key-entirely" });
+    const unauthorized = await wrongKey.provider.create(request({ gpuTypes: THREE }));
+    expect(unauthorized).toMatchObject({ kind: "refused", code: "credential_rejected" });
+    expect(wrongKey.provider.placements).toHaveLength(1);
+    expect([...w.emu.pods.list(), ...wrongKey.emu.pods.list()]).toEqual([]);
   });
 
   it("treats a 5xx to a create as lost (the pod may bill), not as a reason to try another type", async () => {

@@ -134,7 +134,11 @@ describe("seed validation, steps 4–7", () => {
               instanceSize: "x1",
               scaling: { minReplica: 0, maxReplica: 1 },
             },
-            model: { repository: "Qwen/Qwen3-1.7B", framework: "pytorch", image: { huggingface: {} } },
+            model: {
+              repository: "Qwen/Qwen3-1.7B",
+              framework: "custom",
+              image: { vLLM: { url: "vllm/vllm-openai:v0.23.0", port: 8000, healthRoute: "/health" } },
+            },
           }),
         });
         expect(res.statusCode).toBe(200);

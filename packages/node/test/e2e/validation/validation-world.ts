@@ -17,7 +17,7 @@ import {
   type EngineEmulator,
   type HuggingFaceEmulator,
 } from "@pair/emulators";
-import { HfToken, HttpsEndpointsTransport, type HfEndpointSpec } from "@pair/huggingface";
+import { HfToken, HttpsEndpointsTransport, type HfEndpointSpec, vllmImage } from "@pair/huggingface";
 import type { TestCa } from "@pair/testkit";
 import { Redacted } from "../../../src/cluster/index.js";
 import { parseConfig, type CredentialRef } from "../../../src/config/index.js";
@@ -47,6 +47,9 @@ export const SPEC: HfEndpointSpec = {
   maxReplica: 1,
   scaleToZeroTimeoutMin: 15,
   repository: MODEL,
+  // An engine that serves /v1 (HF's default image, the Inference Toolkit, does not).
+  framework: "custom",
+  image: vllmImage(),
 };
 
 export interface WorldOptions {
