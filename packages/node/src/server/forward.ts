@@ -18,10 +18,18 @@ import type { PairError } from "../dialects/index.js";
 import { isPairErrorCode, pairErrorOfInvalidRequest, type PairErrorCode } from "../dialects/index.js";
 import { engineTarget } from "../engines/engine-inventory.js";
 import type { Workload } from "../history/workload-history.js";
-import type { StreamRedactor } from "../credentials/index.js";
 import type { CancelSignal } from "../scheduler/scheduler.js";
 import { countTokens, planExchange, type TokenCounts } from "./exchange-plan.js";
-import { failureKindOf, peerReasonText } from "../rented/index.js";
+import {
+  describe,
+  FirstByteTimeout,
+  forPeer,
+  isConnectFailure,
+  isHeadersTimeout,
+  peerClosedHint,
+  PeerSilent,
+  scrubbedTail,
+} from "./upstream-failures.js";
 import {
   CappedBody,
   UpstreamBodyTooLarge,
@@ -481,19 +489,6 @@ function requestHeaders(deps: ForwardDeps, upstream: Upstream, stream: boolean):
   return stream ? pair[0] : pair[1];
 }
 
-class FirstByteTimeout extends Error {
-  constructor() {
-    super("no first byte in time");
-  }
-}
-
-/** The peer was found down and had sent nothing for its silence window. */
-class PeerSilent extends Error {
-  constructor(label: string, silentMs: number) {
-    super(`${label} was found down and sent nothing for ${silentMs} ms`);
-  }
-}
-
 function unreachable(deps: ForwardDeps, engine: Upstream, detail: string): Attempt {
   return {
     kind: "next",
@@ -507,14 +502,6 @@ function unreachable(deps: ForwardDeps, engine: Upstream, detail: string): Attem
 
 function scrub(deps: ForwardDeps, text: string): string {
   return deps.redactor === undefined ? text : deps.redactor.redact(text);
-}
-
-/** A stream's last bytes, with what the scrubber held back in front of them. */
-function scrubbedTail(tail: string, scrubber: StreamRedactor | undefined): Buffer | string {
-  if (scrubber === undefined) return tail;
-  const out = scrubber.push(tail);
-  const held = scrubber.end();
-  return held.length === 0 ? out : Buffer.concat([out, held]);
 }
 
 /** The reply outgrew the cap: 502, naming the cap and its key (no failover: another node's reply would be as big). */
@@ -533,21 +520,6 @@ function tooLarge(deps: ForwardDeps, engine: Upstream, maxBodyBytes: number): At
       },
     },
   };
-}
-
-/**
- * A rented node's failure as a peer is told it: its code and a fixed text, never the detail (a
- * raw transport error names the endpoint's address). Other upstreams' errors pass as they are.
- */
-function forPeer(upstream: Upstream, error: PairError): PairError {
-  if (!upstream.id.startsWith("rented:")) return error;
-  const kind =
-    error.code === "credential_rejected"
-      ? "credential_rejected"
-      : error.code === "cold_start_timeout"
-        ? "timeout"
-        : failureKindOf(error.message);
-  return { ...error, message: `${upstream.label}: ${peerReasonText(kind)}` };
 }
 
 function timedOut(deps: ForwardDeps, engine: Upstream, timeoutMs: number): Attempt {
@@ -572,38 +544,4 @@ function parseMaybeJson(text: string): unknown {
   } catch {
     return text;
   }
-}
-
-function describe(cause: unknown): string {
-  if (cause instanceof Error) {
-    const code = (cause as { code?: unknown }).code;
-    const inner = cause.cause instanceof Error ? `: ${cause.cause.message}` : "";
-    return `${typeof code === "string" ? `${code} ` : ""}${cause.message}${inner}`;
-  }
-  return String(cause);
-}
-
-/**
- * A paired peer that closes the connection before any answer: how a node that unpaired this one
- * refuses its certificate (TLS 1.3 checks it after the client is done, and no HTTP is ever read).
- */
-function peerClosedHint(upstream: Upstream, cause: unknown): string {
-  const code = (cause as { code?: unknown } | null)?.code;
-  if (!upstream.id.startsWith("peer:") || (code !== "UND_ERR_SOCKET" && code !== "ECONNRESET")) return "";
-  return (
-    " (it closed the connection before answering: it stopped, or it no longer trusts this node — " +
-    "if it unpaired this one, pair again with `pair join`)"
-  );
-}
-
-function isHeadersTimeout(cause: unknown): boolean {
-  return (cause as { code?: unknown } | null)?.code === "UND_ERR_HEADERS_TIMEOUT";
-}
-
-function isConnectFailure(cause: unknown): boolean {
-  const code = (cause as { code?: unknown } | null)?.code;
-  const inner = (cause as { cause?: { code?: unknown } } | null)?.cause?.code;
-  return [code, inner].some(
-    (c) => c === "ECONNREFUSED" || c === "UND_ERR_CONNECT_TIMEOUT" || c === "EHOSTUNREACH",
-  );
 }
