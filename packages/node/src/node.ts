@@ -11,13 +11,8 @@ import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { Agent, type Dispatcher } from "undici";
-import {
-  ApiKeyVerifier,
-  authenticateClient,
-  SOCKET_LOOPBACK_POLICY,
-  type LoopbackPolicy,
-} from "./auth/index.js";
+import { Agent } from "undici";
+import { ApiKeyVerifier, authenticateClient, SOCKET_LOOPBACK_POLICY } from "./auth/index.js";
 import type { AuthenticatedPeer } from "./cluster/index.js";
 import {
   PeerLinks,
@@ -29,14 +24,13 @@ import {
   type ClusterNodeOptions,
   type LocalInventory,
   type PeerChange,
-  type NodeDiscoveryOptions,
 } from "./cluster-node/index.js";
 import { formatHostPort, type PairConfig } from "./config/index.js";
 import { frontDoorPolicy } from "./server/front-door-policy.js";
 import { behindFrontDoor, frontDoor } from "./server/front-door.js";
 import { EngineInventory } from "./engines/engine-inventory.js";
 import { WorkloadHistory } from "./history/workload-history.js";
-import { startIdleCollector, type IdleCollectPolicy } from "./memory/index.js";
+import { startIdleCollector } from "./memory/index.js";
 import { registerClusterMetrics } from "./observability/cluster-metrics.js";
 import { Metrics } from "./observability/metrics.js";
 import { registerProcessMetrics } from "./observability/process-metrics.js";
@@ -50,8 +44,8 @@ import {
   type ManagedEndpoints,
   type RunpodPodNodes,
 } from "./rented/index.js";
-import type { ProxyUrlOf } from "@pair/runpod";
-import { wireRentedNodes, type RentedManagedOptions } from "./rented-wiring.js";
+import type { NodeOptions } from "./node-options.js";
+import { wireRentedNodes } from "./rented-wiring.js";
 import { Scheduler } from "./scheduler/scheduler.js";
 import { ensureAdminToken } from "./server/admin-token.js";
 import { ensurePrivateDataDir } from "./server/data-dir.js";
@@ -59,79 +53,11 @@ import { ModelAliases } from "./server/model-aliases.js";
 import { mergedNodes } from "./server/admin-routes.js";
 import { clientHandler, peerRouteHandler, type ClientApiDeps } from "./server/client-api.js";
 import { workloadJson } from "./history/workload-history.js";
-import {
-  DEFAULT_UI_DIR,
-  LiveEvents,
-  sessionCookieName,
-  SYSTEM_INTERVALS,
-  UiSessions,
-  type IntervalSeam,
-} from "./ui/index.js";
+import { DEFAULT_UI_DIR, LiveEvents, sessionCookieName, SYSTEM_INTERVALS, UiSessions } from "./ui/index.js";
 
 export const PAIR_VERSION = "0.1.0";
 
-export interface NodeOptions {
-  readonly config: PairConfig;
-  /** Listen on this port instead of the configured one (0: any free port). */
-  readonly portOverride?: number;
-  /** The cluster port instead of the configured `cluster_listen` port (0: any free port). */
-  readonly clusterPortOverride?: number;
-  readonly dispatcher?: Dispatcher;
-  readonly log?: (line: string) => void;
-  /** Largest request body accepted. */
-  readonly maxBodyBytes?: number;
-  /** Largest non-streamed reply or error body read from an upstream (default: the config's `node.max_upstream_body_mb`). */
-  readonly maxUpstreamBodyBytes?: number;
-  /** Requests waiting for a slot, and how long each may wait. */
-  readonly maxQueued?: number;
-  readonly maxQueueWaitMs?: number;
-  /** Extra fields for the status route (the config file path, …). */
-  readonly statusExtras?: Record<string, unknown>;
-  /** What counts as this machine, for the listen host and for each caller (tests pretend). */
-  readonly loopback?: LoopbackPolicy;
-  /** How often paired peers are asked for their inventory, and how long each may take. */
-  readonly membership?: { readonly refreshMs?: number; readonly timeoutMs?: number };
-  /** Longest wait for a peer's first byte on a forwarded request (default 120 s). */
-  readonly peerFirstByteTimeoutMs?: number;
-  /** Where rented nodes' credentials are read (default: the OS credential store). */
-  readonly credentials?: CredentialReader;
-  /** How often rented nodes are probed (default 30 s). */
-  readonly rentedProbeIntervalMs?: number;
-  /** Discovery's mDNS network (tests: loopback) and timing, when the config turns it on. */
-  readonly discovery?: NodeDiscoveryOptions;
-  /** The built dashboard served at /ui (default: packages/dashboard/dist). */
-  readonly uiDir?: string;
-  /** How often the dashboard's live events and the rented state history look for changes (default 500 ms). */
-  readonly liveCheckMs?: number;
-  /** The repeating timer behind the live events and their heartbeat (tests replace it). */
-  readonly intervals?: IntervalSeam;
-  /** Write the workload history's batches on a worker thread (default) or on the event loop (benchmarks compare). */
-  readonly historyOnThread?: boolean;
-  /**
-   * Give memory back when the node goes idle after a load (a minor, then a full GC; needs node's --expose-gc,
-   * which `pair` runs with): the policy, or false for never. Default DEFAULT_IDLE_COLLECT.
-   */
-  readonly idleCollect?: IdleCollectPolicy | false;
-  /**
-   * Longest time a client may take to send a request's headers (default 30 s); a connection that
-   * dribbles them (slow-loris) is closed after it (Node looks once a second).
-   */
-  readonly headersTimeoutMs?: number;
-  /** Longest silence while a request body arrives before it is cut with 408 (default 30 s). */
-  readonly bodyIdleTimeoutMs?: number;
-  /** Most connections open at once on the client port; more are closed on arrival (default 1024). */
-  readonly maxConnections?: number;
-  /** Where `PAIR_ORIGINS` is read (default: the process environment). */
-  readonly env?: Readonly<Record<string, string | undefined>>;
-  /** This machine's name, admitted as a `Host` (default: `os.hostname()`; tests pretend). */
-  readonly hostName?: string;
-  /** Managed endpoints' clock, timer seam, pass interval, poll interval and budget time zone. */
-  readonly managed?: RentedManagedOptions;
-  /** Runpod pods' proxy base URL; overrides the config's `providers.runpod.proxy_url` (in-process tests). */
-  readonly runpodProxyUrl?: ProxyUrlOf;
-  /** Longest the start waits for the managed nodes' first pass (default MANAGED_FIRST_PASS_WAIT_MS; tests shorten it). */
-  readonly managedFirstPassWaitMs?: number;
-}
+export type { NodeOptions } from "./node-options.js";
 
 /** Default longest time a client may take to send a request's headers. */
 export const CLIENT_HEADERS_TIMEOUT_MS = 30_000;
