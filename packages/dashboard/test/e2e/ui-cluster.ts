@@ -18,7 +18,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulators";
-import { HfToken, HttpsEndpointsTransport, type HfEndpointSpec } from "@pair/huggingface";
+import { HfToken, HttpsEndpointsTransport, vllmImage, type HfEndpointSpec } from "@pair/huggingface";
 import { createTestCa } from "@pair/testkit";
 import { Redacted } from "../../../node/src/cluster/index.js";
 import { parseConfig } from "../../../node/src/config/index.js";
@@ -51,6 +51,9 @@ const HF_SPEC: HfEndpointSpec = {
   maxReplica: 1,
   scaleToZeroTimeoutMin: 15,
   repository: HF_MODEL,
+  // An engine that serves /v1 (HF's default image, the Inference Toolkit, does not).
+  framework: "custom",
+  image: vllmImage(),
 };
 export const LAPTOP_MODEL = "qwen2.5:7b";
 
