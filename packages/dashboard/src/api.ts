@@ -31,6 +31,22 @@ export class ApiError extends Error {
 
 let csrfToken: string | undefined;
 
+/** The node's clock minus the browser's, from the last answer's `x-pair-time` (0 until one came). */
+let clockOffsetMs = 0;
+
+/**
+ * The time on the node's clock (its wall time; in the demo, the sandbox's virtual time), so every
+ * time a page shows — idle timers, "today", history — is read against one clock, not the browser's.
+ */
+export function nodeNow(): number {
+  return Date.now() + clockOffsetMs;
+}
+
+function noteNodeTime(res: Response): void {
+  const at = Date.parse(res.headers.get("x-pair-time") ?? "");
+  if (!Number.isNaN(at)) clockOffsetMs = at - Date.now();
+}
+
 async function call<T>(path: string, init: RequestInit = {}): Promise<T> {
   let res: Response;
   try {
@@ -38,6 +54,7 @@ async function call<T>(path: string, init: RequestInit = {}): Promise<T> {
   } catch (cause) {
     throw new ApiError(0, "unreachable", `the node did not answer (${String(cause)}) — is it still running?`);
   }
+  noteNodeTime(res);
   const text = await res.text();
   let json: unknown;
   try {

@@ -6,6 +6,7 @@
  */
 
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { nodeNow } from "./api.js";
 
 /** How often the views refresh. */
 export const POLL_INTERVAL_MS = 1_500;
@@ -13,7 +14,7 @@ export const POLL_INTERVAL_MS = 1_500;
 export interface Polled<T> {
   readonly data: T | undefined;
   readonly error: Error | undefined;
-  /** When the last good answer came (epoch ms). */
+  /** When the last good answer came (epoch ms, on the node's clock). */
   readonly at: number | undefined;
   reload(): void;
 }
@@ -36,7 +37,7 @@ export function usePoll<T>(load: () => Promise<T>, deps: readonly unknown[], int
         .current()
         .then(
           (data) => {
-            if (!stopped && mine === generation) setState({ data, at: Date.now() });
+            if (!stopped && mine === generation) setState({ data, at: nodeNow() });
           },
           (error: unknown) => {
             if (!stopped && mine === generation)

@@ -39,6 +39,7 @@ import {
   createOutboundAgent,
   observedState,
   RentedStateHistory,
+  SYSTEM_CLOCK,
   type CredentialReader,
   type JobNodes,
   type ManagedEndpoints,
@@ -119,6 +120,10 @@ export class ListenError extends Error {
 
 export async function startNode(options: NodeOptions): Promise<RunningNode> {
   const { config } = options;
+  // One wall clock for what the node records and shows (history, admin times): the managed nodes'
+  // clock, which the sandbox runs virtually, so the dashboard never mixes two clocks on one page.
+  const managedClock = options.managed?.clock ?? SYSTEM_CLOCK;
+  const nodeWallMs = () => managedClock.now().wallMs;
   // Every secret the node reads or sends is known here, and scrubbed from what leaves the process.
   const redactor = new SecretRedactor();
   const rawLog = options.log;
@@ -179,7 +184,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     inventory,
     scheduler,
     dispatcher,
-    nowMs: () => Date.now(),
+    nowMs: nodeWallMs,
     monoMs: () => performance.now(),
     history,
     metrics,
@@ -302,7 +307,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     path: join(dataDir, "history.db"),
     maxRows: config.node.history.maxRows,
     maxDays: config.node.history.maxAgeMs / 86_400_000,
-    nowMs: () => Date.now(),
+    nowMs: nodeWallMs,
     ...(options.historyOnThread === undefined ? {} : { writeOnThread: options.historyOnThread }),
   });
   const inventory = new EngineInventory({
@@ -401,7 +406,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
   const stateHistory = new RentedStateHistory({ dataDir, log });
   const observeRented = () => {
     try {
-      stateHistory.observe(rented.list().map(observedState), Date.now());
+      stateHistory.observe(rented.list().map(observedState), nodeWallMs());
     } catch (cause) {
       log(`rented nodes' state history: ${String(cause)}`);
     }

@@ -23,6 +23,9 @@ import { adminFail } from "./admin-json.js";
 import type { ClientApiDeps } from "./client-api.js";
 
 /** Serves one /pair/v1/… request on the client port. */
+/** On every authenticated admin answer: the node's time now, ISO 8601 with milliseconds. */
+export const NODE_TIME_HEADER = "x-pair-time";
+
 export function serveAdmin(
   deps: ClientApiDeps,
   req: IncomingMessage,
@@ -54,6 +57,8 @@ export function serveAdmin(
       error: { message: caller.message, type: "authentication_error", code: caller.code },
     });
   }
+  // The node's clock (virtual in the demo): the dashboard reads every time against it, not its own.
+  res.setHeader(NODE_TIME_HEADER, new Date(deps.nowMs()).toISOString());
   if (isUiAdminPath(path)) return serveUiAdmin(deps.ui, caller, req, res, path);
   if (deps.cluster !== undefined && isPairingAdminPath(path))
     return servePairingAdmin(deps.cluster, req, res, path);
