@@ -13,6 +13,7 @@ import {
   createRented,
   get,
   lifecycle,
+  nodeNow,
   resetRented,
   session,
   setPolicy,
@@ -23,6 +24,7 @@ import {
 import { formatTime } from "./format.js";
 import { pollInterval, useLiveEvents, type Live } from "./live.js";
 import { parseRoute, routeHref, type Route } from "./route.js";
+import { spendSummary } from "./spend-summary.js";
 import { usePoll } from "./use-poll.js";
 import { AddRentedView, type AddRentedDeps } from "./views/add-rented-view.js";
 import { HistoryView } from "./views/history-view.js";
@@ -134,19 +136,24 @@ function NodesScreen({ route, me, live, onSignedOut }: Parameters<typeof Current
   const every = pollInterval(live);
   const nodes = usePoll(() => get<NodeRow[]>("/pair/v1/nodes"), [live.seen.nodes, live.seen.rented], every);
   const detail = route.view === "node" ? route.name : undefined;
-  const sponsored = usePoll(
-    () => (detail !== undefined ? get<SponsoredNode[]>("/pair/v1/rented") : Promise.resolve(undefined)),
-    [detail, live.seen.rented],
-    every,
-  );
+  // The caps of this node's own rented nodes: the detail's facts and the overview's sums.
+  const sponsored = usePoll(() => get<SponsoredNode[]>("/pair/v1/rented"), [live.seen.rented], every);
   const ownDetail = detail !== undefined && sponsored.data?.some((s) => s.name === detail) === true;
   const history = usePoll(
     () => (ownDetail ? stateHistory(detail) : Promise.resolve(undefined)),
     [detail, ownDetail, live.seen.rented],
     every,
   );
+  const today = usePoll(
+    () =>
+      detail === undefined
+        ? get<Workload[]>(`/pair/v1/history?since=${encodeURIComponent(startOfDay(nodeNow()))}&limit=10000`)
+        : Promise.resolve(undefined),
+    [detail, live.seen.jobs],
+    every,
+  );
   // The idle timer counts each second, whatever the polls do.
-  const nowMs = useNow(detail !== undefined);
+  const nowMs = useNow(true);
   useSignedOut(nodes.error, onSignedOut);
   const reload = () => {
     nodes.reload();
@@ -168,11 +175,17 @@ function NodesScreen({ route, me, live, onSignedOut }: Parameters<typeof Current
             refresh={reload}
           />
         ) : (
-          <NodesView nodes={rows} />
+          <NodesView nodes={rows} summary={spendSummary(rows, sponsored.data, today.data, nowMs)} />
         )
       }
     </Loaded>
   );
+}
+
+/** Local midnight of the node's day, as an ISO time (the overview counts today's requests). */
+function startOfDay(ms: number): string {
+  const d = new Date(ms);
+  return new Date(d.getFullYear(), d.getMonth(), d.getDate()).toISOString();
 }
 
 const ADD_DEPS: AddRentedDeps = {
@@ -205,7 +218,7 @@ function JobsScreen({ live, onSignedOut }: Parameters<typeof Current>[0]) {
   useSignedOut(jobs.error, onSignedOut);
   return (
     <Loaded polled={jobs} live={live}>
-      {(rows) => <JobsView jobs={rows} nowMs={jobs.at ?? Date.now()} />}
+      {(rows) => <JobsView jobs={rows} nowMs={jobs.at ?? nodeNow()} />}
     </Loaded>
   );
 }
@@ -219,17 +232,17 @@ function HistoryScreen({ live, onSignedOut }: Parameters<typeof Current>[0]) {
   useSignedOut(history.error, onSignedOut);
   return (
     <Loaded polled={history} live={live}>
-      {(rows) => <HistoryView history={rows} nowMs={history.at ?? Date.now()} />}
+      {(rows) => <HistoryView history={rows} nowMs={history.at ?? nodeNow()} />}
     </Loaded>
   );
 }
 
-/** The time now, once a second while `ticking`. */
+/** The node's time now (its clock, which in the demo is virtual), once a second while `ticking`. */
 function useNow(ticking: boolean): number {
-  const [now, setNow] = useState(() => Date.now());
+  const [now, setNow] = useState(() => nodeNow());
   useEffect(() => {
     if (!ticking) return;
-    const t = setInterval(() => setNow(Date.now()), 1_000);
+    const t = setInterval(() => setNow(nodeNow()), 1_000);
     return () => clearInterval(t);
   }, [ticking]);
   return now;

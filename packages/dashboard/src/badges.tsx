@@ -4,7 +4,7 @@
  * Must not know: where the values come from.
  */
 
-import { stateText, stateTone } from "./format.js";
+import { reasonBadgeText, stateText, stateTone } from "./format.js";
 
 export function StateBadge({ state }: { readonly state: string }) {
   return <span class={`badge tone-${stateTone(state)}`}>{stateText(state)}</span>;
@@ -27,6 +27,24 @@ export function WarmingBadge() {
   return (
     <span class="badge tone-busy" title="waiting for a rented node to start">
       warming
+    </span>
+  );
+}
+
+/** Whether a node takes requests: `yes`, or a short reason badge with the full text as its title. */
+export function TakesRequests({
+  eligible,
+  reason,
+}: {
+  readonly eligible: boolean;
+  readonly reason: string | null;
+}) {
+  if (eligible) return <>yes</>;
+  const full = reason ?? "not eligible";
+  return (
+    <span class="badge tone-bad reason" title={full}>
+      no: {reasonBadgeText(full)}
+      <span class="sr-only"> ({full})</span>
     </span>
   );
 }

@@ -20,41 +20,60 @@ export interface SpendRow {
 const BAR_W = 300;
 const BAR_H = 14;
 
-/** One horizontal bar per period: the spend, and the cap as a line (the bar turns red past 80 %). */
-export function SpendChart({ rows, title }: { readonly rows: readonly SpendRow[]; readonly title: string }) {
+/**
+ * One row per period: the spend in words and, only where the period has a cap, a bar against it
+ * (red past 80 %). Without a cap there is nothing to be "nearly full" of, so no bar is drawn.
+ */
+export function SpendChart({
+  rows,
+  title,
+  warning,
+}: {
+  readonly rows: readonly SpendRow[];
+  readonly title: string;
+  /** Said under the title (a billed node without caps). */
+  readonly warning?: string;
+}) {
   const summary = rows.map(spendText).join("; ");
   return (
     <figure class="chart spend-chart">
       <figcaption>{title}</figcaption>
+      {warning === undefined ? null : (
+        <p class="spend-warning" role="note">
+          {warning}
+        </p>
+      )}
       <ul class="spend-rows">
-        {rows.map((r) => {
-          const scale = Math.max(r.usd, r.capUsd ?? 0) * 1.1 || 1;
-          const width = Math.max(r.usd > 0 ? 2 : 0, (r.usd / scale) * BAR_W);
-          const capX = r.capUsd === null ? undefined : (r.capUsd / scale) * BAR_W;
-          const near = r.capUsd !== null && r.usd >= 0.8 * r.capUsd;
-          return (
-            <li key={r.label} data-spend={r.label}>
-              <span class="spend-label">{spendText(r)}</span>
-              <svg
-                viewBox={`0 0 ${BAR_W + 2} ${BAR_H + 4}`}
-                width="100%"
-                height={BAR_H + 4}
-                preserveAspectRatio="none"
-                aria-hidden="true"
-                focusable="false"
-              >
-                <rect x="1" y="2" width={BAR_W} height={BAR_H} class="track" rx="3" />
-                <rect x="1" y="2" width={width} height={BAR_H} class={near ? "bar near" : "bar"} rx="3" />
-                {capX === undefined ? null : (
-                  <line x1={capX + 1} x2={capX + 1} y1="0" y2={BAR_H + 4} class="cap" />
-                )}
-              </svg>
-            </li>
-          );
-        })}
+        {rows.map((r) => (
+          <li key={r.label} data-spend={r.label} data-capped={r.capUsd === null ? "no" : "yes"}>
+            <span class="spend-label">{spendText(r)}</span>
+            {r.capUsd === null ? null : <CapBar usd={r.usd} capUsd={r.capUsd} />}
+          </li>
+        ))}
       </ul>
       <p class="sr-only">{summary}</p>
     </figure>
+  );
+}
+
+function CapBar({ usd, capUsd }: { readonly usd: number; readonly capUsd: number }) {
+  const scale = Math.max(usd, capUsd) * 1.1 || 1;
+  const width = Math.max(usd > 0 ? 2 : 0, (usd / scale) * BAR_W);
+  const capX = (capUsd / scale) * BAR_W;
+  const near = usd >= 0.8 * capUsd;
+  return (
+    <svg
+      viewBox={`0 0 ${BAR_W + 2} ${BAR_H + 4}`}
+      width="100%"
+      height={BAR_H + 4}
+      preserveAspectRatio="none"
+      aria-hidden="true"
+      focusable="false"
+    >
+      <rect x="1" y="2" width={BAR_W} height={BAR_H} class="track" rx="3" />
+      <rect x="1" y="2" width={width} height={BAR_H} class={near ? "bar near" : "bar"} rx="3" />
+      <line x1={capX + 1} x2={capX + 1} y1="0" y2={BAR_H + 4} class="cap" />
+    </svg>
   );
 }
 

@@ -61,3 +61,42 @@ export function stateTone(state: string): "good" | "busy" | "bad" | "idle" {
 export function formatLoad(inFlight: number, capacity: number): string {
   return `${inFlight} / ${capacity}`;
 }
+
+const PROVIDER_NAMES: Readonly<Record<string, string>> = {
+  "huggingface-endpoint": "Hugging Face Inference Endpoint",
+  "huggingface-job": "Hugging Face Job",
+  "huggingface-providers": "Inference Providers",
+  runpod: "Runpod pod",
+  "openai-compatible": "OpenAI-compatible endpoint",
+};
+
+/** A provider id as people read it: `huggingface-endpoint` → `Hugging Face Inference Endpoint`. */
+export function providerName(id: string): string {
+  return PROVIDER_NAMES[id] ?? id;
+}
+
+/** Short words for the codes a reason may start with (the full text stays on the node's page). */
+const REASON_WORDS: Readonly<Record<string, string>> = {
+  public_endpoint_refused: "public endpoint",
+  credential_rejected: "credential rejected",
+  credential_unavailable: "no credential",
+  "budget exceeded": "budget",
+  budget_exceeded: "budget",
+  tls_failed: "TLS failed",
+  not_probed: "not probed",
+  "not probed yet": "not probed",
+  "routing policy is never": "policy: never",
+  upstream_error: "upstream error",
+};
+
+/**
+ * A badge's few words for why a node takes no requests: the reason's leading code or phrase
+ * (`credential_rejected: the provider refused …` → `credential rejected`), never its detail.
+ */
+export function reasonBadgeText(reason: string): string {
+  const head = (reason.split(":")[0] ?? reason).trim();
+  const known = REASON_WORDS[head];
+  if (known !== undefined) return known;
+  const words = head.replace(/_/g, " ");
+  return words.length <= 24 ? words : `${words.slice(0, 23)}…`;
+}

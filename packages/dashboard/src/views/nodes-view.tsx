@@ -5,12 +5,20 @@
  * Must not know: how the list is fetched (it is given), routes other than the detail link.
  */
 
-import { KindLabel, StateBadge } from "../badges.js";
-import { formatHourly, formatLoad } from "../format.js";
+import { KindLabel, StateBadge, TakesRequests } from "../badges.js";
+import { formatHourly, formatLoad, providerName } from "../format.js";
 import { routeHref } from "../route.js";
+import type { SpendSummary } from "../spend-summary.js";
 import type { NodeRow } from "../wire.js";
+import { SpendOverview } from "./spend-overview.js";
 
-export function NodesView({ nodes }: { readonly nodes: readonly NodeRow[] }) {
+export function NodesView({
+  nodes,
+  summary,
+}: {
+  readonly nodes: readonly NodeRow[];
+  readonly summary?: SpendSummary;
+}) {
   return (
     <section aria-labelledby="nodes-title">
       <div class="title-row">
@@ -19,6 +27,7 @@ export function NodesView({ nodes }: { readonly nodes: readonly NodeRow[] }) {
           Add rented GPU
         </a>
       </div>
+      {summary === undefined ? null : <SpendOverview summary={summary} />}
       <table class="grid">
         <caption class="sr-only">Every node of the cluster, local, peers and rented</caption>
         <thead>
@@ -50,7 +59,7 @@ export function NodesView({ nodes }: { readonly nodes: readonly NodeRow[] }) {
               </td>
               <td data-label="GPU">{n.kind === "rented" ? (n.gpu ?? "—") : "—"}</td>
               <td data-label="Provider">
-                {n.kind === "rented" ? `${n.provider} · via ${n.sponsor}` : "on the LAN"}
+                {n.kind === "rented" ? `${providerName(n.provider)} · via ${n.sponsor}` : "on the LAN"}
               </td>
               <td data-label="Price">{n.kind === "rented" ? formatHourly(n.usd_per_hour) : "—"}</td>
               <td data-label="Models">{n.models.length === 0 ? "none" : n.models.join(", ")}</td>
@@ -58,13 +67,13 @@ export function NodesView({ nodes }: { readonly nodes: readonly NodeRow[] }) {
               <td data-label="Shared">{n.kind === "rented" ? (n.shared ? "shared" : "not shared") : "—"}</td>
               <td data-label="Policy">{n.kind === "rented" ? n.policy : "—"}</td>
               <td data-label="Takes requests">
-                {n.kind === "rented"
-                  ? n.eligible
-                    ? "yes"
-                    : `no: ${n.reason ?? "not eligible"}`
-                  : n.state === "up"
-                    ? "yes"
-                    : "no"}
+                {n.kind === "rented" ? (
+                  <TakesRequests eligible={n.eligible} reason={n.reason} />
+                ) : n.state === "up" ? (
+                  "yes"
+                ) : (
+                  "no"
+                )}
               </td>
             </tr>
           ))}

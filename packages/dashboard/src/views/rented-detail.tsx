@@ -13,7 +13,8 @@ import { useEffect, useState } from "preact/hooks";
 import { KindLabel, StateBadge } from "../badges.js";
 import { SpendChart } from "../charts.js";
 import { ConfirmDialog } from "../confirm-dialog.js";
-import { formatDuration, formatHourly, formatTime } from "../format.js";
+import { formatDuration, formatHourly, formatTime, providerName, stateText } from "../format.js";
+import { foldStateHistory, type HistoryRow } from "../state-folding.js";
 import {
   ROUTING_USES,
   type LifecycleAction,
@@ -65,7 +66,9 @@ export function RentedDetail(props: RentedDetailProps) {
           <Fact term="Provider's state">{sponsored.provider_state}</Fact>
         )}
         <Fact term="Takes requests">{node.eligible ? "yes" : `no: ${node.reason ?? "not eligible"}`}</Fact>
-        <Fact term="Provider">{node.provider}</Fact>
+        <Fact term="Provider">
+          {providerName(node.provider)} <span class="muted">({node.provider})</span>
+        </Fact>
         <Fact term="Sponsor">{own ? `${node.sponsor} (this node)` : node.sponsor}</Fact>
         <Fact term="GPU">{node.gpu ?? "—"}</Fact>
         <Fact term="Price">{formatHourly(managed?.usd_per_hour ?? node.usd_per_hour)}</Fact>
@@ -113,6 +116,13 @@ export function RentedDetail(props: RentedDetailProps) {
       {managed?.spend_usd == null ? null : (
         <SpendChart
           title={`Cost${managed.budget_exceeded ? " — budget reached" : ""}`}
+          {...(sponsored?.budget?.usd_per_day == null && sponsored?.budget?.usd_per_month == null
+            ? {
+                warning:
+                  "No cap: this billed node runs with budget: { unlimited: true }. Set budget: " +
+                  "{ usd_per_day: N } in its config entry, or attach it again with --usd-per-day N.",
+              }
+            : {})}
           rows={[
             { label: "This session", usd: managed.spend_usd.session, capUsd: null },
             {
@@ -155,11 +165,11 @@ function idleText(m: NonNullable<SponsoredNode["managed"]>, nowMs: number): stri
 }
 
 function StateHistory({ history }: { readonly history: readonly StateChange[] }) {
-  const newestFirst = [...history].reverse();
+  const rows = foldStateHistory(history);
   return (
     <section class="state-history" aria-labelledby="state-history-title">
       <h3 id="state-history-title">State history</h3>
-      {newestFirst.length === 0 ? (
+      {rows.length === 0 ? (
         <p class="empty">No state recorded yet.</p>
       ) : (
         <table class="grid">
@@ -171,20 +181,54 @@ function StateHistory({ history }: { readonly history: readonly StateChange[] })
               <th scope="col">Why</th>
             </tr>
           </thead>
-          <tbody>
-            {newestFirst.map((c) => (
-              <tr key={`${c.at}-${c.state}-${c.reason ?? ""}`} data-state-change={c.state}>
-                <td data-label="When">{formatTime(c.at)}</td>
-                <td data-label="State">
-                  <StateBadge state={c.state} />
-                </td>
-                <td data-label="Why">{c.reason ?? "—"}</td>
-              </tr>
-            ))}
-          </tbody>
+          <tbody>{rows.map(historyRow)}</tbody>
         </table>
       )}
     </section>
+  );
+}
+
+function historyRow(row: HistoryRow) {
+  if (row.kind === "change") {
+    const c = row.change;
+    return (
+      <tr key={`${c.at}-${c.state}-${c.reason ?? ""}`} data-state-change={c.state}>
+        <td data-label="When">{formatTime(c.at)}</td>
+        <td data-label="State">
+          <StateBadge state={c.state} />
+        </td>
+        <td data-label="Why">{c.reason ?? "—"}</td>
+      </tr>
+    );
+  }
+  const first = row.changes[0];
+  const last = row.changes[row.changes.length - 1];
+  if (first === undefined || last === undefined) return null;
+  const spanMs = Date.parse(last.at) - Date.parse(first.at);
+  return (
+    <tr key={`burst-${first.at}`} data-state-change={last.state} data-burst={row.changes.length}>
+      <td data-label="When">
+        {formatTime(first.at)} – {formatTime(last.at).slice(11)}
+      </td>
+      <td data-label="State">
+        <StateBadge state={last.state} />
+      </td>
+      <td data-label="Why">
+        <details>
+          <summary>
+            {row.changes.length} changes in {formatDuration(spanMs)} between{" "}
+            {row.states.map(stateText).join(", ")}, no cause recorded
+          </summary>
+          <ol class="burst">
+            {row.changes.map((c) => (
+              <li key={`${c.at}-${c.state}`}>
+                {formatTime(c.at).slice(11)} {stateText(c.state)}
+              </li>
+            ))}
+          </ol>
+        </details>
+      </td>
+    </tr>
   );
 }
 

@@ -89,7 +89,7 @@ describe("the dashboard in a browser", () => {
     await poll(() => row("gpu-rent").innerText()).toMatch(/Rented · off-LAN/);
     await poll(() => row("gpu-rent").innerText()).toMatch(/running/);
     const rented = await row("gpu-rent").innerText();
-    expect(rented).toMatch(/openai-compatible · via sponsor/);
+    expect(rented).toMatch(/OpenAI-compatible endpoint · via sponsor/);
     expect(rented).toMatch(new RegExp(RENTED_MODEL));
     expect(rented).toMatch(/not shared/);
     expect(rented).toMatch(/when-no-local-node/);

@@ -61,10 +61,22 @@ describe("a managed rented GPU on the dashboard", () => {
     await poll(() => row.innerText()).toMatch(/running/);
     const text = await row.innerText();
     expect(text).toMatch(/Rented · off-LAN/);
-    expect(text).toMatch(/huggingface-endpoint · via sponsor/);
+    expect(text).toMatch(/Hugging Face Inference Endpoint · via sponsor/);
     expect(text).toMatch(/\$0\.80\/hr/);
     await page.locator(".live-dot", { hasText: "Live" }).first().waitFor();
     expect(await page.content()).not.toContain(HF_TOKEN);
+  });
+
+  it("says at the top what is spent now, today and this month, against the caps", async () => {
+    const now = page.locator('[data-overview="now"]');
+    await poll(() => now.innerText()).toMatch(/\$0\.80\/hr \(gpu-hf\)/);
+    expect(await page.locator('[data-overview="off-lan"]').innerText()).toMatch(
+      /Off-LAN requests today\s+\d+ of \d+/,
+    );
+    const overview = page.locator("section.overview figure.spend-chart");
+    expect(await overview.innerText()).toMatch(/Today: \$[\d.]+ of \$5\.00 per day/);
+    expect(await overview.innerText()).toMatch(/This month: \$[\d.]+ of \$50\.00 per month/);
+    expect(await overview.locator("li[data-capped=yes] svg").count()).toBe(2);
   });
 
   it("shows cost against the caps, the idle timer, obligations and the state history", async () => {
@@ -75,6 +87,9 @@ describe("a managed rented GPU on the dashboard", () => {
     expect(await chart.innerText()).toMatch(/Today: \$[\d.]+ of \$5\.00 per day \(\d+%\)/);
     expect(await chart.innerText()).toMatch(/This month: \$[\d.]+ of \$50\.00 per month/);
     expect(await chart.innerText()).toMatch(/This session: \$[\d.]+ \(no cap\)/);
+    // A bar only against a cap: a session has none, so nothing looks nearly spent.
+    expect(await chart.locator('li[data-spend="This session"] svg').count()).toBe(0);
+    expect(await chart.locator('li[data-spend="Today"] svg').count()).toBe(1);
     const facts = page.locator("dl.facts");
     await poll(() => facts.innerText()).toMatch(/since the last PAIR workload, of 240 min/);
     // A running managed node holds one: PAIR owes its stop, closed only on the provider's confirmation.
@@ -174,5 +189,32 @@ describe("a managed rented GPU on the dashboard", () => {
     await phone.locator("figure.spend-chart").waitFor();
     await phone.locator('tr[data-state-change="paused"]').first().waitFor();
     expect(await phone.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+  });
+
+  it("reads every time on the node's clock: moving the sandbox's clock moves the page", async () => {
+    await page.goto(`${cluster.sponsor.node.url}/ui/#/nodes/${HF_NODE}`);
+    const facts = page.locator("dl.facts");
+    await poll(() => facts.innerText()).toMatch(/since the last PAIR workload/);
+    const before = /Idle timer\s+(.*) since/.exec(await facts.innerText())?.[1] ?? "";
+    expect(before).not.toMatch(/^\d+ h/);
+    // Ten virtual minutes: under the endpoint's 15-min scale-to-zero and the 240-min idle pause.
+    cluster.hf.advance(10 * 60_000);
+    await poll(() => facts.innerText()).toMatch(/Idle timer\s+1\d min \d\d s since the last PAIR workload/);
+  });
+
+  it("fits a 1,280-px window and a phone (390 px) on every view: no sideways scrolling", async () => {
+    const views = ["nodes", `nodes/${HF_NODE}`, "nodes/gpu-rent", "nodes/laptop", "jobs", "history", "add"];
+    for (const width of [1280, 390]) {
+      const p = await signedIn(cluster.sponsor, width);
+      for (const view of views) {
+        await p.goto(`${cluster.sponsor.node.url}/ui/#/${view}`);
+        await p.locator("main h2").first().waitFor();
+        await p.locator("p.freshness, form").first().waitFor();
+        const [scroll, inner] = await p.evaluate<[number, number]>(
+          "[document.documentElement.scrollWidth, window.innerWidth]",
+        );
+        expect(scroll, `#/${view} at ${width} px`).toBeLessThanOrEqual(inner);
+      }
+    }
   });
 });

@@ -1,0 +1,49 @@
+/**
+ * The top of the Nodes page: spend now, today and this month (against caps only where they exist),
+ * and how much of today's traffic left the LAN. Text first; the bars only add to it.
+ * Must not know: how the numbers were gathered (spend-summary.ts).
+ */
+
+import { SpendChart } from "../charts.js";
+import type { PeriodSpend, SpendSummary } from "../spend-summary.js";
+
+export function SpendOverview({ summary }: { readonly summary: SpendSummary }) {
+  const s = summary;
+  const uncapped = [...new Set([...s.today.uncapped, ...s.month.uncapped])];
+  return (
+    <section class="overview" aria-labelledby="overview-title">
+      <h2 id="overview-title" class="sr-only">
+        Spend and traffic overview
+      </h2>
+      <dl class="overview-facts">
+        <div data-overview="now">
+          <dt>Spending now</dt>
+          <dd>
+            {s.billingNow.length === 0
+              ? "$0/hr — no rented node is billing"
+              : `$${s.usdPerHourNow.toFixed(2)}/hr (${s.billingNow.join(", ")})`}
+          </dd>
+        </div>
+        <div data-overview="off-lan">
+          <dt>Off-LAN requests today</dt>
+          <dd>
+            {s.offLanToday} of {s.requestsToday}
+          </dd>
+        </div>
+      </dl>
+      <SpendChart
+        title="Rented GPUs' cost"
+        rows={[row("Today", s.today, "per day"), row("This month", s.month, "per month")]}
+        {...(uncapped.length === 0
+          ? {}
+          : {
+              warning: `No cap known here for ${uncapped.join(", ")}: the sums above include uncapped spend.`,
+            })}
+      />
+    </section>
+  );
+}
+
+function row(label: string, p: PeriodSpend, capLabel: string) {
+  return { label, usd: p.usd, capUsd: p.capUsd, capLabel };
+}
