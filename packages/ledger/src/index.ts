@@ -27,6 +27,7 @@ export {
 } from "./budget.js";
 export { hourlyRate, runCostMicroUsd } from "./accrual.js";
 export * from "./queries.js";
+export * from "./spend-series.js";
 export * from "./validate.js";
 export * from "./store-port.js";
 export * from "./memory-store.js";
