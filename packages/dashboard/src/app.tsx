@@ -31,7 +31,15 @@ import { HistoryView } from "./views/history-view.js";
 import { JobsView } from "./views/jobs-view.js";
 import { NodeDetailView } from "./views/node-detail-view.js";
 import { NodesView } from "./views/nodes-view.js";
-import type { HardwareOffer, NodeRow, RentedAccount, SessionInfo, SponsoredNode, Workload } from "./wire.js";
+import type {
+  HardwareOffer,
+  NodeRow,
+  RentedAccount,
+  SessionInfo,
+  SpendSeries,
+  SponsoredNode,
+  Workload,
+} from "./wire.js";
 
 const SIGNED_OUT =
   "Your dashboard session has ended (signed out, expired, or the node restarted). Run `pair ui` on the " +
@@ -144,6 +152,33 @@ function NodesScreen({ route, me, live, onSignedOut }: Parameters<typeof Current
     [detail, ownDetail, live.seen.rented],
     every,
   );
+  const ownManaged =
+    detail !== undefined && sponsored.data?.some((s) => s.name === detail && s.managed != null);
+  const spend = usePoll(
+    () =>
+      ownManaged
+        ? Promise.all(
+            (["24h", "30d"] as const).map((range) =>
+              get<SpendSeries>(`/pair/v1/rented/spend?name=${encodeURIComponent(detail)}&range=${range}`),
+            ),
+          )
+        : Promise.resolve(undefined),
+    [detail, ownManaged, live.seen.rented],
+    every,
+  );
+  const managedNames = (sponsored.data ?? []).filter((s) => s.managed != null).map((s) => s.name);
+  const overviewSpend = usePoll(
+    () =>
+      detail === undefined
+        ? Promise.all(
+            managedNames.map((name) =>
+              get<SpendSeries>(`/pair/v1/rented/spend?name=${encodeURIComponent(name)}&range=24h`),
+            ),
+          )
+        : Promise.resolve(undefined),
+    [detail, managedNames.join(","), live.seen.rented],
+    every,
+  );
   const today = usePoll(
     () =>
       detail === undefined
@@ -159,6 +194,7 @@ function NodesScreen({ route, me, live, onSignedOut }: Parameters<typeof Current
     nodes.reload();
     sponsored.reload();
     history.reload();
+    spend.reload();
   };
   return (
     <Loaded polled={nodes} live={live}>
@@ -170,12 +206,17 @@ function NodesScreen({ route, me, live, onSignedOut }: Parameters<typeof Current
             selfName={me.node}
             sponsored={sponsored.data}
             history={history.data}
+            spend={spend.data}
             actions={{ setShare, setPolicy, lifecycle, reset: resetRented }}
             nowMs={nowMs}
             refresh={reload}
           />
         ) : (
-          <NodesView nodes={rows} summary={spendSummary(rows, sponsored.data, today.data, nowMs)} />
+          <NodesView
+            nodes={rows}
+            summary={spendSummary(rows, sponsored.data, today.data, nowMs)}
+            spend={overviewSpend.data}
+          />
         )
       }
     </Loaded>

@@ -5,7 +5,8 @@
  * Must not know: where the numbers come from.
  */
 
-import { formatCost } from "./format.js";
+import type { ComponentChildren } from "preact";
+import { formatCost, formatTime } from "./format.js";
 import type { DayCost } from "./daily-cost.js";
 
 export interface SpendRow {
@@ -85,48 +86,59 @@ function spendText(r: SpendRow): string {
   );
 }
 
-const DAY_W = 40;
+const COL_W = 40;
 const CHART_H = 90;
 
-/** Vertical bars, one per day, oldest left; the total and the busiest day are said in text. */
-export function DailyCostChart({ days }: { readonly days: readonly DayCost[] }) {
-  const max = Math.max(...days.map((d) => d.usd), 0);
-  const total = days.reduce((s, d) => s + d.usd, 0);
-  const width = days.length * DAY_W;
-  const first = days[0]?.day ?? "";
-  const last = days[days.length - 1]?.day ?? "";
-  const label = `Estimated cost per day, ${first} to ${last}: ${formatCost(total)} in all${
-    max > 0 ? `, most on one day ${formatCost(max)}` : ""
-  }`;
+export interface Bar {
+  /** Unique within the chart; also `data-bar`. */
+  readonly key: string;
+  readonly usd: number;
+  /** Under the bar where a tick falls. */
+  readonly tick: string;
+  /** The bar's tooltip. */
+  readonly title: string;
+}
+
+/** Vertical bars, oldest left, a tick every `tickEvery` bars counted from the newest. */
+function BarsChart(props: {
+  readonly bars: readonly Bar[];
+  readonly caption: ComponentChildren;
+  readonly label: string;
+  readonly tickEvery: number;
+  readonly class: string;
+  readonly colW?: number;
+}) {
+  const { bars } = props;
+  const colW = props.colW ?? COL_W;
+  const max = Math.max(...bars.map((b) => b.usd), 0);
+  const width = bars.length * colW;
   return (
-    <figure class="chart daily-chart">
-      <figcaption>
-        Estimated cost per day (last {days.length} days): <strong>{formatCost(total)}</strong>
-      </figcaption>
+    <figure class={`chart ${props.class}`}>
+      <figcaption>{props.caption}</figcaption>
       <svg
         viewBox={`0 0 ${width} ${CHART_H + 16}`}
         width={width}
         height={CHART_H + 16}
         role="img"
-        aria-label={label}
+        aria-label={props.label}
       >
         <line x1="0" x2={width} y1={CHART_H} y2={CHART_H} class="axis" />
-        {days.map((d, i) => {
-          const h = max === 0 ? 0 : Math.max(d.usd > 0 ? 2 : 0, (d.usd / max) * (CHART_H - 4));
+        {bars.map((b, i) => {
+          const h = max === 0 ? 0 : Math.max(b.usd > 0 ? 2 : 0, (b.usd / max) * (CHART_H - 4));
           return (
-            <g key={d.day}>
-              <title>{`${d.day}: ${formatCost(d.usd)}, ${d.workloads} workload(s)`}</title>
+            <g key={b.key}>
+              <title>{b.title}</title>
               <rect
-                x={i * DAY_W + 3}
+                x={i * colW + 3}
                 y={CHART_H - h}
-                width={DAY_W - 6}
+                width={colW - 6}
                 height={h}
                 class="bar"
-                data-day={d.day}
+                data-bar={b.key}
               />
-              {(days.length - 1 - i) % 7 === 0 ? (
-                <text x={i * DAY_W + DAY_W / 2} y={CHART_H + 13} text-anchor="middle" class="tick">
-                  {d.day.slice(5)}
+              {(bars.length - 1 - i) % props.tickEvery === 0 ? (
+                <text x={i * colW + colW / 2} y={CHART_H + 13} text-anchor="middle" class="tick">
+                  {b.tick}
                 </text>
               ) : null}
             </g>
@@ -134,5 +146,69 @@ export function DailyCostChart({ days }: { readonly days: readonly DayCost[] }) 
         })}
       </svg>
     </figure>
+  );
+}
+
+/** Vertical bars, one per day, oldest left; the total and the busiest day are said in text. */
+export function DailyCostChart({ days }: { readonly days: readonly DayCost[] }) {
+  const max = Math.max(...days.map((d) => d.usd), 0);
+  const total = days.reduce((s, d) => s + d.usd, 0);
+  const first = days[0]?.day ?? "";
+  const last = days[days.length - 1]?.day ?? "";
+  return (
+    <BarsChart
+      class="daily-chart"
+      caption={
+        <>
+          Estimated cost per day (last {days.length} days): <strong>{formatCost(total)}</strong>
+        </>
+      }
+      label={`Estimated cost per day, ${first} to ${last}: ${formatCost(total)} in all${
+        max > 0 ? `, most on one day ${formatCost(max)}` : ""
+      }`}
+      tickEvery={7}
+      bars={days.map((d) => ({
+        key: d.day,
+        usd: d.usd,
+        tick: d.day.slice(5),
+        title: `${d.day}: ${formatCost(d.usd)}, ${d.workloads} workload(s)`,
+      }))}
+    />
+  );
+}
+
+export interface SpendPoint {
+  /** ISO start of the bucket. */
+  readonly start: string;
+  readonly usd: number;
+}
+
+/** A rented node's billed spend per hour (24 h) or per day (30 d), from its sponsor's ledger. */
+export function SpendSeriesChart({
+  points,
+  range,
+}: {
+  readonly points: readonly SpendPoint[];
+  readonly range: "24h" | "30d";
+}) {
+  const total = points.reduce((s, p) => s + p.usd, 0);
+  const hourly = range === "24h";
+  const what = hourly ? "per hour, last 24 h" : "per day, last 30 days (UTC)";
+  return (
+    <BarsChart
+      class={`series-chart series-${range}`}
+      caption={
+        <>
+          Billed {what}: <strong>{formatCost(total)}</strong>
+        </>
+      }
+      label={`Billed ${what}: ${formatCost(total)} in all`}
+      tickEvery={hourly ? 6 : 7}
+      colW={hourly ? 14 : 12}
+      bars={points.map((p) => {
+        const at = hourly ? formatTime(p.start).slice(11, 16) : p.start.slice(5, 10);
+        return { key: p.start, usd: p.usd, tick: at, title: `${at}: ${formatCost(p.usd)}` };
+      })}
+    />
   );
 }

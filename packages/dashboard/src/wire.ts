@@ -165,3 +165,11 @@ export interface SessionInfo {
   readonly csrf_token: string;
   readonly expires_at: string;
 }
+
+/** `GET /pair/v1/rented/spend?name=&range=`: a managed node's billed spend per bucket. */
+export interface SpendSeries {
+  readonly name: string;
+  readonly range: "24h" | "30d";
+  readonly bucket_s: number;
+  readonly points: readonly { readonly start: string; readonly usd: number }[];
+}

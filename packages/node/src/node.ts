@@ -208,6 +208,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     maxUpstreamBodyBytes: options.maxUpstreamBodyBytes ?? config.node.maxUpstreamBodyBytes,
     rentedCreator: creator,
     rentedStateHistory: stateHistory,
+    rentedLedger: ledger,
     events,
     onPeerVisibleChange: () => {
       local.notify?.("changed");

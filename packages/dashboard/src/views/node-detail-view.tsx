@@ -6,7 +6,7 @@
 
 import { KindLabel, StateBadge } from "../badges.js";
 import { formatLoad, formatTime } from "../format.js";
-import type { NodeRow, SponsoredNode, StateChange } from "../wire.js";
+import type { NodeRow, SpendSeries, SponsoredNode, StateChange } from "../wire.js";
 import { Fact, RentedDetail, type RentedActions } from "./rented-detail.js";
 
 export type { RentedActions } from "./rented-detail.js";
@@ -20,6 +20,8 @@ export interface NodeDetailProps {
   readonly sponsored: readonly SponsoredNode[] | undefined;
   /** The rented node's state history (sponsor only). */
   readonly history: readonly StateChange[] | undefined;
+  /** Its billed spend over the last 24 h and 30 days (sponsor, managed nodes only). */
+  readonly spend: readonly SpendSeries[] | undefined;
   readonly actions: RentedActions;
   readonly nowMs: number;
   /** Ask the node again now (after a change). */
@@ -44,6 +46,7 @@ export function NodeDetailView(props: NodeDetailProps) {
             node.sponsor === props.selfName ? props.sponsored?.find((s) => s.name === node.name) : undefined
           }
           history={node.sponsor === props.selfName ? props.history : undefined}
+          spend={node.sponsor === props.selfName ? props.spend : undefined}
           actions={props.actions}
           nowMs={props.nowMs}
           refresh={props.refresh}

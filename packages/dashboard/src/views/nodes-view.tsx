@@ -9,15 +9,18 @@ import { KindLabel, StateBadge, TakesRequests } from "../badges.js";
 import { formatHourly, formatLoad, providerName } from "../format.js";
 import { routeHref } from "../route.js";
 import type { SpendSummary } from "../spend-summary.js";
-import type { NodeRow } from "../wire.js";
+import type { NodeRow, SpendSeries } from "../wire.js";
 import { SpendOverview } from "./spend-overview.js";
 
 export function NodesView({
   nodes,
   summary,
+  spend,
 }: {
   readonly nodes: readonly NodeRow[];
   readonly summary?: SpendSummary;
+  /** This node's managed rented nodes' billed spend over the last 24 h. */
+  readonly spend?: readonly SpendSeries[] | undefined;
 }) {
   return (
     <section aria-labelledby="nodes-title">
@@ -27,7 +30,7 @@ export function NodesView({
           Add rented GPU
         </a>
       </div>
-      {summary === undefined ? null : <SpendOverview summary={summary} />}
+      {summary === undefined ? null : <SpendOverview summary={summary} spend={spend ?? []} />}
       <table class="grid">
         <caption class="sr-only">Every node of the cluster, local, peers and rented</caption>
         <thead>

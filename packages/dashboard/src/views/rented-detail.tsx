@@ -11,7 +11,7 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { KindLabel, StateBadge } from "../badges.js";
-import { SpendChart } from "../charts.js";
+import { SpendChart, SpendSeriesChart } from "../charts.js";
 import { ConfirmDialog } from "../confirm-dialog.js";
 import { formatDuration, formatHourly, formatTime, providerName, stateText } from "../format.js";
 import { foldStateHistory, type HistoryRow } from "../state-folding.js";
@@ -20,6 +20,7 @@ import {
   type LifecycleAction,
   type RentedRow,
   type RoutingUse,
+  type SpendSeries,
   type SponsoredNode,
   type StateChange,
 } from "../wire.js";
@@ -40,6 +41,8 @@ export interface RentedDetailProps {
   readonly sponsored: SponsoredNode | undefined;
   /** Its state history, oldest first (sponsor only). */
   readonly history: readonly StateChange[] | undefined;
+  /** Billed spend over the last 24 h and 30 days, from the sponsor's ledger (managed nodes). */
+  readonly spend?: readonly SpendSeries[] | undefined;
   readonly actions: RentedActions;
   readonly nowMs: number;
   /** Ask the node again now (after a change). */
@@ -139,6 +142,13 @@ export function RentedDetail(props: RentedDetailProps) {
             },
           ]}
         />
+      )}
+      {props.spend === undefined || props.spend.length === 0 ? null : (
+        <div class="series">
+          {props.spend.map((series) => (
+            <SpendSeriesChart key={series.range} points={series.points} range={series.range} />
+          ))}
+        </div>
       )}
       {own ? (
         <SponsorActions {...props} />

@@ -1,13 +1,21 @@
 /**
  * The top of the Nodes page: spend now, today and this month (against caps only where they exist),
- * and how much of today's traffic left the LAN. Text first; the bars only add to it.
+ * how much of today's traffic left the LAN, and each managed rented node's billed spend per hour over
+ * the last 24 h. Text first; the bars only add to it.
  * Must not know: how the numbers were gathered (spend-summary.ts).
  */
 
-import { SpendChart } from "../charts.js";
+import { SpendChart, SpendSeriesChart } from "../charts.js";
 import type { PeriodSpend, SpendSummary } from "../spend-summary.js";
+import type { SpendSeries } from "../wire.js";
 
-export function SpendOverview({ summary }: { readonly summary: SpendSummary }) {
+export function SpendOverview({
+  summary,
+  spend,
+}: {
+  readonly summary: SpendSummary;
+  readonly spend: readonly SpendSeries[];
+}) {
   const s = summary;
   const uncapped = [...new Set([...s.today.uncapped, ...s.month.uncapped])];
   return (
@@ -40,6 +48,16 @@ export function SpendOverview({ summary }: { readonly summary: SpendSummary }) {
               warning: `No cap known here for ${uncapped.join(", ")}: the sums above include uncapped spend.`,
             })}
       />
+      {spend.length === 0 ? null : (
+        <div class="series">
+          {spend.map((series) => (
+            <div key={series.name} data-series={series.name}>
+              <h3 class="series-title">{series.name}</h3>
+              <SpendSeriesChart points={series.points} range={series.range} />
+            </div>
+          ))}
+        </div>
+      )}
     </section>
   );
 }

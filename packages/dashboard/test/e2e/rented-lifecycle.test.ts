@@ -77,6 +77,27 @@ describe("a managed rented GPU on the dashboard", () => {
     expect(await overview.innerText()).toMatch(/Today: \$[\d.]+ of \$5\.00 per day/);
     expect(await overview.innerText()).toMatch(/This month: \$[\d.]+ of \$50\.00 per month/);
     expect(await overview.locator("li[data-capped=yes] svg").count()).toBe(2);
+    await page.locator(`[data-series="${HF_NODE}"] figure.series-24h`).waitFor();
+  });
+
+  it("charts a managed node's billed spend from the ledger: the buckets add up to what it cost", async () => {
+    const rows = (await admin(cluster.sponsor, "/pair/v1/rented")).json as {
+      name: string;
+      managed: { spend_usd: { total: number } | null } | null;
+    }[];
+    const total = rows.find((r) => r.name === HF_NODE)?.managed?.spend_usd?.total ?? 0;
+    expect(total).toBeGreaterThan(0);
+    for (const [range, buckets] of [
+      ["24h", 24],
+      ["30d", 30],
+    ] as const) {
+      const series = (await admin(cluster.sponsor, `/pair/v1/rented/spend?name=${HF_NODE}&range=${range}`))
+        .json as { bucket_s: number; points: { start: string; usd: number }[] };
+      expect(series.points).toHaveLength(buckets);
+      expect(series.points.reduce((s, p) => s + p.usd, 0)).toBeCloseTo(total, 5);
+    }
+    const refused = await admin(cluster.sponsor, `/pair/v1/rented/spend?name=${HF_NODE}&range=7y`);
+    expect(refused.status).toBe(400);
   });
 
   it("shows cost against the caps, the idle timer, obligations and the state history", async () => {
@@ -90,6 +111,8 @@ describe("a managed rented GPU on the dashboard", () => {
     // A bar only against a cap: a session has none, so nothing looks nearly spent.
     expect(await chart.locator('li[data-spend="This session"] svg').count()).toBe(0);
     expect(await chart.locator('li[data-spend="Today"] svg').count()).toBe(1);
+    await page.locator("figure.series-24h").waitFor();
+    await page.locator("figure.series-30d").waitFor();
     const facts = page.locator("dl.facts");
     await poll(() => facts.innerText()).toMatch(/since the last PAIR workload, of 240 min/);
     // A running managed node holds one: PAIR owes its stop, closed only on the provider's confirmation.

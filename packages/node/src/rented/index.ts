@@ -84,3 +84,4 @@ export {
   type StateHistoryOptions,
 } from "./state-history.js";
 export { serveStateHistory, STATE_HISTORY_PATH } from "./state-history-route.js";
+export { serveSpend, SPEND_PATH } from "./spend-route.js";

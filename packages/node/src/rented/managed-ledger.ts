@@ -12,6 +12,9 @@ import {
   emptyLedgerState,
   issuedAuthorization,
   spendOf,
+  spendSeries,
+  type SeriesWindow,
+  type SpendPoint,
   stopLeadMsFor,
   type Budget,
   type LedgerCommand,
@@ -171,5 +174,10 @@ export class ManagedLedger {
 
   spend(node: string): NodeSpend | undefined {
     return spendOf(this.#state, node, this.#clock.now().wallMs);
+  }
+
+  /** `node`'s entered spend summed into `window`'s buckets (the dashboard's charts). */
+  spendSeries(node: string, window: SeriesWindow): SpendPoint[] {
+    return spendSeries(this.#store.entries({ nodeId: node }), window);
   }
 }

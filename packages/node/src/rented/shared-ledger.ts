@@ -34,6 +34,16 @@ export class SharedLedger {
     return this.#ledger;
   }
 
+  /** The ledger if a manager opened it (reading spend must not create a ledger for nobody). */
+  opened(): ManagedLedger | undefined {
+    return this.#ledger;
+  }
+
+  /** The sponsor's wall clock now, as the ledger reads it. */
+  nowMs(): number {
+    return this.#clock.now().wallMs;
+  }
+
   close(): void {
     this.#store?.close();
     this.#store = undefined;

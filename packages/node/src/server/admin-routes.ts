@@ -14,7 +14,9 @@ import {
   isRentedAdminPath,
   serveHfAccount,
   serveRentedAdmin,
+  serveSpend,
   serveStateHistory,
+  SPEND_PATH,
   STATE_HISTORY_PATH,
   type RentedPeerView,
 } from "../rented/index.js";
@@ -75,6 +77,8 @@ export function serveAdmin(
   }
   if (path === STATE_HISTORY_PATH && deps.rentedStateHistory !== undefined)
     return serveStateHistory(deps.rentedStateHistory, req, res, url);
+  if (path === SPEND_PATH && deps.rentedLedger !== undefined)
+    return serveSpend(deps.rentedLedger, req, res, url);
   switch (path) {
     case "/pair/v1/status":
       return sendJson(res, 200, {

@@ -30,6 +30,7 @@ import {
   type RentedCreator,
   type RentedNodes,
   type RentedStateHistory,
+  type SharedLedger,
 } from "../rented/index.js";
 import { isUiPath, serveUi, type LiveEvents, type UiDeps } from "../ui/index.js";
 import { serveAdmin } from "./admin-routes.js";
@@ -79,6 +80,8 @@ export interface ClientApiDeps extends ForwardDeps {
   readonly onPeerVisibleChange?: () => void;
   /** The rented nodes' state history (`GET /pair/v1/rented/history?name=`); absent: 404. */
   readonly rentedStateHistory?: RentedStateHistory;
+  /** The sponsor's spend ledger (spend over time for the dashboard). */
+  readonly rentedLedger?: SharedLedger;
   /** The dashboard's live updates (`GET /pair/v1/events`, SSE); absent: 404. */
   readonly events?: LiveEvents;
   /** The dashboard: its files, sign-in codes and sessions (also accepted by the admin API). */
