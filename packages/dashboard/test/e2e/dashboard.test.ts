@@ -12,6 +12,7 @@ import { runCli } from "../../../node/test/cli/cli-harness.js";
 import { admin, type TestNode } from "../../../node/test/cluster/node-pair-harness.js";
 import { launchChromium } from "./browser.js";
 import { LAPTOP_MODEL, RENTED_MODEL, startUiCluster, type UiCluster } from "./ui-cluster.js";
+import { until } from "../../../node/test/support/eventually.js";
 
 let cluster: UiCluster;
 let browser: Browser;
@@ -27,15 +28,6 @@ afterAll(async () => {
   await browser?.close();
   await cluster?.close();
 });
-
-async function until(check: () => Promise<boolean> | boolean, withinMs = 8_000): Promise<void> {
-  const started = Date.now();
-  for (;;) {
-    if (await Promise.resolve(check()).catch(() => false)) return;
-    if (Date.now() - started > withinMs) throw new Error(`not within ${withinMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** expect.poll with time for a refresh or two (the views poll every 1–1.5 s). */
 function poll<T>(read: () => Promise<T> | T) {
@@ -116,7 +108,7 @@ describe("the dashboard in a browser", () => {
         shared?: boolean;
       }[];
       return rows.find((r) => r.name === "gpu-rent")?.shared === true;
-    });
+    }, 8_000);
 
     await page.getByLabel("Routing policy").selectOption("prefer");
     await page.getByRole("button", { name: "Apply" }).click();
@@ -210,7 +202,13 @@ describe("the dashboard in a browser", () => {
   });
 
   it("resets what the sponsor changed here to the config's values; the peer learns it", async () => {
-    // The switch test above left gpu-rent shared with policy prefer, both changed here.
+    // Changed here at run time first, whatever the tests before did: shared, policy prefer.
+    for (const [path, body] of [
+      ["/pair/v1/rented/share", { name: "gpu-rent", share: true }],
+      ["/pair/v1/rented/policy", { name: "gpu-rent", use: "prefer" }],
+    ] as const)
+      expect((await admin(cluster.sponsor, path, body)).status).toBe(200);
+    const page = await signedIn(cluster.sponsor);
     await page.goto(`${cluster.sponsor.node.url}/ui/#/nodes/gpu-rent`);
     await page.getByRole("heading", { level: 2, name: "gpu-rent" }).waitFor();
     const share = page.getByRole("switch", { name: "Share with the cluster" });
@@ -230,7 +228,7 @@ describe("the dashboard in a browser", () => {
         shared?: boolean;
       }[];
       return rows.find((r) => r.name === "gpu-rent")?.shared === false;
-    });
+    }, 8_000);
   });
 });
 

@@ -15,6 +15,7 @@ import {
   startTestNodeWith,
   type TestNode,
 } from "./node-pair-harness.js";
+import { until } from "../support/eventually.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -35,15 +36,6 @@ async function node(name: string, models: readonly string[]): Promise<TestNode> 
 }
 
 /** Poll `check` until it holds (it throws or returns false otherwise), within `withinMs`. */
-async function until(check: () => Promise<boolean>, withinMs = 5_000): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (await check().catch(() => false)) return Date.now() - started;
-    if (Date.now() - started > withinMs) throw new Error(`not within ${withinMs} ms`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 interface ModelRow {
   model: string;
   nodes: string[];

@@ -4,6 +4,7 @@
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { startCluster, type Cluster } from "./node-harness.js";
+import { until } from "../support/eventually.js";
 
 let c: Cluster | undefined;
 afterEach(async () => {
@@ -16,14 +17,6 @@ const chat = (url: string, model: string, stream = false, content = "hello") =>
     method: "POST",
     body: JSON.stringify({ model, stream, messages: [{ role: "user", content }] }),
   });
-
-async function until(check: () => boolean | Promise<boolean>, ms = 3_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error("condition not reached in time");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe("failover", () => {
   it("moves to the next engine when one refuses connections", async () => {

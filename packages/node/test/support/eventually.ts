@@ -2,8 +2,11 @@
 // started after it, in reverse order.
 import { afterEach } from "vitest";
 
-/** Poll `check` every 20 ms until it returns true (a throw counts as false), within `withinMs`. */
-export async function until(check: () => Promise<boolean> | boolean, withinMs = 5_000): Promise<void> {
+/**
+ * Poll `check` every 20 ms until it returns true (a throw counts as false), within `withinMs`;
+ * resolves to the time it took (ms).
+ */
+export async function until(check: () => Promise<boolean> | boolean, withinMs = 5_000): Promise<number> {
   const started = Date.now();
   for (;;) {
     if (
@@ -11,7 +14,7 @@ export async function until(check: () => Promise<boolean> | boolean, withinMs = 
         .then(check)
         .catch(() => false)
     )
-      return;
+      return Date.now() - started;
     if (Date.now() - started > withinMs) throw new Error(`not within ${withinMs} ms`);
     await new Promise((r) => setTimeout(r, 20));
   }

@@ -5,6 +5,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { LiveEvents, type IntervalSeam } from "../../src/ui/index.js";
+import { until } from "../support/eventually.js";
 
 /** Intervals the test fires by hand. */
 function manualIntervals() {
@@ -44,14 +45,6 @@ async function readUntil(
     const { value, done } = await reader.read();
     if (done) throw new Error(`stream ended before ${String(until)}: ${seen.text}`);
     seen.text += decoder.decode(value, { stream: true });
-  }
-}
-
-async function until(check: () => boolean, withinMs = 2_000) {
-  const start = Date.now();
-  while (!check()) {
-    if (Date.now() - start > withinMs) throw new Error("not within time");
-    await new Promise((r) => setTimeout(r, 10));
   }
 }
 
