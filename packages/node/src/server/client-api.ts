@@ -15,6 +15,7 @@ import type { ClusterNode, PeerMembership } from "../cluster-node/index.js";
 import { unauthorizedReply, type ClientAuth, type ClientAuthRefusal } from "../auth/index.js";
 import {
   isDialectRoute,
+  pairErrorHeaders,
   pairErrorOfInvalidRequest,
   pairErrorReply,
   validateRequest,
@@ -328,10 +329,10 @@ async function serveWorkload(
     case "error": {
       deps.history.finish(workload, "failed", outcome.error.code);
       if (!res.headersSent) {
-        if (outcome.status !== undefined) sendJson(res, outcome.status, outcome.body);
+        if (outcome.status !== undefined) sendJson(res, outcome.status, outcome.body, outcome.headers);
         else {
           const reply = pairErrorReply(dialect, outcome.error);
-          sendJson(res, reply.status, reply.body);
+          sendJson(res, reply.status, reply.body, pairErrorHeaders(outcome.error.code));
         }
       }
       break;
@@ -390,7 +391,7 @@ function refuseRouted(
   status?: number,
 ): void {
   const reply = pairErrorReply(route.startsWith("/v1/") ? "openai" : "ollama", error);
-  sendJson(res, status ?? reply.status, reply.body);
+  sendJson(res, status ?? reply.status, reply.body, pairErrorHeaders(error.code));
   deps.metrics.inc("pair_requests_total", "Routed requests by route, model, engine and outcome.", {
     route,
     model: "unserved",

@@ -15,7 +15,13 @@
 import { EventEmitter } from "node:events";
 import type { ServerResponse } from "node:http";
 import type { PairError } from "../dialects/index.js";
-import { isPairErrorCode, pairErrorOfInvalidRequest, type PairErrorCode } from "../dialects/index.js";
+import {
+  isPairErrorCode,
+  PAIR_ERROR_CODES,
+  pairErrorHeaders,
+  pairErrorOfInvalidRequest,
+  type PairErrorCode,
+} from "../dialects/index.js";
 import { engineTarget } from "../engines/engine-inventory.js";
 import type { Workload } from "../history/workload-history.js";
 import type { CancelSignal } from "../scheduler/scheduler.js";
@@ -64,7 +70,14 @@ export type ForwardOutcome =
   | { readonly kind: "completed" }
   | { readonly kind: "cancelled" }
   | { readonly kind: "cut"; readonly detail: string }
-  | { readonly kind: "error"; readonly error: PairError; readonly status?: number; readonly body?: unknown };
+  | {
+      readonly kind: "error";
+      readonly error: PairError;
+      /** An upstream's own error reply, relayed as it came (with the retry headers of its PAIR code). */
+      readonly status?: number;
+      readonly body?: unknown;
+      readonly headers?: Readonly<Record<string, string>>;
+    };
 
 const ONCE = { once: true } as const;
 
@@ -335,12 +348,16 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
           },
         };
       }
-      // The engine lost the model, or failed: another engine may do better.
-      if (status >= 500 || status === 404 || status === 429)
-        return unreachable(deps, engine, `HTTP ${status}: ${String(text).slice(0, 200)}`);
-      const reply = p.translateError(status, parsed);
       // A peer answers with PAIR's own codes (rented_node_not_shared, …): record the code it gave.
       const given = pairCodeOf(parsed);
+      // The engine lost the model, or failed, or the peer's node cannot serve: another may do better.
+      if (
+        given === undefined
+          ? status >= 500 || status === 404 || status === 429
+          : PAIR_ERROR_CODES[given].otherNodeMayServe
+      )
+        return unreachable(deps, engine, `HTTP ${status}: ${String(text).slice(0, 200)}`);
+      const reply = p.translateError(status, parsed);
       return {
         kind: "done",
         outcome: {
@@ -348,6 +365,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
           error: { code: given ?? "invalid_request", message: text, node: deps.nodeName },
           status: reply.status,
           body: reply.body,
+          ...(given === undefined ? {} : { headers: pairErrorHeaders(given) }),
         },
       };
     }
