@@ -201,6 +201,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     rentedNodes: rented,
     redactor,
     maxUpstreamBodyBytes: options.maxUpstreamBodyBytes ?? config.node.maxUpstreamBodyBytes,
+    log,
     rentedCreator: creator,
     rentedStateHistory: stateHistory,
     events,
