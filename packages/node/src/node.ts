@@ -206,6 +206,7 @@ export async function startNode(options: NodeOptions): Promise<RunningNode> {
     rentedNodes: rented,
     redactor,
     maxUpstreamBodyBytes: options.maxUpstreamBodyBytes ?? config.node.maxUpstreamBodyBytes,
+    log,
     rentedCreator: creator,
     rentedStateHistory: stateHistory,
     rentedLedger: ledger,

@@ -42,7 +42,7 @@ export const budget: TourStepSpec = {
     // On the sponsor the client gets budget_exceeded; through a peer, rented_node_ineligible with the reason.
     const refusedForBudget =
       (refused.status === 429 && refused.errorCode === "budget_exceeded") ||
-      (refused.status === 503 &&
+      (refused.status === 409 &&
         refused.errorCode === "rented_node_ineligible" &&
         (refused.errorMessage ?? "").includes("budget"));
     const ok =

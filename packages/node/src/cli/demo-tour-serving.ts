@@ -135,7 +135,7 @@ export const idlePauseAndWake: TourStepSpec = {
     const ok =
       paused === "paused" &&
       pausedBy === "idle" &&
-      refused.status === 503 &&
+      refused.status === 409 &&
       // On the sponsor: rented_node_paused; through a peer: rented_node_ineligible saying "paused".
       (refused.errorCode === "rented_node_paused" ||
         (refused.errorCode === "rented_node_ineligible" &&

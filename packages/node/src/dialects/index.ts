@@ -84,6 +84,7 @@ export {
 export {
   PAIR_ERROR_CODES,
   isPairErrorCode,
+  pairErrorHeaders,
   pairErrorOfInvalidRequest,
   pairErrorReply,
   pairErrorToOllama,

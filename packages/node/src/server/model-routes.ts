@@ -287,11 +287,19 @@ function key(entry: Record<string, unknown>): string {
 }
 
 /** A JSON answer (a string body is sent as it is). */
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+/** `extra`: more headers (an error's `Retry-After`, pair-errors.ts). */
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  extra?: Readonly<Record<string, string>>,
+): void {
   const text = typeof body === "string" ? body : JSON.stringify(body);
-  res.writeHead(status, {
+  const headers: Record<string, string> = {
     "content-type": "application/json; charset=utf-8",
     "content-length": String(Buffer.byteLength(text)),
-  });
+  };
+  if (extra !== undefined) for (const name in extra) headers[name] = extra[name]!;
+  res.writeHead(status, headers);
   res.end(text);
 }

@@ -71,7 +71,7 @@ describe("pair demo --tour-only --json", () => {
       wake_on: { status: 200, served_by: "gpu-hf" },
     });
     const off = outcome["wake_off"] as { status: number; code: string; message: string };
-    expect(off.status).toBe(503);
+    expect(off.status).toBe(409);
     expect(["rented_node_paused", "rented_node_ineligible"]).toContain(off.code);
     expect(off.message).toMatch(/gpu-hf.*paused/);
     expect(off.message).not.toMatch(/inventory unavailable/);

@@ -4,6 +4,7 @@ import {
   MAX_ENGINE_MESSAGE_CHARS,
   PAIR_ERROR_CODES,
   isPairErrorCode,
+  pairErrorHeaders,
   ollamaErrorToOpenAI,
   openAIErrorToOllama,
   pairErrorOfEngineReply,
@@ -14,6 +15,7 @@ import {
   streamErrorMessageOf,
   validateOpenAIChatRequest,
   type PairErrorCode,
+  type PairErrorSpec,
 } from "../../src/dialects/index.js";
 
 /** The table of docs/errors.md's "HTTP API (client port)" section: code → its (first) HTTP status. */
@@ -49,12 +51,49 @@ describe("PAIR_ERROR_CODES", () => {
   });
 });
 
+describe("whether a retry helps", () => {
+  const specs = Object.entries(PAIR_ERROR_CODES) as [PairErrorCode, PairErrorSpec][];
+  const retriedByClients = (status: number) => [408, 409, 429].includes(status) || status >= 500;
+
+  it.each(specs)("%s: its status and headers agree with its retryability", (code, spec) => {
+    const headers = pairErrorHeaders(code);
+    if (spec.retryable) {
+      expect(spec.retryAfterS, "a retry helps: say when").toBeGreaterThanOrEqual(1);
+      expect(Number.isInteger(spec.retryAfterS)).toBe(true);
+      expect(headers).toEqual({ "retry-after": String(spec.retryAfterS) });
+    } else {
+      expect(spec.retryAfterS).toBeUndefined();
+      // Hugging Face's InferenceClient retries any 503 at once and without limit.
+      expect(spec.status).not.toBe(503);
+      expect(headers).toEqual(retriedByClients(spec.status) ? { "x-should-retry": "false" } : {});
+    }
+    expect(spec.status).toBeGreaterThanOrEqual(400);
+  });
+
+  it("states that no prompt retry fixes a paused, ineligible or secretless node", () => {
+    for (const code of ["rented_node_paused", "rented_node_ineligible", "credential_unavailable"] as const) {
+      expect(PAIR_ERROR_CODES[code].retryable).toBe(false);
+      expect(pairErrorHeaders(code)).toEqual({ "x-should-retry": "false" });
+    }
+    expect(pairErrorHeaders("upstream_error")["retry-after"]).toMatch(/^\d+$/);
+  });
+
+  it("documents each code's Retry-After in docs/errors.md", () => {
+    const doc = readFileSync(new URL("../../../../docs/errors.md", import.meta.url), "utf8");
+    for (const [code, spec] of specs) {
+      const row = doc.split("\n").find((line) => line.startsWith(`| \`${code}\` |`)) ?? "";
+      if (spec.retryAfterS === undefined) expect(row, code).not.toContain("Retry-After");
+      else expect(row, code).toContain(`Retry-After: ${spec.retryAfterS}`);
+    }
+  });
+});
+
 describe("PAIR's envelopes", () => {
   it("writes OpenAI routes' envelope: message, type, param, code, node", () => {
     expect(
       pairErrorToOpenAI({ code: "rented_node_paused", message: "hf-l40s is paused", node: "hf-l40s" }),
     ).toEqual({
-      status: 503,
+      status: 409,
       body: {
         error: {
           message: "hf-l40s is paused",

@@ -46,6 +46,7 @@ describe("failover", () => {
     await c.engines.get("b")!.setFaults({ failBeforeFirstByte: { status: 503 } });
     const failed = await chat(c.node.url, "m");
     expect(failed.status).toBe(502);
+    expect(failed.headers.get("retry-after")).toBe("2");
     expect(await failed.json()).toMatchObject({ error: { code: "upstream_error", node: "node-a" } });
   });
 
@@ -71,6 +72,7 @@ describe("failover", () => {
     const started = Date.now();
     const res = await chat(c.node.url, "m");
     expect(res.status).toBe(504);
+    expect(res.headers.get("retry-after")).toBe("10");
     expect(await res.json()).toMatchObject({ error: { code: "cold_start_timeout" } });
     expect(Date.now() - started).toBeLessThan(3_000);
   });

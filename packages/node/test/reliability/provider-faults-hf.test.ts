@@ -110,8 +110,8 @@ describe("provider faults: Hugging Face managed endpoint", () => {
     expect((await chat(w.node, LOCAL_MODEL)).status).toBe(200);
     // The rented node is reported, with the reason; its requests get a clean refusal, not a crash.
     const rented = await chat(w.node, MODEL);
-    expect([200, 503]).toContain(rented.status);
-    if (rented.status === 503) expect(rented.text).toContain("rented_node_ineligible");
+    expect([200, 409]).toContain(rented.status);
+    if (rented.status === 409) expect(rented.text).toContain("rented_node_ineligible");
     const row = await rentedRow(w.node, NODE);
     expect(row).toMatchObject({ eligible: false, state: "unreachable" });
     expect(String(row["reason"])).toContain("503");

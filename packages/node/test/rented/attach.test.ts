@@ -294,6 +294,12 @@ describe("a rented node attached to a sponsor", () => {
     await res.body.dump();
     // The node was never marked unhealthy for it.
     expect((await rentedRow(sponsor))?.["eligible"]).toBe(true);
+    // The log says when the wait began and how long it lasted (issue 29), naming the node only.
+    const waits = s.log.filter((l) => l.includes("warm"));
+    expect(waits).toEqual([
+      expect.stringMatching(/^request [\w-]+ waits for rented node gpu-rent to warm up$/),
+      expect.stringMatching(/^request [\w-]+: rented node gpu-rent answered after \d+ ms of warming$/),
+    ]);
 
     await e.engine.setFaults({ failBeforeFirstByte: { status: 503 } });
     const started = Date.now();
@@ -301,6 +307,13 @@ describe("a rented node attached to a sponsor", () => {
     expect(late.statusCode).toBe(504);
     expect(((await late.body.json()) as { error: { code: string } }).error.code).toBe("cold_start_timeout");
     expect(Date.now() - started).toBeGreaterThanOrEqual(2_900);
+    const gaveUp = s.log.filter((l) => l.includes("given up"));
+    expect(gaveUp).toEqual([
+      expect.stringMatching(
+        /: rented node gpu-rent given up \(cold_start_timeout\) after (\d+) ms of warming$/,
+      ),
+    ]);
+    expect(Number(/after (\d+) ms/.exec(gaveUp[0]!)![1])).toBeGreaterThanOrEqual(2_900);
   });
 
   it("attaches at run time with `pair rented attach`, persisted without a secret; refuses http:// and literal tokens", async () => {

@@ -155,7 +155,10 @@ describe("a Hugging Face endpoint attached by name", () => {
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ model: "Qwen/Qwen3-0.6B", messages: [{ role: "user", content: "hi" }] }),
     });
-    expect(res.statusCode).toBe(503);
+    expect(res.statusCode).toBe(409);
+    // No prompt retry wakes it: not a 503, and the OpenAI SDKs are told not to retry.
+    expect(res.headers["x-should-retry"]).toBe("false");
+    expect(res.headers["retry-after"]).toBeUndefined();
     expect(((await res.body.json()) as { error: { code: string; node: string } }).error).toMatchObject({
       code: "rented_node_paused",
       node: "gpu-rent",

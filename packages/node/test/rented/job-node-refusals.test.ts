@@ -21,7 +21,7 @@ describe("a Jobs node that cannot start a job", () => {
     const w = await world({ secretRef: missing });
     expect(w.node.jobs.has(NODE)).toBe(false);
     const answer = await chat(w);
-    expect(answer.status).toBe(503);
+    expect(answer.status).toBe(409);
     expect(answer.text).not.toContain(w.token);
     const row = await rentedRow(w);
     expect(answer.text).toContain("rented_node_ineligible");
@@ -38,7 +38,7 @@ describe("a Jobs node that cannot start a job", () => {
   it("a flavor Hugging Face does not list: `never` with the reason, the request is refused, nothing is created", async () => {
     const w = await world({ flavor: "h999x8" });
     const answer = await chat(w);
-    expect(answer.status).toBe(503);
+    expect(answer.status).toBe(409);
     const row = await rentedRow(w);
     expect(row["policy"]).toBe("never");
     expect(row["reason"]).toMatch(

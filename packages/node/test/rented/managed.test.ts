@@ -183,7 +183,7 @@ describe("managed Hugging Face endpoints", () => {
     const off = await world(["    lifecycle: { wake_on_request: false }"], "paused");
     await off.node.managed.tick();
     const refused = await chat(off);
-    expect(refused.status).toBe(503);
+    expect(refused.status).toBe(409);
     expect(JSON.stringify(refused.body)).toContain("rented_node_paused");
     expect(JSON.stringify(refused.body)).toContain(NODE);
     expect(off.hf.endpoints.get("alice", "qwen")?.state).toBe("paused");

@@ -118,7 +118,7 @@ describe("routing policy of a rented node", () => {
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "hi" }] }),
     });
-    expect(res.statusCode).toBe(503);
+    expect(res.statusCode).toBe(409);
     const body = (await res.body.json()) as { error: { code: string; node: string; message: string } };
     expect(body.error).toMatchObject({ code: "rented_node_ineligible", node: "gpu-rent" });
     expect(body.error.message).toMatch(/policy is never/);

@@ -143,7 +143,7 @@ describe("seed validation, steps 1–3", () => {
     expect((await off.api.getEndpoint("alice", "qwen")).state).toBe("paused");
     await until(async () => (await nodeRow(off.a))?.["state"] === "paused");
     const refused = await errorOf(await chat(off.a.url));
-    expect(refused).toMatchObject({ status: 503, code: "rented_node_paused", node: RENTED });
+    expect(refused).toMatchObject({ status: 409, code: "rented_node_paused", node: RENTED });
     expect(refused.message).toContain(RENTED);
     expect(refused.message).not.toMatch(/inventory unavailable/);
     expect(off.hf.endpoints.get("alice", "qwen")?.state).toBe("paused");
