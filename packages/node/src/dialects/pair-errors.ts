@@ -36,6 +36,7 @@ export const PAIR_ERROR_CODES = {
   host_refused: { status: 403, openaiType: "permission_error", retryable: false },
   origin_refused: { status: 403, openaiType: "permission_error", retryable: false },
   request_timeout: { status: 408, openaiType: "invalid_request_error", retryable: true },
+  context_too_long: { status: 400, openaiType: "invalid_request_error", retryable: false },
 } as const satisfies Readonly<Record<string, PairErrorSpec>>;
 
 export type PairErrorCode = keyof typeof PAIR_ERROR_CODES;

@@ -16,6 +16,14 @@ import { EventEmitter } from "node:events";
 import type { ServerResponse } from "node:http";
 import type { PairError } from "../dialects/index.js";
 import { isPairErrorCode, pairErrorOfInvalidRequest, type PairErrorCode } from "../dialects/index.js";
+import {
+  contextRefusalOf,
+  ollamaBodyFor,
+  refineFit,
+  requestFit,
+  ROUTE_REASON_HEADER,
+  type RequestFit,
+} from "../context/index.js";
 import { engineTarget } from "../engines/engine-inventory.js";
 import type { Workload } from "../history/workload-history.js";
 import type { CancelSignal } from "../scheduler/scheduler.js";
@@ -36,6 +44,7 @@ import {
   UpstreamExchange,
   type UpstreamHead,
 } from "./upstream-exchange.js";
+import { NO_ALIASES } from "./model-aliases.js";
 import {
   candidates,
   DEFAULT_MAX_UPSTREAM_BODY_BYTES,
@@ -174,9 +183,25 @@ export async function forward(deps: ForwardDeps, fr: ForwardRequest): Promise<Fo
   const model = fr.request.model;
   const tried = new Set<string>();
   let last: PairError | undefined;
+  // context: the request's fit, counted by an engine's tokenizer when near its window (docs/context.md)
+  const fit = requestFit(fr, deps.defaultOutputTokens);
+  const counting = refineFit(
+    fit,
+    deps.inventory,
+    (deps.aliases ?? NO_ALIASES).namesOf(model),
+    deps.dispatcher,
+    fr,
+  );
+  if (counting !== undefined) await counting;
   for (;;) {
-    const { upstreams, refusal } = candidates(deps, fr, tried);
+    const { upstreams, refusal } = candidates(deps, fr, tried, fit);
+    // context: what history records, and the reason when windows decided the route
+    if (fit.estimated !== undefined) fr.workload.estPromptTokens = fit.estimated;
+    if (fit.decided) fr.workload.routeReason = "context";
     if (upstreams.length === 0) {
+      // context: nothing left can hold it
+      if (fit.skippedAny && (last === undefined || last.code === "context_too_long"))
+        return { kind: "error", error: fit.tooLong(model, deps.nodeName) };
       return {
         kind: "error",
         error: last ??
@@ -206,7 +231,7 @@ export async function forward(deps: ForwardDeps, fr: ForwardRequest): Promise<Fo
     tried.add(upstream.id);
     let attempt: Attempt;
     try {
-      attempt = await attemptOn(deps, fr, upstream);
+      attempt = await attemptOn(deps, fr, upstream, fit);
     } finally {
       slot.slot.release();
     }
@@ -221,7 +246,12 @@ export async function forward(deps: ForwardDeps, fr: ForwardRequest): Promise<Fo
   }
 }
 
-async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream): Promise<Attempt> {
+async function attemptOn(
+  deps: ForwardDeps,
+  fr: ForwardRequest,
+  engine: Upstream,
+  fit: RequestFit,
+): Promise<Attempt> {
   const started = deps.monoMs();
   const plan = planExchange({
     route: fr.route,
@@ -236,6 +266,11 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
   if (!plan.ok)
     return { kind: "done", outcome: { kind: "error", error: pairErrorOfInvalidRequest(plan.error) } };
   const p = plan.value;
+  // context: a local Ollama engine gets the num_ctx the prompt needs (never a silent truncation)
+  const body =
+    engine.api === "ollama"
+      ? ollamaBodyFor(fit, deps.inventory, engine.id, engine.model ?? fr.request.model, fr.request, p.body)
+      : p.body;
   const maxBodyBytes = deps.maxUpstreamBodyBytes ?? DEFAULT_MAX_UPSTREAM_BODY_BYTES;
   let target = engineTarget(engine.baseUrl, p.enginePath);
   const timeoutMs = engine.firstByteTimeoutMs;
@@ -278,7 +313,7 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
           path: target.path,
           method: "POST",
           headers: requestHeaders(deps, engine, p.stream),
-          body: p.body,
+          body,
           headersTimeout: timeoutMs,
           bodyTimeout: 0,
         });
@@ -335,6 +370,14 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
           },
         };
       }
+      // context: a refusal for the prompt's length fails over to a node with a larger window
+      const tooLong = contextRefusalOf(status, parsed);
+      if (tooLong !== undefined) {
+        fit.refused(engine.id, engine.label, tooLong.windowTokens);
+        fr.workload.routeReason = "context";
+        const message = `${engine.label} refused the prompt as too long: ${tooLong.message}`;
+        return { kind: "next", error: { code: "context_too_long", message, node: deps.nodeName } };
+      }
       // The engine lost the model, or failed: another engine may do better.
       if (status >= 500 || status === 404 || status === 429)
         return unreachable(deps, engine, `HTTP ${status}: ${String(text).slice(0, 200)}`);
@@ -370,6 +413,8 @@ async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, engine: Upstream
     const headers: Record<string, string> = {};
     headers[SERVED_BY_HEADER] = fr.workload.servingNode ?? deps.nodeName;
     if (fr.workload.offLan) headers[OFF_LAN_HEADER] = "1";
+    // context: say when windows decided the route
+    if (fr.workload.routeReason !== undefined) headers[ROUTE_REASON_HEADER] = fr.workload.routeReason;
     headers["content-type"] = p.passthrough
       ? String(response.headers["content-type"] ?? p.contentType)
       : p.contentType;

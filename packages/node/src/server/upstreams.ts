@@ -8,6 +8,7 @@
 import type { ServerResponse } from "node:http";
 import type { Dispatcher } from "undici";
 import type { RoutingUse } from "../config/index.js";
+import { engineWindow, type RequestFit } from "../context/index.js";
 import type { DialectRequests, DialectRoute, PairError } from "../dialects/index.js";
 import type { EngineApi, EngineInventory, EngineSpec } from "../engines/engine-inventory.js";
 import type { Workload } from "../history/workload-history.js";
@@ -22,6 +23,8 @@ export interface PeerUpstream {
   readonly name: string;
   /** Most requests this node sends it at once (its advertised capacity, at least 1). */
   readonly maxConcurrent: number;
+  /** By model, the largest context window the peer publishes (context: docs/context.md). */
+  readonly contextTokens?: ReadonlyMap<string, number>;
 }
 
 /** How requests reach paired peers (cluster-node/ implements it over mTLS). */
@@ -80,6 +83,8 @@ export interface RentedServing {
   readonly policy: RoutingUse;
   readonly warm: boolean;
   readonly price: number | null;
+  /** Its context window for the model, where known (context: docs/context.md). */
+  readonly contextTokens?: number;
 }
 
 /** A peer's rented node serving a model, as its sponsor publishes it. */
@@ -93,6 +98,8 @@ export interface SponsoredRented {
   readonly state: string;
   readonly usdPerHour: number | null;
   readonly usdPerMtok: number | null;
+  /** Its context window for the model, as its sponsor publishes it (context: docs/context.md). */
+  readonly contextTokens?: number;
 }
 
 export interface ForwardDeps {
@@ -114,6 +121,8 @@ export interface ForwardDeps {
   readonly redactor?: SecretRedactor;
   /** Largest non-streamed reply or error body read from an upstream (default DEFAULT_MAX_UPSTREAM_BODY_BYTES). */
   readonly maxUpstreamBodyBytes?: number;
+  /** Output reserved for a request that sets no limit, when fitting windows (default DEFAULT_OUTPUT_TOKENS). */
+  readonly defaultOutputTokens?: number;
 }
 
 /** Default of `node.max_upstream_body_mb`: a non-streamed reply is small, a 32 MiB one is not. */
@@ -355,7 +364,12 @@ function byWarmthAndPrice(a: RentedCandidate, b: RentedCandidate): number {
  * warm one beats a cold one, then the cheaper wins. A request a peer forwarded never goes to another
  * peer, and reaches only shared rented nodes.
  */
-export function candidates(deps: ForwardDeps, fr: ForwardRequest, tried: ReadonlySet<string>): Candidates {
+export function candidates(
+  deps: ForwardDeps,
+  fr: ForwardRequest,
+  tried: ReadonlySet<string>,
+  fit?: RequestFit,
+): Candidates {
   const model = fr.request.model;
   // Every name of the model's alias group, the asked-for one first (so an upstream advertising
   // several names of the group is sent the asked-for one); just the model without a group.
@@ -365,12 +379,14 @@ export function candidates(deps: ForwardDeps, fr: ForwardRequest, tried: Readonl
   const localList: Upstream[] = [];
   for (const name of names)
     for (const e of deps.inventory.serving(name))
-      localList.push(named(engineUpstream(deps, e.spec), model, name));
+      // context: an engine whose window cannot hold the request is no candidate (docs/context.md)
+      if (fit === undefined || fit.holds(engineWindow(e, name), e.spec.name, `engine ${e.spec.name}`))
+        localList.push(named(engineUpstream(deps, e.spec), model, name));
   const localAll = uniqueUpstreams(localList, names.length);
   const localFresh = freshOnly(localAll, tried);
   // Peers are looked at only when no local engine is left to try (a peer's upstream is not made
   // otherwise); with one, the LAN advertises the model whatever the peers say.
-  const peerView = peers === undefined ? undefined : new PeerCandidates(peers, fr, names);
+  const peerView = peers === undefined ? undefined : new PeerCandidates(peers, fr, names, fit);
 
   let refusal: PairError | undefined;
   const rentedAll: RentedCandidate[] = [];
@@ -380,6 +396,8 @@ export function candidates(deps: ForwardDeps, fr: ForwardRequest, tried: Readonl
       const own = rented.serving(name, { fromPeer: fr.localOnly === true });
       refusal ??= own.refusal;
       for (const r of own.usable) {
+        // context: as for engines
+        if (fit?.holds(r.contextTokens, `rented:${r.name}`, `rented node ${r.name}`) === false) continue;
         const upstream = rentedUpstream(deps, rented, r.name);
         if (upstream !== undefined && !tried.has(upstream.id) && !listed(rentedAll, upstream.id))
           rentedAll.push({
@@ -394,6 +412,8 @@ export function candidates(deps: ForwardDeps, fr: ForwardRequest, tried: Readonl
   if (peers !== undefined) {
     const sponsored = names.flatMap((name) => peers.sponsoring(name).map((r) => ({ r, name })));
     for (const { r, name } of sponsored.filter((x) => x.r.shared && x.r.eligible)) {
+      // context: as for engines
+      if (fit?.holds(r.contextTokens, `rented:${r.name}`, `rented node ${r.name}`) === false) continue;
       const upstream = peerView?.upstream(r.peer);
       if (upstream !== undefined && !tried.has(upstream.id) && !listed(rentedAll, upstream.id))
         rentedAll.push({
@@ -444,13 +464,15 @@ class PeerCandidates {
   readonly #peers: PeerUpstreams;
   readonly #fr: ForwardRequest;
   readonly #names: readonly string[];
+  readonly #fit: RequestFit | undefined;
   #upstreamOf: ((peer: PeerUpstream) => Upstream | undefined) | undefined = undefined;
   #all: Upstream[] | undefined = undefined;
 
-  constructor(peers: PeerUpstreams, fr: ForwardRequest, names: readonly string[]) {
+  constructor(peers: PeerUpstreams, fr: ForwardRequest, names: readonly string[], fit?: RequestFit) {
     this.#peers = peers;
     this.#fr = fr;
     this.#names = names;
+    this.#fit = fit;
   }
 
   upstream(peer: PeerUpstream): Upstream | undefined {
@@ -465,7 +487,9 @@ class PeerCandidates {
     for (const name of this.#names)
       for (const p of this.#peers.serving(name)) {
         const u = this.upstream(p);
-        if (u !== undefined) list.push(named(u, model, name));
+        // context: as for engines
+        if (u !== undefined && this.#fit?.holds(p.contextTokens?.get(name), u.id, u.label) !== false)
+          list.push(named(u, model, name));
       }
     return (this.#all = uniqueUpstreams(list, this.#names.length));
   }
