@@ -31,7 +31,9 @@ const chat = (e: EngineEmulator, n: number, max = 5) =>
 describe("OpenAI flavors", () => {
   it("vLLM: max_model_len in /v1/models, /tokenize counts the chat, a long prompt is a 400 naming the window", async () => {
     const e = await engine("vllm");
-    const models = (await (await fetch(`${e.url}/v1/models`)).json()) as { data: { max_model_len: number }[] };
+    const models = (await (await fetch(`${e.url}/v1/models`)).json()) as {
+      data: { max_model_len: number }[];
+    };
     expect(models.data[0]?.max_model_len).toBe(100);
     expect(await (await fetch(`${e.url}/props`)).status).toBe(404);
     const count = (await (
@@ -113,7 +115,10 @@ describe("Ollama", () => {
 
   it("cuts a prompt over num_ctx without an error: the reply echoes the cut text, prompt_eval_count is num_ctx", async () => {
     const e = await ollama();
-    const cut = (await (await generate(e, words(100))).json()) as { response: string; prompt_eval_count: number };
+    const cut = (await (await generate(e, words(100))).json()) as {
+      response: string;
+      prompt_eval_count: number;
+    };
     expect(cut.prompt_eval_count).toBe(64);
     // The first 36 words were dropped: the model answers about w36…, not w0….
     expect(cut.response.startsWith("w36 w37")).toBe(true);
