@@ -15,6 +15,7 @@ export {
   type EngineApi,
   type EngineEmulatorOptions,
   type EngineModelConfig,
+  type OpenAiFlavor,
   type WhenFull,
 } from "./engine/options.js";
 export type { EngineFaults, Probabilistic } from "./engine/faults.js";

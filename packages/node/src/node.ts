@@ -558,7 +558,19 @@ function localInventory(inventory: EngineInventory, scheduler: Scheduler): Local
   return {
     models: [...inventory.models()]
       .sort(([a], [b]) => a.localeCompare(b))
-      .map(([model, engines]) => ({ model, engines: engines.length })),
+      .map(([model, engines]) => {
+        // context: the largest window among the engines serving it (this node picks the one that fits)
+        let window: number | undefined;
+        for (const e of inventory.serving(model)) {
+          const w = e.windows?.get(model)?.tokens;
+          if (w !== undefined && (window === undefined || w > window)) window = w;
+        }
+        return {
+          model,
+          engines: engines.length,
+          ...(window === undefined ? {} : { context_window: window }),
+        };
+      }),
     in_flight: inventory.engines.reduce((sum, e) => sum + scheduler.inFlight(e.spec.name), 0),
     capacity: healthy.reduce((sum, e) => sum + e.spec.maxConcurrent, 0),
   };

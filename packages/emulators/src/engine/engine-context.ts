@@ -20,6 +20,8 @@ export interface EngineContext {
   nextId(): number;
   /** Ollama's loaded models: name → wall time (ms) of its last request, for /api/ps. */
   readonly loaded: Map<string, number>;
+  /** Ollama: the `num_ctx` each model was last loaded with (a request's `options.num_ctx`). */
+  readonly numCtx: Map<string, number>;
 }
 
 export type RouteHandler = (ctx: EngineContext, exchange: Exchange) => Promise<void>;

@@ -13,6 +13,7 @@ import type { EngineContext, Route } from "./engine-context.js";
 import { StatsCounters, type EngineStats } from "./engine-stats.js";
 import { FaultInjector, type EngineFaults } from "./faults.js";
 import { openExchange, sendJson, type Exchange } from "./http-exchange.js";
+import { contextRoutes } from "./context-window.js";
 import { ollamaRoutes, sendOllamaNotFound } from "./ollama-routes.js";
 import { openAiRoutes, sendOpenAiNotFound } from "./openai-routes.js";
 import { invalidRequest, sendOpenAiError } from "./openai-wire.js";
@@ -39,7 +40,7 @@ export interface EngineHandler {
 function routesFor(api: EngineApi): readonly Route[] {
   switch (api) {
     case "openai":
-      return openAiRoutes;
+      return [...openAiRoutes, ...contextRoutes];
     case "ollama":
       return ollamaRoutes;
     case "both":
@@ -74,6 +75,7 @@ export function createEngineHandler(options: EngineEmulatorOptions): EngineHandl
     faults,
     nextId: () => ++lastId,
     loaded: new Map(),
+    numCtx: new Map(),
   };
   const routes = routesFor(resolved.api);
   const shutdown = new AbortController();

@@ -4,6 +4,7 @@
  * Knows the dialect's rules; the wire shapes live in ollama-wire.ts, pacing and slots in the runner.
  */
 
+import { ollamaNumCtx, ollamaTruncate } from "./context-window.js";
 import { findModel, type EngineContext, type Route } from "./engine-context.js";
 import { InferenceCall } from "./engine-stats.js";
 import { FieldReader, describeJson, isRecord } from "./field-reader.js";
@@ -105,17 +106,40 @@ function identity(ctx: EngineContext, model: string): OllamaIdentity {
   return { model, createdAt: () => new Date(ctx.options.clock.now().wallMs).toISOString() };
 }
 
-/** `stream` (default true) and `options.num_predict` (negative: no limit, so the model's default). */
+/**
+ * `stream` (default true), `options.num_predict` (negative: no limit, so the model's default),
+ * `options.num_ctx` (the window to run with) and `truncate` (false: refuse a prompt over it).
+ */
 function readGenerationParams(
   reader: FieldReader,
   model: ResolvedModel,
-): { stream: boolean; maxTokens: number | undefined } {
+): { stream: boolean; maxTokens: number | undefined; numCtx: number | undefined; truncate: boolean } {
   const stream = reader.optionalBoolean("stream") ?? true;
-  const numPredict = reader.optionalObject("options")?.optionalInteger("num_predict", -2);
+  const options = reader.optionalObject("options");
+  const numPredict = options?.optionalInteger("num_predict", -2);
+  const numCtx = options?.optionalInteger("num_ctx", 1);
+  const truncate = reader.optionalBoolean("truncate") ?? true;
   const maxTokens =
     numPredict === undefined || numPredict < 0 ? undefined : Math.min(numPredict, model.contextTokens);
-  return { stream, maxTokens };
+  return { stream, maxTokens, numCtx, truncate };
 }
+
+/**
+ * The prompt as the model sees it under its `num_ctx`: cut to fit (Ollama's default, silent), or,
+ * with `truncate: false`, refused with Ollama's 400.
+ */
+function fitPrompt(
+  ctx: EngineContext,
+  model: ResolvedModel,
+  params: { numCtx: number | undefined; truncate: boolean },
+  promptTokens: number,
+  echo: string,
+): { promptTokens: number; echo: string } | undefined {
+  const cut = ollamaTruncate(promptTokens, ollamaNumCtx(ctx, model, params.numCtx), echo);
+  return cut.truncated && !params.truncate ? undefined : cut;
+}
+
+const TOO_LONG = "the input length exceeds the context length";
 
 async function runGeneration(
   ctx: EngineContext,
@@ -159,7 +183,8 @@ async function chat(ctx: EngineContext, exchange: Exchange): Promise<void> {
   if (!started) return;
   const { call, reader, model, requestedName } = started;
   const messages = readMessages(reader);
-  const { stream, maxTokens } = readGenerationParams(reader, model);
+  const params = readGenerationParams(reader, model);
+  const { stream, maxTokens } = params;
   if (reader.problem) return reject(exchange, call, 400, fieldMessage(reader.problem));
   const who = identity(ctx, requestedName);
   if (messages.length === 0) {
@@ -167,12 +192,14 @@ async function chat(ctx: EngineContext, exchange: Exchange): Promise<void> {
     return call.settle("completed");
   }
   const lastUser = messages.findLast((message) => message.role === "user") ?? messages.at(-1);
+  const seen = fitPrompt(ctx, model, params, countChatTokens(messages), lastUser?.content ?? "");
+  if (seen === undefined) return reject(exchange, call, 400, TOO_LONG);
   const plan = planReply(model, {
     promptText: messages.map((message) => `${message.role}: ${message.content}`).join("\n"),
-    echoText: lastUser?.content ?? "",
+    echoText: seen.echo,
     maxTokens,
   });
-  await runGeneration(ctx, exchange, started, plan, countChatTokens(messages), stream, chatFormat(who));
+  await runGeneration(ctx, exchange, started, plan, seen.promptTokens, stream, chatFormat(who));
 }
 
 async function generateRoute(ctx: EngineContext, exchange: Exchange): Promise<void> {
@@ -182,7 +209,8 @@ async function generateRoute(ctx: EngineContext, exchange: Exchange): Promise<vo
   const prompt = reader.optionalString("prompt") ?? "";
   const system = reader.optionalString("system") ?? "";
   const raw = reader.optionalBoolean("raw") ?? false;
-  const { stream, maxTokens } = readGenerationParams(reader, model);
+  const params = readGenerationParams(reader, model);
+  const { stream, maxTokens } = params;
   if (reader.problem) return reject(exchange, call, 400, fieldMessage(reader.problem));
   const who = identity(ctx, requestedName);
   if (prompt === "") {
@@ -190,14 +218,15 @@ async function generateRoute(ctx: EngineContext, exchange: Exchange): Promise<vo
     return call.settle("completed");
   }
   const promptText = system ? `${system}\n${prompt}` : prompt;
-  const plan = planReply(model, { promptText, echoText: prompt, maxTokens });
-  const promptTokens = Math.max(1, countTextTokens(promptText));
+  const seen = fitPrompt(ctx, model, params, Math.max(1, countTextTokens(promptText)), prompt);
+  if (seen === undefined) return reject(exchange, call, 400, TOO_LONG);
+  const plan = planReply(model, { promptText, echoText: seen.echo, maxTokens });
   await runGeneration(
     ctx,
     exchange,
     started,
     plan,
-    promptTokens,
+    seen.promptTokens,
     stream,
     generateFormat(who, promptText, !raw),
   );
@@ -276,7 +305,7 @@ function ps(ctx: EngineContext, exchange: Exchange): Promise<void> {
   sendJson(
     exchange.res,
     200,
-    psBody(ctx.options.models, ctx.loaded, ctx.options.clock.now().wallMs),
+    psBody(ctx.options.models, ctx.loaded, ctx.options.clock.now().wallMs, ctx.numCtx),
     OLLAMA_JSON,
   );
   return Promise.resolve();

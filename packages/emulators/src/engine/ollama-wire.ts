@@ -164,7 +164,8 @@ export function showBody(model: ResolvedModel): unknown {
   return {
     license: "",
     modelfile: `FROM ${ollamaName(model.name)}\n`,
-    parameters: "",
+    // Ollama pads the key to 30 columns; only a Modelfile's num_ctx is listed.
+    parameters: model.modelfileNumCtx ? `${"num_ctx".padEnd(30)} ${model.numCtx}` : "",
     template: model.template,
     details: { ...DETAILS },
     model_info: {
@@ -183,6 +184,7 @@ export function psBody(
   models: readonly ResolvedModel[],
   loaded: ReadonlyMap<string, number>,
   nowMs: number,
+  numCtx: ReadonlyMap<string, number> = new Map(),
 ): unknown {
   const live = models
     .map((model) => ({ model, at: loaded.get(model.name) }))
@@ -197,7 +199,7 @@ export function psBody(
         ...entry,
         expires_at: new Date(at + KEEP_ALIVE_MS).toISOString(),
         size_vram: entry["size"],
-        context_length: Math.min(model.contextTokens, 4096),
+        context_length: numCtx.get(model.name) ?? model.numCtx,
       };
     }),
   };

@@ -4,6 +4,7 @@
  * dialect's rules; the wire shapes live in openai-wire.ts, pacing and slots in the runner.
  */
 
+import { openAiOverflow } from "./context-window.js";
 import { findModel, type EngineContext, type Route } from "./engine-context.js";
 import { InferenceCall } from "./engine-stats.js";
 import { FieldReader, describeJson, isRecord } from "./field-reader.js";
@@ -189,6 +190,12 @@ async function chatCompletions(ctx: EngineContext, exchange: Exchange): Promise<
   const messages = readMessages(reader);
   const params = readGenerationParams(reader, model);
   if (params.error) return reject(exchange, call, 400, params.error);
+  const promptTokens = countChatTokens(messages);
+  const overflow = openAiOverflow(ctx, model, promptTokens, params.maxTokens);
+  if (overflow !== undefined) {
+    sendJson(exchange.res, overflow.status, overflow.body);
+    return call.settle("invalid");
+  }
   const lastUser = messages.findLast((message) => message.role === "user") ?? messages.at(-1);
   const plan = planReply(model, {
     promptText: messages.map((message) => `${message.role}: ${message.content}`).join("\n"),
@@ -203,7 +210,7 @@ async function chatCompletions(ctx: EngineContext, exchange: Exchange): Promise<
   });
   const job = {
     plan,
-    promptTokens: countChatTokens(messages),
+    promptTokens,
     stream: params.stream,
     format,
     receivedMs,
@@ -225,6 +232,11 @@ async function completions(ctx: EngineContext, exchange: Exchange): Promise<void
   const params = readGenerationParams(reader, model);
   if (params.error || prompt === undefined) {
     return reject(exchange, call, 400, params.error ?? invalidRequest("Invalid 'prompt'.", "prompt"));
+  }
+  const overflow = openAiOverflow(ctx, model, Math.max(1, countTextTokens(prompt)), params.maxTokens);
+  if (overflow !== undefined) {
+    sendJson(exchange.res, overflow.status, overflow.body);
+    return call.settle("invalid");
   }
   const plan = planReply(model, { promptText: prompt, echoText: prompt, maxTokens: params.maxTokens });
   const format = completionFormat({
@@ -324,7 +336,7 @@ async function embeddings(ctx: EngineContext, exchange: Exchange): Promise<void>
 function listModels(ctx: EngineContext, exchange: Exchange): Promise<void> {
   sendJson(exchange.res, 200, {
     object: "list",
-    data: ctx.options.models.map((model) => modelObject(model)),
+    data: ctx.options.models.map((model) => modelObject(model, ctx.options.flavor)),
   });
   return Promise.resolve();
 }
@@ -332,7 +344,7 @@ function listModels(ctx: EngineContext, exchange: Exchange): Promise<void> {
 function retrieveModel(ctx: EngineContext, exchange: Exchange): Promise<void> {
   const name = decodeURIComponent(exchange.path.slice("/v1/models/".length));
   const model = findModel(ctx, name, "openai");
-  if (model) sendJson(exchange.res, 200, modelObject(model));
+  if (model) sendJson(exchange.res, 200, modelObject(model, ctx.options.flavor));
   else sendOpenAiError(exchange.res, 404, modelNotFound(name));
   return Promise.resolve();
 }

@@ -9,7 +9,7 @@ import type { FailureWriter } from "./engine-context.js";
 import type { FieldProblem } from "./field-reader.js";
 import type { GenerationResult, ResponseFormat } from "./generation-runner.js";
 import { sendJson } from "./http-exchange.js";
-import type { ResolvedModel } from "./options.js";
+import type { OpenAiFlavor, ResolvedModel } from "./options.js";
 
 export const SYSTEM_FINGERPRINT = "fp_pair_emulator";
 /** `created` of every listed model: a fixed instant, so listings are byte-identical. */
@@ -220,13 +220,22 @@ export function embeddingsBody(
   };
 }
 
-/** vLLM's model object: OpenAI's, plus the context window as `max_model_len`. */
-export function modelObject(model: ResolvedModel): unknown {
-  return {
-    id: model.name,
-    object: "model",
-    created: MODEL_CREATED_S,
-    owned_by: "pair-emulator",
-    max_model_len: model.contextTokens,
-  };
+/**
+ * The model object: vLLM's (OpenAI's plus the window as `max_model_len`), llama.cpp's (`meta` with
+ * the trained window, not the one it runs with), TGI's (no window: that is on `/info`).
+ */
+export function modelObject(model: ResolvedModel, flavor: OpenAiFlavor = "vllm"): unknown {
+  const base = { id: model.name, object: "model", created: MODEL_CREATED_S, owned_by: "pair-emulator" };
+  switch (flavor) {
+    case "vllm":
+      return { ...base, max_model_len: model.contextTokens };
+    case "llamacpp":
+      return {
+        ...base,
+        owned_by: "llamacpp",
+        meta: { n_ctx_train: model.contextTokens * 4, n_vocab: 32000 },
+      };
+    case "tgi":
+      return { ...base, created: 0, owned_by: model.name };
+  }
 }

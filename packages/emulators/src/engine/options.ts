@@ -10,6 +10,12 @@ import type { EngineFaults } from "./faults.js";
 /** Which wire dialects the emulator serves. "both" is what Ollama does (it also serves /v1). */
 export type EngineApi = "openai" | "ollama" | "both";
 
+/**
+ * Which OpenAI-compatible server the emulator plays (its listing, window routes, tokenizer and
+ * context-overflow refusal): vLLM (default), llama.cpp's server, or TGI.
+ */
+export type OpenAiFlavor = "vllm" | "llamacpp" | "tgi";
+
 /** What happens to a request arriving while every slot is taken. */
 export type WhenFull = "queue" | "503";
 
@@ -19,8 +25,17 @@ export interface EngineModelConfig {
   readonly maxTokens?: number;
   /** Length of this model's embedding vectors (default 16). */
   readonly embeddingDimensions?: number;
-  /** Largest token limit a request may ask for (default 1,048,576). */
+  /**
+   * The model's context window (default 1,048,576): vLLM `max_model_len`, llama.cpp `n_ctx`, TGI
+   * `max_total_tokens`, Ollama's trained `context_length`. A longer prompt is refused (OpenAI
+   * flavors) or, on Ollama, cut to `numCtx`.
+   */
   readonly contextTokens?: number;
+  /**
+   * Ollama: the `num_ctx` the model runs with unless a request sets `options.num_ctx` (default
+   * min(contextTokens, 4096)); when set it is also the Modelfile's `num_ctx` in /api/show.
+   */
+  readonly numCtx?: number;
   /** What Ollama's /api/show reports the model can do (default `["completion"]`). */
   readonly capabilities?: readonly string[];
   /** The chat template Ollama's /api/show reports (default `{{ .Prompt }}`). */
@@ -44,6 +59,8 @@ export interface EmulatorClock {
 
 export interface EngineEmulatorOptions {
   readonly api: EngineApi;
+  /** With `api: "openai"`: which server it plays (default "vllm"). */
+  readonly flavor?: OpenAiFlavor;
   /** Model names, or configs. At least one. */
   readonly models: readonly (string | EngineModelConfig)[];
   /** Reported in the `server` header of every response (default "engine-emulator"). */
@@ -92,12 +109,17 @@ export interface ResolvedModel {
   readonly maxTokens: number;
   readonly embeddingDimensions: number;
   readonly contextTokens: number;
+  /** Ollama's running `num_ctx` by default. */
+  readonly numCtx: number;
+  /** `numCtx` was configured: /api/show reports it as the Modelfile's. */
+  readonly modelfileNumCtx: boolean;
   readonly capabilities: readonly string[];
   readonly template: string;
 }
 
 export interface ResolvedOptions {
   readonly api: EngineApi;
+  readonly flavor: OpenAiFlavor;
   readonly models: readonly ResolvedModel[];
   readonly name: string;
   readonly host: "127.0.0.1" | "::1";
@@ -166,6 +188,8 @@ function resolveModel(entry: string | EngineModelConfig, index: number): Resolve
     ),
     embeddingDimensions: checkedInt(`${path}.embeddingDimensions`, config.embeddingDimensions, 1, 8192, 16),
     contextTokens,
+    numCtx: checkedInt(`${path}.numCtx`, config.numCtx, 4, contextTokens, Math.min(contextTokens, 4096)),
+    modelfileNumCtx: config.numCtx !== undefined,
     capabilities: config.capabilities ?? ["completion"],
     template: config.template ?? "{{ .Prompt }}",
   };
@@ -203,8 +227,12 @@ export function resolveOptions(options: EngineEmulatorOptions): ResolvedOptions 
   ) {
     throw new EmulatorOptionError("tls", "expected { key, cert } as PEM strings");
   }
+  const flavor = options.flavor ?? "vllm";
+  if (flavor !== "vllm" && flavor !== "llamacpp" && flavor !== "tgi")
+    throw new EmulatorOptionError("flavor", `expected "vllm", "llamacpp" or "tgi", got ${String(flavor)}`);
   return {
     api: options.api,
+    flavor,
     models,
     name: options.name ?? "engine-emulator",
     host,

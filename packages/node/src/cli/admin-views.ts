@@ -20,6 +20,8 @@ import {
 export interface ModelJson {
   readonly model: string;
   readonly nodes: readonly string[];
+  /** Each node's context window for the model, where known (absent from older nodes). */
+  readonly context_tokens?: Readonly<Record<string, number>>;
 }
 
 interface EngineStatusJson {
@@ -204,9 +206,11 @@ function rentedNodeRow(n: NodeJson): string[] {
 export function modelLines(models: readonly ModelJson[]): string[] {
   if (models.length === 0)
     return ["no models: no engine is up (see `pair status`), or none of them serves a model yet"];
+  // The window each node holds, in the order of NODES (`?` where none is known).
+  const windows = (m: ModelJson) => m.nodes.map((n) => m.context_tokens?.[n] ?? "?").join(", ");
   return renderTable(
-    [{ header: "MODEL" }, { header: "NODES" }],
-    models.map((m) => [m.model, m.nodes.join(", ")]),
+    [{ header: "MODEL" }, { header: "NODES" }, { header: "CONTEXT" }],
+    models.map((m) => [m.model, m.nodes.join(", "), windows(m)]),
   );
 }
 

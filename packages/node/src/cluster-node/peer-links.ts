@@ -37,6 +37,8 @@ export interface PeerLinkTarget {
   readonly nodeId: string;
   readonly name: string;
   readonly maxConcurrent: number;
+  /** context: by model, the largest window the peer publishes. */
+  readonly contextTokens?: ReadonlyMap<string, number>;
 }
 
 interface Link {
@@ -122,6 +124,7 @@ export class PeerLinks {
     state: string;
     usdPerHour: number | null;
     usdPerMtok: number | null;
+    contextTokens?: number;
   }[] {
     return this.#o.membership
       .members()
@@ -140,6 +143,8 @@ export class PeerLinks {
             state: r.state,
             usdPerHour: r.usd_per_hour,
             usdPerMtok: r.usd_per_mtok,
+            // context: its window for this model, as the sponsor publishes it
+            ...(r.context_windows?.[model] === undefined ? {} : { contextTokens: r.context_windows[model] }),
           })),
       );
   }
@@ -255,10 +260,15 @@ function servingIndex(members: readonly MemberView[]): Map<string, PeerLinkTarge
     .sort((a, b) => a.load - b.load);
   const byModel = new Map<string, PeerLinkTarget[]>();
   for (const { member } of up) {
+    // context: the windows the peer publishes, by model
+    const contextTokens = new Map<string, number>();
+    for (const m of member.models)
+      if (m.context_window !== undefined) contextTokens.set(m.model, m.context_window);
     const target = Object.freeze({
       nodeId: member.node_id,
       name: member.name,
       maxConcurrent: member.capacity,
+      ...(contextTokens.size === 0 ? {} : { contextTokens }),
     });
     for (const { model } of member.models) {
       const list = byModel.get(model);

@@ -322,7 +322,15 @@ export function readInventory(json: unknown): PeerInventory {
     const r = (typeof m === "object" && m !== null ? m : {}) as Record<string, unknown>;
     if (typeof r["model"] !== "string" || r["model"].length > 512 || !count(r["engines"]))
       throw bad("models[]");
-    return { model: r["model"], engines: r["engines"] };
+    const window = r["context_window"];
+    return {
+      model: r["model"],
+      engines: r["engines"],
+      // An older peer publishes none; a malformed one counts as unknown.
+      ...(typeof window === "number" && Number.isSafeInteger(window) && window > 0
+        ? { context_window: window }
+        : {}),
+    };
   });
   return {
     node_id: o["node_id"],

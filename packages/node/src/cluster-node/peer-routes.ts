@@ -31,8 +31,15 @@ const MAX_NOTICE_BYTES = 1024;
 export interface PeerInventory {
   readonly node_id: string;
   readonly name: string;
-  /** Models served by this node's local engines, with how many healthy engines serve each. */
-  readonly models: readonly { readonly model: string; readonly engines: number }[];
+  /**
+   * Models served by this node's local engines, with how many healthy engines serve each and the
+   * largest context window among them, where known (docs/context.md).
+   */
+  readonly models: readonly {
+    readonly model: string;
+    readonly engines: number;
+    readonly context_window?: number;
+  }[];
   readonly in_flight: number;
   /** Sum of max_concurrent over the healthy local engines. */
   readonly capacity: number;

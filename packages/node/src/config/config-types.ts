@@ -69,7 +69,14 @@ export interface EngineConfig {
   readonly probeIntervalMs: number;
   /** A request with no first byte by then fails over (before the first byte only). */
   readonly firstByteTimeoutMs: number;
+  /** `context_tokens`: the window assumed instead of the engine's own (docs/context.md). */
+  readonly contextTokens?: ContextTokensConfig;
+  /** Ollama `num_ctx: auto | off`: whether PAIR may raise num_ctx so a prompt fits (default auto). */
+  readonly raiseNumCtx?: boolean;
 }
+
+/** A window in tokens for every model, or by model name (`"*"`: the rest). */
+export type ContextTokensConfig = number | Readonly<Record<string, number>>;
 
 export const RENTED_PROVIDERS = [
   "huggingface-endpoint",
@@ -119,6 +126,8 @@ interface RentedNodeCommon {
   };
   readonly lifecycle: RentedLifecycle;
   readonly budget: RentedBudget;
+  /** `context_tokens`: the window assumed instead of the one the node states (docs/context.md). */
+  readonly contextTokens?: ContextTokensConfig;
 }
 
 /** A Hugging Face Inference Endpoint: its URL and state are looked up through the Endpoints API. */

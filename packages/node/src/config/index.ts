@@ -19,6 +19,7 @@ export {
   type ApiKeyConfig,
   type BaseUrlNode,
   type ConfigHost,
+  type ContextTokensConfig,
   type CredentialRef,
   type EngineApi,
   type EngineConfig,

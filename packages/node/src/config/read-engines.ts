@@ -8,6 +8,7 @@ import { ENGINE_APIS, type EngineApi, type EngineConfig } from "./config-types.j
 import { DEFAULT_ENGINE, ENGINE_DEFAULTS, LIMITS, MS_PER_SECOND } from "./defaults.js";
 import { Section } from "./field-reader.js";
 import type { ProblemList } from "./problems.js";
+import { readContextTokens } from "./read-context-tokens.js";
 
 export const ENGINE_KEYS = [
   "name",
@@ -16,6 +17,8 @@ export const ENGINE_KEYS = [
   "max_concurrent",
   "probe_interval_s",
   "first_byte_timeout_s",
+  "context_tokens",
+  "num_ctx",
 ] as const;
 
 const SECONDS = { ms: MS_PER_SECOND, label: "seconds" } as const;
@@ -82,9 +85,25 @@ function readEngine(entry: Section): { name: string | undefined; engine: EngineC
     ),
     probeIntervalMs: entry.durationMs("probe_interval_s", SECONDS, defaults.probeIntervalMs),
     firstByteTimeoutMs: entry.durationMs("first_byte_timeout_s", SECONDS, defaults.firstByteTimeoutMs),
+    ...contextSettings(entry, api),
   };
   const complete = name !== undefined && api !== undefined && baseUrl !== undefined;
   return { name, engine: complete ? engine : undefined };
+}
+
+/** `context_tokens` and, on an Ollama engine, `num_ctx: auto | off` (docs/context.md). */
+function contextSettings(
+  entry: Section,
+  api: EngineApi | undefined,
+): Pick<EngineConfig, "contextTokens" | "raiseNumCtx"> {
+  const contextTokens = readContextTokens(entry);
+  const numCtx = entry.oneOf("num_ctx", ["auto", "off"] as const);
+  if (numCtx !== undefined && api !== "ollama")
+    entry.report("num_ctx", "invalid_value", "num_ctx applies to an ollama engine only");
+  return {
+    ...(contextTokens === undefined ? {} : { contextTokens }),
+    ...(numCtx === "off" ? { raiseNumCtx: false } : {}),
+  };
 }
 
 export function readEngines(problems: ProblemList, top: Section): EngineConfig[] {

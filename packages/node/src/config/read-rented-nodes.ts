@@ -26,6 +26,7 @@ import {
 import { LIMITS, MS_PER_MINUTE, MS_PER_SECOND, RENTED_DEFAULTS } from "./defaults.js";
 import { Section } from "./field-reader.js";
 import { formatPath, ProblemList } from "./problems.js";
+import { readContextTokens } from "./read-context-tokens.js";
 import { readHfJob } from "./read-hf-job.js";
 import { readRunpodPod, readVllmApiKey } from "./read-runpod-pod.js";
 
@@ -44,6 +45,7 @@ export const RENTED_NODE_KEYS = [
   "pod",
   "vllm_api_key",
   "job",
+  "context_tokens",
 ] as const;
 const LIFECYCLE_KEYS = [
   "managed",
@@ -264,6 +266,7 @@ function readRentedNode(entry: Section): { name: string | undefined; node: Rente
     lifecycle: readLifecycle(entry, provider),
   };
   const budget = readBudget(entry, target !== undefined && billedByPair(target, common.lifecycle));
+  const contextTokens = readContextTokens(entry);
   if (target !== undefined && "pod" in target && !common.lifecycle.managed)
     entry.report(
       "lifecycle",
@@ -271,7 +274,10 @@ function readRentedNode(entry: Section): { name: string | undefined; node: Rente
       "managed: false cannot go with a pod: section (PAIR creates those pods)",
     );
   if (name === undefined || target === undefined) return { name, node: undefined };
-  return { name, node: { ...target, ...common, budget } };
+  return {
+    name,
+    node: { ...target, ...common, budget, ...(contextTokens === undefined ? {} : { contextTokens }) },
+  };
 }
 
 export function readRentedNodes(problems: ProblemList, top: Section, nodeName: string): RentedNodeConfig[] {

@@ -109,6 +109,12 @@ export const PAIR_ERROR_CODES = {
     retryAfterS: 1,
     otherNodeMayServe: false,
   },
+  context_too_long: {
+    status: 400,
+    openaiType: "invalid_request_error",
+    retryable: false,
+    otherNodeMayServe: true,
+  },
 } as const satisfies Readonly<Record<string, PairErrorSpec>>;
 
 export type PairErrorCode = keyof typeof PAIR_ERROR_CODES;

@@ -2,11 +2,13 @@
  * Local engines adopted by base URL, and what each serves. A periodic probe asks every engine for
  * its models (Ollama: GET /api/tags; OpenAI-compatible: GET <base>/models); an engine that fails a
  * probe leaves the inventory at once and comes back with its next good probe, so a dead engine is
- * gone within one probe interval.
+ * gone within one probe interval. After a good listing the engine is asked its models' context
+ * windows (context/window-probe.ts); a failure there leaves a window unknown, never the engine down.
  * Must not know: requests, scheduling, dialect translation.
  */
 
 import type { Dispatcher } from "undici";
+import { WindowProber, type ContextTokensConfig, type ModelWindow } from "../context/index.js";
 import { boundedText } from "../http/bounded-text.js";
 
 export type EngineApi = "ollama" | "openai";
@@ -20,6 +22,10 @@ export interface EngineSpec {
   readonly probeIntervalMs: number;
   /** First-byte timeout for requests routed to this engine. */
   readonly firstByteTimeoutMs: number;
+  /** `context_tokens`: overrides the windows the engine states (one number, or by model). */
+  readonly contextTokens?: ContextTokensConfig;
+  /** Ollama `num_ctx: auto` (default): PAIR may raise num_ctx so a prompt fits; false: `off`. */
+  readonly raiseNumCtx?: boolean;
 }
 
 /**
@@ -42,6 +48,8 @@ export interface EngineState {
   readonly models: readonly string[];
   /** By model, what the last good probe's listing said of it; absent: nothing known. */
   readonly meta?: ReadonlyMap<string, EngineModelMeta>;
+  /** By model, its context window, where known (context/model-window.ts). */
+  readonly windows?: ReadonlyMap<string, ModelWindow>;
   readonly lastProbeAtMs: number | undefined;
   readonly lastError: string | undefined;
 }
@@ -95,6 +103,7 @@ export class EngineInventory {
   #probing: Promise<void> | undefined;
   /** Probes in a row that timed out, by engine. */
   readonly #slowProbes = new Map<string, number>();
+  readonly #windows: WindowProber;
 
   constructor(options: InventoryOptions) {
     const names = new Set<string>();
@@ -104,6 +113,7 @@ export class EngineInventory {
       if (!(e.probeIntervalMs > 0)) throw new RangeError(`engine ${e.name}: probeIntervalMs must be > 0`);
     }
     this.#o = options;
+    this.#windows = new WindowProber(options.dispatcher);
     this.#states = options.engines.map((spec) => ({
       spec,
       healthy: false,
@@ -161,7 +171,8 @@ export class EngineInventory {
           before === undefined ||
           before.healthy !== n.healthy ||
           before.lastError !== n.lastError ||
-          before.models.join("\n") !== n.models.join("\n")
+          before.models.join("\n") !== n.models.join("\n") ||
+          windowsKey(before.windows) !== windowsKey(n.windows)
         );
       });
       this.#states = next;
@@ -209,7 +220,8 @@ export class EngineInventory {
       const text = await boundedText(res.body);
       const { models, meta } = parseModels(spec.api, JSON.parse(text) as unknown);
       this.#slowProbes.set(spec.name, 0);
-      return { spec, healthy: true, models, meta, lastProbeAtMs: at, lastError: undefined };
+      const windows = await this.#windows.probe(spec, models, meta);
+      return { spec, healthy: true, models, meta, windows, lastProbeAtMs: at, lastError: undefined };
     } catch (cause) {
       const message = cause instanceof Error ? cause.message : String(cause);
       // One slow answer from an engine that was up is not enough to take it out (it may be busy
@@ -222,6 +234,14 @@ export class EngineInventory {
       return { spec, healthy: false, models: [], lastProbeAtMs: at, lastError: message };
     }
   }
+}
+
+/** A comparable text of an engine's windows (a change is worth telling peers). */
+function windowsKey(windows: ReadonlyMap<string, ModelWindow> | undefined): string {
+  if (windows === undefined) return "";
+  let key = "";
+  for (const [model, w] of windows) key += `${model}=${w.tokens}/${w.runningTokens ?? ""};`;
+  return key;
 }
 
 function isTimeout(cause: unknown): boolean {

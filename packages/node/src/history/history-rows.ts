@@ -8,7 +8,8 @@
 /** The columns, in the order of `rowValues`. */
 export const COLUMN_NAMES =
   "id, model, route, origin_node, requester, started_at_ms, serving_node, engine, sponsor, off_lan, " +
-  "status, first_byte_ms, duration_ms, tokens_in, tokens_out, est_cost_micro_usd, error_code, attempts";
+  "status, first_byte_ms, duration_ms, tokens_in, tokens_out, est_cost_micro_usd, error_code, attempts, " +
+  "est_prompt_tokens, route_reason";
 
 const COLUMNS = `
   id TEXT NOT NULL,
@@ -28,7 +29,9 @@ const COLUMNS = `
   tokens_out INTEGER,
   est_cost_micro_usd INTEGER NOT NULL,
   error_code TEXT,
-  attempts TEXT`;
+  attempts TEXT,
+  est_prompt_tokens INTEGER,
+  route_reason TEXT`;
 
 /**
  * Keyed by start time, then id: new rows land at the end of the one B-tree (ids are random, and a
@@ -51,7 +54,8 @@ export const UPSERT_SQL = `INSERT INTO workloads (${COLUMN_NAMES})
     sponsor = excluded.sponsor, off_lan = excluded.off_lan, status = excluded.status,
     first_byte_ms = excluded.first_byte_ms, duration_ms = excluded.duration_ms, tokens_in = excluded.tokens_in,
     tokens_out = excluded.tokens_out, est_cost_micro_usd = excluded.est_cost_micro_usd, error_code = excluded.error_code,
-    attempts = excluded.attempts`;
+    attempts = excluded.attempts, est_prompt_tokens = excluded.est_prompt_tokens,
+    route_reason = excluded.route_reason`;
 
 /** Deletes finished rows started before `?`. */
 export const PRUNE_BEFORE_SQL = "DELETE FROM workloads WHERE status != 'running' AND started_at_ms < ?";
@@ -90,6 +94,8 @@ export interface RowSource {
   readonly estCostMicroUsd: number;
   readonly errorCode?: string;
   readonly attempts: readonly unknown[];
+  readonly estPromptTokens?: number;
+  readonly routeReason?: string;
 }
 
 export function rowValues(w: RowSource): RowValues {
@@ -112,5 +118,7 @@ export function rowValues(w: RowSource): RowValues {
     w.estCostMicroUsd,
     w.errorCode ?? null,
     w.attempts.length === 0 ? null : JSON.stringify(w.attempts),
+    w.estPromptTokens ?? null,
+    w.routeReason ?? null,
   ];
 }

@@ -43,6 +43,10 @@ export interface Workload {
   warming?: boolean;
   /** Where the request was tried, in order (a failover adds one per failed upstream). */
   attempts: WorkloadAttempt[];
+  /** PAIR's estimate of the prompt's tokens, when the prompt was near a window (docs/context.md). */
+  estPromptTokens?: number;
+  /** Why the serving node was chosen when not in the usual order (`context`). */
+  routeReason?: string;
 }
 
 /** What a workload is known by when it begins (the rest is learnt while it runs). */
@@ -79,6 +83,8 @@ export interface WorkloadJson {
   attempts: WorkloadAttempt[];
   /** Running and waiting for a rented node to start. */
   warming: boolean;
+  est_prompt_tokens: number | null;
+  route_reason: string | null;
 }
 
 export function workloadJson(w: Workload): WorkloadJson {
@@ -102,6 +108,8 @@ export function workloadJson(w: Workload): WorkloadJson {
     error_code: w.errorCode ?? null,
     attempts: [...w.attempts],
     warming: w.status === "running" && w.warming === true,
+    est_prompt_tokens: w.estPromptTokens ?? null,
+    route_reason: w.routeReason ?? null,
   };
 }
 
@@ -149,6 +157,8 @@ interface Row {
   est_cost_micro_usd: number;
   error_code: string | null;
   attempts: string | null;
+  est_prompt_tokens: number | null;
+  route_reason: string | null;
 }
 
 /** Databases made before the table was keyed by start time: move their rows to the new table once. */
@@ -198,6 +208,11 @@ export class WorkloadHistory {
     }[];
     if (!columns.some((c) => c.name === "attempts"))
       this.#db.exec("ALTER TABLE workloads ADD COLUMN attempts TEXT");
+    // … and the context columns (NULL: not recorded then).
+    if (!columns.some((c) => c.name === "est_prompt_tokens"))
+      this.#db.exec("ALTER TABLE workloads ADD COLUMN est_prompt_tokens INTEGER");
+    if (!columns.some((c) => c.name === "route_reason"))
+      this.#db.exec("ALTER TABLE workloads ADD COLUMN route_reason TEXT");
     migrateKeyedById(this.#db);
     // A previous process died with these running: they did not complete.
     this.#db.prepare("UPDATE workloads SET status = 'interrupted' WHERE status = 'running'").run();
@@ -339,6 +354,10 @@ function fromRow(r: Row): Workload {
     ...(r.tokens_in === null ? {} : { tokensIn: r.tokens_in }),
     ...(r.tokens_out === null ? {} : { tokensOut: r.tokens_out }),
     ...(r.error_code === null ? {} : { errorCode: r.error_code }),
+    ...(r.est_prompt_tokens === null || r.est_prompt_tokens === undefined
+      ? {}
+      : { estPromptTokens: r.est_prompt_tokens }),
+    ...(r.route_reason === null || r.route_reason === undefined ? {} : { routeReason: r.route_reason }),
   };
 }
 

@@ -16,7 +16,13 @@ export interface TokenPrices {
 }
 
 export type ModelsAnswer =
-  | { readonly kind: "models"; readonly models: string[]; readonly prices: Map<string, TokenPrices> }
+  | {
+      readonly kind: "models";
+      readonly models: string[];
+      readonly prices: Map<string, TokenPrices>;
+      /** context: each model's window, where the listing says (vLLM `max_model_len`, the router's `context_length`). */
+      readonly windows: Map<string, number>;
+    }
   | { readonly kind: "warming" }
   | { readonly kind: "rejected"; readonly status: number }
   | { readonly kind: "failed"; readonly detail: string };
@@ -43,18 +49,37 @@ export async function listModels(
     if (!Array.isArray(data)) return { kind: "failed", detail: "GET /models: no data list" };
     const models: string[] = [];
     const prices = new Map<string, TokenPrices>();
+    const windows = new Map<string, number>();
     for (const m of data.slice(0, 1_024) as unknown[]) {
       if (typeof m !== "object" || m === null || typeof (m as { id?: unknown }).id !== "string") continue;
       const id = (m as { id: string }).id;
       models.push(id);
       const price = routerPrice((m as { providers?: unknown }).providers);
       if (price !== undefined) prices.set(id, price);
+      const window = listedWindow(m as Record<string, unknown>);
+      if (window !== undefined) windows.set(id, window);
     }
-    return { kind: "models", models, prices };
+    return { kind: "models", models, prices, windows };
   } catch (cause) {
     const code = (cause as { code?: string }).code;
     return { kind: "failed", detail: `${code === undefined ? "" : `${code} `}${(cause as Error).message}` };
   }
+}
+
+/** context: vLLM's `max_model_len`, else the smallest live `providers[].context_length` of the HF router. */
+function listedWindow(m: Record<string, unknown>): number | undefined {
+  const own = m["max_model_len"];
+  if (typeof own === "number" && Number.isSafeInteger(own) && own > 0) return own;
+  const providers = m["providers"];
+  if (!Array.isArray(providers)) return undefined;
+  let least: number | undefined;
+  for (const p of providers as unknown[]) {
+    const o = (typeof p === "object" && p !== null ? p : {}) as Record<string, unknown>;
+    const n = o["context_length"];
+    if (o["status"] === "error" || typeof n !== "number" || !Number.isSafeInteger(n) || n <= 0) continue;
+    if (least === undefined || n < least) least = n;
+  }
+  return least;
 }
 
 /**

@@ -27,6 +27,8 @@ export interface RentedPeerView {
   readonly policy: RoutingUse;
   readonly eligible: boolean;
   readonly reason: string | null;
+  /** By model, its context window where known (context: docs/context.md); absent from older sponsors. */
+  readonly context_windows?: Readonly<Record<string, number>>;
 }
 
 /** Every field a peer may learn about a rented node, in order. */
@@ -45,6 +47,7 @@ export const RENTED_PEER_VIEW_FIELDS = [
   "policy",
   "eligible",
   "reason",
+  "context_windows",
 ] as const satisfies readonly (keyof RentedPeerView)[];
 
 const MAX_TEXT = 512;
@@ -106,6 +109,22 @@ export function readRentedPeerViews(json: unknown): RentedPeerView[] {
       policy: policy as RoutingUse,
       eligible: o["eligible"],
       reason: text("reason", true),
+      ...contextWindowsOf(o["context_windows"], models as string[]),
     };
   });
+}
+
+/** A sponsor's published windows, only for models it serves and as plausible numbers. */
+function contextWindowsOf(
+  value: unknown,
+  models: readonly string[],
+): { context_windows?: Readonly<Record<string, number>> } {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== "object" || Array.isArray(value))
+    throw new Error("not an inventory: rented[].context_windows");
+  const out: Record<string, number> = {};
+  for (const [model, tokens] of Object.entries(value as Record<string, unknown>))
+    if (models.includes(model) && typeof tokens === "number" && Number.isSafeInteger(tokens) && tokens > 0)
+      out[model] = tokens;
+  return { context_windows: out };
 }

@@ -19,6 +19,7 @@ import {
   type RentedNodeProblem,
   type RoutingUse,
 } from "../config/index.js";
+import { configuredWindow } from "../context/index.js";
 import type { PairError } from "../dialects/index.js";
 import type { CreatedInfo, ManagedView } from "./managed-endpoint.js";
 import { estimateCostMicroUsd, outputPricePerMillion } from "./cost-estimate.js";
@@ -253,6 +254,8 @@ export class RentedNodes {
         policy: v.policy,
         eligible: v.eligible,
         reason: this.#peerReason(n, v),
+        // context: the windows it holds, so peers skip it for prompts it cannot take
+        context_windows: windowsOf(n),
       };
     });
   }
@@ -275,10 +278,10 @@ export class RentedNodes {
     model: string,
     caller: { readonly fromPeer: boolean },
   ): {
-    usable: { name: string; policy: RoutingUse; warm: boolean; price: number | null }[];
+    usable: RentedServingView[];
     refusal?: PairError;
   } {
-    const usable: { name: string; policy: RoutingUse; warm: boolean; price: number | null }[] = [];
+    const usable: RentedServingView[] = [];
     let refusal: PairError | undefined;
     for (const n of this.#nodes.values()) {
       if (!n.models.includes(model)) continue;
@@ -316,6 +319,8 @@ export class RentedNodes {
         policy: v.policy,
         warm: v.state === "running",
         price: outputPricePerMillion(n.models, n.prices),
+        // context: the configured window wins over the listed one
+        ...windowField(n, model),
       });
     }
     return refusal === undefined ? { usable } : { usable, refusal };
@@ -570,4 +575,29 @@ function peerSpend(managed: ManagedView | null): RentedPeerView["spend_usd"] {
 
 function describeProblems(problems: readonly RentedNodeProblem[]): string {
   return problems.map((p) => `${p.path === "" ? "" : `${p.path}: `}${p.code}: ${p.message}`).join("; ");
+}
+
+/** A usable rented node for one model, as routing reads it. */
+interface RentedServingView {
+  name: string;
+  policy: RoutingUse;
+  warm: boolean;
+  price: number | null;
+  contextTokens?: number;
+}
+
+/** context: a node's window for one model: `context_tokens`, else what its /models listed. */
+function windowField(n: NodeState, model: string): { contextTokens?: number } {
+  const tokens = configuredWindow(n.config.contextTokens, model) ?? n.windows.get(model);
+  return tokens === undefined ? {} : { contextTokens: tokens };
+}
+
+/** context: the windows of every model a node serves, where known. */
+function windowsOf(n: NodeState): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const model of n.models) {
+    const tokens = windowField(n, model).contextTokens;
+    if (tokens !== undefined) out[model] = tokens;
+  }
+  return out;
 }

@@ -100,6 +100,8 @@ export interface NodeState {
   gpu: string | undefined;
   /** Per-token prices by model (USD per million tokens), as the provider's /models listed them. */
   prices: Map<string, TokenPrices>;
+  /** context: each model's window as the node's /models listed it. */
+  windows: Map<string, number>;
   /** What the provider's API last said (Hugging Face endpoints). */
   providerState: string | undefined;
   providerMessage: string | undefined;
@@ -141,6 +143,7 @@ export async function probeNode(n: NodeState, o: ProbeDeps): Promise<void> {
     const allow = config.models;
     n.models = allow.length === 0 ? answer.models : answer.models.filter((m) => allow.includes(m));
     n.prices = answer.prices;
+    n.windows = answer.windows;
     n.state = "running";
     n.lastError = undefined;
     if (!n.openChecked) {
@@ -232,6 +235,7 @@ export function fresh(config: RentedNodeConfig, source: "config" | "attached"): 
     baseUrl: undefined,
     gpu: undefined,
     prices: new Map(),
+    windows: new Map(),
     providerState: undefined,
     providerMessage: undefined,
   };

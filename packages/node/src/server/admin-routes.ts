@@ -132,19 +132,39 @@ export function serveAdmin(
   }
 }
 
-/** Model → nodes serving it: this node first, then the peers that are up (admin view only). */
-function mergedModels(deps: ClientApiDeps): { model: string; nodes: string[] }[] {
-  const byModel = new Map<string, string[]>();
-  const add = (model: string, node: string) => byModel.set(model, [...(byModel.get(model) ?? []), node]);
-  for (const model of deps.inventory.models().keys()) add(model, deps.nodeName);
-  for (const rented of deps.rentedNodes?.list() ?? [])
-    for (const model of rented.models) add(model, rented.name);
+/**
+ * Model → nodes serving it: this node first, then the peers that are up (admin view only), with each
+ * node's context window for it where known (`context_tokens`, by node; docs/context.md).
+ */
+function mergedModels(
+  deps: ClientApiDeps,
+): { model: string; nodes: string[]; context_tokens: Record<string, number> }[] {
+  const byModel = new Map<string, { nodes: string[]; windows: Record<string, number> }>();
+  const add = (model: string, node: string, window: number | undefined) => {
+    let row = byModel.get(model);
+    if (row === undefined) byModel.set(model, (row = { nodes: [], windows: {} }));
+    row.nodes.push(node);
+    if (window !== undefined) row.windows[node] = Math.max(window, row.windows[node] ?? 0);
+  };
+  for (const model of deps.inventory.models().keys()) {
+    let window: number | undefined;
+    for (const e of deps.inventory.serving(model)) {
+      const w = e.windows?.get(model)?.tokens;
+      if (w !== undefined && (window === undefined || w > window)) window = w;
+    }
+    add(model, deps.nodeName, window);
+  }
+  for (const rented of deps.rentedNodes?.peerViews() ?? [])
+    for (const model of rented.models) add(model, rented.name, rented.context_windows?.[model]);
   for (const peer of deps.membership?.members() ?? [])
     if (peer.state === "up") {
-      for (const { model } of peer.models) add(model, peer.name);
-      for (const rented of peer.rented) for (const model of rented.models) add(model, rented.name);
+      for (const { model, context_window } of peer.models) add(model, peer.name, context_window);
+      for (const rented of peer.rented)
+        for (const model of rented.models) add(model, rented.name, rented.context_windows?.[model]);
     }
-  return [...byModel].sort(([a], [b]) => a.localeCompare(b)).map(([model, nodes]) => ({ model, nodes }));
+  return [...byModel]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([model, row]) => ({ model, nodes: row.nodes, context_tokens: row.windows }));
 }
 
 /** This node, then every paired peer with an address, with its state and what it serves. */

@@ -6,6 +6,7 @@
  * Must not know: which upstreams there are or their order (upstreams.ts), the attempt loop (forward.ts).
  */
 
+import { contextRefusalOf, ollamaBodyFor, type RequestFit } from "../context/index.js";
 import { pairErrorHeaders, pairErrorOfInvalidRequest } from "../dialects/index.js";
 import { engineTarget } from "../engines/engine-inventory.js";
 import { AttemptRun, CANCELLED, sleep, type Attempt } from "./attempt-run.js";
@@ -25,7 +26,12 @@ import { recordServed } from "./upstreams.js";
 /** How often a warming rented node is asked again. */
 const WARM_RETRY_MS = 1_000;
 
-export async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, upstream: Upstream): Promise<Attempt> {
+export async function attemptOn(
+  deps: ForwardDeps,
+  fr: ForwardRequest,
+  upstream: Upstream,
+  fit: RequestFit,
+): Promise<Attempt> {
   const plan = planExchange({
     route: fr.route,
     request: fr.request,
@@ -38,23 +44,36 @@ export async function attemptOn(deps: ForwardDeps, fr: ForwardRequest, upstream:
   });
   if (!plan.ok)
     return { kind: "done", outcome: { kind: "error", error: pairErrorOfInvalidRequest(plan.error) } };
-  const a = new AttemptRun(deps, fr, upstream, plan.value);
+  const p = plan.value;
+  // context: a local Ollama engine gets the num_ctx the prompt needs (never a silent truncation)
+  const body =
+    upstream.kind === "engine" && upstream.api === "ollama"
+      ? ollamaBodyFor(
+          fit,
+          deps.inventory,
+          upstream.id,
+          upstream.model ?? fr.request.model,
+          fr.request,
+          p.body,
+        )
+      : p.body;
+  const a = new AttemptRun(deps, fr, upstream, body === p.body ? p : { ...p, body });
   let result: Attempt = CANCELLED;
   try {
-    result = await run(a);
+    result = await run(a, fit);
     return result;
   } finally {
     a.close(result);
   }
 }
 
-async function run(a: AttemptRun): Promise<Attempt> {
+async function run(a: AttemptRun, fit: RequestFit): Promise<Attempt> {
   const baseUrl = await prepare(a);
   if (typeof baseUrl !== "string") return baseUrl;
   const head = await awaitHead(a, baseUrl);
   if (!("exchange" in head)) return head;
   a.fr.timeline?.mark("upstreamHeaders");
-  if (head.head.statusCode >= 400) return answerError(a, head.exchange, head.head.statusCode);
+  if (head.head.statusCode >= 400) return answerError(a, head.exchange, head.head.statusCode, fit);
   return relay(a, head.exchange, head.head);
 }
 
@@ -123,8 +142,13 @@ function notReached(a: AttemptRun, cause: unknown): Attempt {
 }
 
 /** An error reply before the first byte: the next upstream, or the client's answer (ERROR_REPLY_TABLE). */
-async function answerError(a: AttemptRun, exchange: UpstreamExchange, status: number): Promise<Attempt> {
-  const { deps, upstream } = a;
+async function answerError(
+  a: AttemptRun,
+  exchange: UpstreamExchange,
+  status: number,
+  fit: RequestFit,
+): Promise<Attempt> {
+  const { deps, fr, upstream } = a;
   let text = "";
   try {
     // Scrubbed before anything reads it: every message, log line and reply below derives from it.
@@ -141,6 +165,14 @@ async function answerError(a: AttemptRun, exchange: UpstreamExchange, status: nu
       `${upstream.label} refused its credential (HTTP ${status}); set it again with ` +
       "`pair credential set NAME` on its sponsor";
     return { kind: "next", error: { code: "credential_rejected", message, node: upstream.name } };
+  }
+  // context: a refusal for the prompt's length fails over to a node with a larger window
+  const tooLong = contextRefusalOf(status, parsed);
+  if (tooLong !== undefined) {
+    fit.refused(upstream.id, upstream.label, tooLong.windowTokens);
+    fr.workload.routeReason = "context";
+    const message = `${upstream.label} refused the prompt as too long: ${tooLong.message}`;
+    return { kind: "next", error: { code: "context_too_long", message, node: deps.nodeName } };
   }
   if (verdict.failover) {
     // A peer's own code stays the error: the client sees why that node could not serve.

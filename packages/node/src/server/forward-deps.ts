@@ -22,6 +22,8 @@ export interface PeerUpstream {
   readonly name: string;
   /** Most requests this node sends it at once (its advertised capacity, at least 1). */
   readonly maxConcurrent: number;
+  /** By model, the largest context window the peer publishes (context: docs/context.md). */
+  readonly contextTokens?: ReadonlyMap<string, number>;
 }
 
 /** How requests reach paired peers (cluster-node/ implements it over mTLS). */
@@ -90,6 +92,8 @@ export interface RentedServing {
   readonly policy: RoutingUse;
   readonly warm: boolean;
   readonly price: number | null;
+  /** Its context window for the model, where known (context: docs/context.md). */
+  readonly contextTokens?: number;
 }
 
 /** A peer's rented node serving a model, as its sponsor publishes it. */
@@ -103,6 +107,8 @@ export interface SponsoredRented {
   readonly state: string;
   readonly usdPerHour: number | null;
   readonly usdPerMtok: number | null;
+  /** Its context window for the model, as its sponsor publishes it (context: docs/context.md). */
+  readonly contextTokens?: number;
 }
 
 export interface ForwardDeps {
@@ -124,6 +130,8 @@ export interface ForwardDeps {
   readonly redactor?: SecretRedactor;
   /** Largest non-streamed reply or error body read from an upstream (default DEFAULT_MAX_UPSTREAM_BODY_BYTES). */
   readonly maxUpstreamBodyBytes?: number;
+  /** Output reserved for a request that sets no limit, when fitting windows (default DEFAULT_OUTPUT_TOKENS). */
+  readonly defaultOutputTokens?: number;
   /** The node's log (one line each; secrets already scrubbed by the node); absent: nothing logged. */
   readonly log?: (line: string) => void;
 }

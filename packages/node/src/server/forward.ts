@@ -15,10 +15,12 @@
  */
 
 import type { ServerResponse } from "node:http";
+import { refineFit, requestFit } from "../context/index.js";
 import type { PairError } from "../dialects/index.js";
 import type { CancelSignal } from "../scheduler/scheduler.js";
 import { attemptOn } from "./attempt.js";
 import { CANCELLED_OUTCOME, type Attempt, type ForwardOutcome } from "./attempt-run.js";
+import { NO_ALIASES } from "./model-aliases.js";
 import { forPeer } from "./upstream-failures.js";
 import { candidates, markDown, type ForwardDeps, type ForwardRequest } from "./upstreams.js";
 
@@ -90,9 +92,25 @@ export async function forward(deps: ForwardDeps, fr: ForwardRequest): Promise<Fo
   const model = fr.request.model;
   const tried = new Set<string>();
   let last: PairError | undefined;
+  // context: the request's fit, counted by an engine's tokenizer when near its window (docs/context.md)
+  const fit = requestFit(fr, deps.defaultOutputTokens);
+  const counting = refineFit(
+    fit,
+    deps.inventory,
+    (deps.aliases ?? NO_ALIASES).namesOf(model),
+    deps.dispatcher,
+    fr,
+  );
+  if (counting !== undefined) await counting;
   for (;;) {
-    const { upstreams, refusal } = candidates(deps, fr, tried);
+    const { upstreams, refusal } = candidates(deps, fr, tried, fit);
+    // context: what history records, and the reason when windows decided the route
+    if (fit.estimated !== undefined) fr.workload.estPromptTokens = fit.estimated;
+    if (fit.decided) fr.workload.routeReason = "context";
     if (upstreams.length === 0) {
+      // context: nothing left can hold it
+      if (fit.skippedAny && (last === undefined || last.code === "context_too_long"))
+        return { kind: "error", error: fit.tooLong(model, deps.nodeName) };
       return {
         kind: "error",
         error: last ??
@@ -122,7 +140,7 @@ export async function forward(deps: ForwardDeps, fr: ForwardRequest): Promise<Fo
     tried.add(upstream.id);
     let attempt: Attempt;
     try {
-      attempt = await attemptOn(deps, fr, upstream);
+      attempt = await attemptOn(deps, fr, upstream, fit);
     } finally {
       slot.slot.release();
     }

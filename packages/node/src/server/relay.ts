@@ -9,6 +9,7 @@
 import type { Workload } from "../history/workload-history.js";
 import { CANCELLED, COMPLETED, type Attempt, type AttemptRun } from "./attempt-run.js";
 import { countTokens, type TokenCounts } from "./exchange-plan.js";
+import { ROUTE_REASON_HEADER } from "../context/index.js";
 import { OFF_LAN_HEADER, SERVED_BY_HEADER } from "./forward-deps.js";
 import { describe, PeerSilent, scrubbedTail } from "./upstream-failures.js";
 import { CappedBody, type UpstreamExchange, type UpstreamHead } from "./upstream-exchange.js";
@@ -27,6 +28,8 @@ export function replyHeaders(a: AttemptRun, head: UpstreamHead): Record<string, 
   const headers: Record<string, string> = {};
   headers[SERVED_BY_HEADER] = a.fr.workload.servingNode ?? a.deps.nodeName;
   if (a.fr.workload.offLan) headers[OFF_LAN_HEADER] = "1";
+  // context: say when windows decided the route
+  if (a.fr.workload.routeReason !== undefined) headers[ROUTE_REASON_HEADER] = a.fr.workload.routeReason;
   headers["content-type"] = p.passthrough
     ? String(head.headers["content-type"] ?? p.contentType)
     : p.contentType;

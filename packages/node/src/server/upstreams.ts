@@ -7,6 +7,7 @@
  */
 
 import type { Dispatcher } from "undici";
+import { engineWindow, type RequestFit } from "../context/index.js";
 import type { DialectRoute } from "../dialects/index.js";
 import type { EngineApi, EngineSpec } from "../engines/engine-inventory.js";
 import type { Workload } from "../history/workload-history.js";
@@ -232,6 +233,7 @@ export function candidates(
   deps: ForwardDeps,
   fr: ForwardRequest,
   tried: ReadonlySet<string>,
+  fit?: RequestFit,
   checks?: readonly CandidateCheck<Upstream>[],
 ): Candidates {
   const model = fr.request.model;
@@ -243,12 +245,14 @@ export function candidates(
   const local: Upstream[] = [];
   for (const name of names)
     for (const e of deps.inventory.serving(name))
-      local.push(named(engineUpstream(deps, e.spec), model, name));
+      // context: an engine whose window cannot hold the request is no candidate (docs/context.md)
+      if (fit === undefined || fit.holds(engineWindow(e, name), e.spec.name, `engine ${e.spec.name}`))
+        local.push(named(engineUpstream(deps, e.spec), model, name));
   // Peers are looked at only when no local engine is left to try (a peer's upstream is not made
   // otherwise); with one, the LAN advertises the model whatever the peers say.
-  const peerView = peers === undefined ? undefined : new PeerCandidates(peers, fr, names);
+  const peerView = peers === undefined ? undefined : new PeerCandidates(peers, fr, names, fit);
   const rented: RentedOption<Upstream>[] = [];
-  if (deps.rented !== undefined) ownRented(deps.rented, fr, names, rented);
+  if (deps.rented !== undefined) ownRented(deps.rented, fr, names, rented, fit);
   if (peerView !== undefined) peerView.sponsored(rented);
   return selectCandidates({
     local: uniqueUpstreams(local, names.length),
@@ -268,11 +272,14 @@ function ownRented(
   fr: ForwardRequest,
   names: readonly string[],
   out: RentedOption<Upstream>[],
+  fit: RequestFit | undefined,
 ): void {
   const model = fr.request.model;
   for (const name of names) {
     const own = rented.serving(name, { fromPeer: fr.localOnly === true });
     for (const r of own.usable) {
+      // context: as for engines
+      if (fit?.holds(r.contextTokens, `rented:${r.name}`, `rented node ${r.name}`) === false) continue;
       const upstream = rentedUpstream(rented, r.name);
       if (upstream !== undefined)
         out.push({
@@ -295,13 +302,15 @@ class PeerCandidates {
   readonly #peers: PeerUpstreams;
   readonly #fr: ForwardRequest;
   readonly #names: readonly string[];
+  readonly #fit: RequestFit | undefined;
   #upstreamOf: ((peer: PeerUpstream) => Upstream | undefined) | undefined = undefined;
   #all: Upstream[] | undefined = undefined;
 
-  constructor(peers: PeerUpstreams, fr: ForwardRequest, names: readonly string[]) {
+  constructor(peers: PeerUpstreams, fr: ForwardRequest, names: readonly string[], fit?: RequestFit) {
     this.#peers = peers;
     this.#fr = fr;
     this.#names = names;
+    this.#fit = fit;
   }
 
   upstream(peer: PeerUpstream): Upstream | undefined {
@@ -316,7 +325,9 @@ class PeerCandidates {
     for (const name of this.#names)
       for (const p of this.#peers.serving(name)) {
         const u = this.upstream(p);
-        if (u !== undefined) list.push(named(u, model, name));
+        // context: as for engines
+        if (u !== undefined && this.#fit?.holds(p.contextTokens?.get(name), u.id, u.label) !== false)
+          list.push(named(u, model, name));
       }
     return (this.#all = uniqueUpstreams(list, this.#names.length));
   }
@@ -331,6 +342,9 @@ class PeerCandidates {
           out.push({ eligible: false, refusal });
           continue;
         }
+        // context: as for engines
+        if (this.#fit?.holds(r.contextTokens, `rented:${r.name}`, `rented node ${r.name}`) === false)
+          continue;
         const upstream = this.upstream(r.peer);
         if (upstream !== undefined)
           out.push({

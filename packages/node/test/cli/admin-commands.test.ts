@@ -85,27 +85,29 @@ describe("pair status", () => {
 });
 
 describe("pair models", () => {
-  it("prints model → nodes as an aligned table", async () => {
+  // The emulated engines' models hold 1,048,576 tokens (their default window).
+  it("prints model → nodes, with each node's context window, as an aligned table", async () => {
     const r = await cli("models");
     expect(r).toEqual({
       code: 0,
       stderr: "",
       stdout: [
-        "MODEL            NODES",
-        "llama3.2:latest  node-a",
-        "shared:latest    node-a",
-        "slow-model       node-a",
+        "MODEL            NODES   CONTEXT",
+        "llama3.2:latest  node-a  1048576",
+        "shared:latest    node-a  1048576",
+        "slow-model       node-a  1048576",
         "",
       ].join("\n"),
     });
   });
 
-  it("--json prints [{model, nodes}]", async () => {
+  it("--json prints [{model, nodes, context_tokens}]", async () => {
     const r = await cli("models", "--json");
+    const window = { "node-a": 1048576 };
     expect(JSON.parse(r.stdout)).toEqual([
-      { model: "llama3.2:latest", nodes: ["node-a"] },
-      { model: "shared:latest", nodes: ["node-a"] },
-      { model: "slow-model", nodes: ["node-a"] },
+      { model: "llama3.2:latest", nodes: ["node-a"], context_tokens: window },
+      { model: "shared:latest", nodes: ["node-a"], context_tokens: window },
+      { model: "slow-model", nodes: ["node-a"], context_tokens: window },
     ]);
   });
 });

@@ -35,7 +35,6 @@ async function node(name: string, models: readonly string[]): Promise<TestNode> 
   return n;
 }
 
-/** Poll `check` until it holds (it throws or returns false otherwise), within `withinMs`. */
 interface ModelRow {
   model: string;
   nodes: string[];
@@ -51,10 +50,15 @@ interface NodeRow {
   last_seen: string | null;
 }
 
+/** The merged model list, without each node's context window (docs/context.md; test/e2e/context.test.ts). */
 async function models(n: TestNode): Promise<ModelRow[]> {
   const answer = await admin(n, "/pair/v1/models");
   expect(answer.status).toBe(200);
-  return answer.json as ModelRow[];
+  return (answer.json as (ModelRow & { context_tokens: Record<string, number> })[]).map((row) => {
+    // Every node listed for a model reports a window for it (the emulator's engines all know theirs).
+    expect(Object.keys(row.context_tokens).sort()).toEqual([...row.nodes].sort());
+    return { model: row.model, nodes: row.nodes };
+  });
 }
 
 async function nodesOf(n: TestNode): Promise<NodeRow[]> {

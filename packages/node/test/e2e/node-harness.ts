@@ -2,7 +2,12 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startEngineEmulator, type EngineEmulator, type EngineModelConfig } from "@pair/emulators";
+import {
+  startEngineEmulator,
+  type EngineEmulator,
+  type EngineModelConfig,
+  type OpenAiFlavor,
+} from "@pair/emulators";
 import { parseConfig } from "../../src/config/index.js";
 import { startNode, type NodeOptions, type RunningNode } from "../../src/node.js";
 
@@ -16,6 +21,10 @@ export interface EngineDecl {
   readonly firstByteTimeoutS?: number;
   /** Embeddings as floats whatever `encoding_format` asked (some OpenAI-compatible servers). */
   readonly ignoreEncodingFormat?: boolean;
+  /** Which OpenAI-compatible server the emulator plays (default vLLM). */
+  readonly flavor?: OpenAiFlavor;
+  /** More YAML lines of the engine's entry (indented by four), e.g. `    context_tokens: 8192`. */
+  readonly yaml?: readonly string[];
 }
 
 export interface Cluster {
@@ -50,6 +59,7 @@ export async function startCluster(
         ),
         tokenDelayMs: d.tokenDelayMs ?? 0,
         ignoreEncodingFormat: d.ignoreEncodingFormat ?? false,
+        ...(d.flavor === undefined ? {} : { flavor: d.flavor }),
       }),
     );
   const yaml = [
@@ -68,6 +78,7 @@ export async function startCluster(
       `    max_concurrent: ${d.maxConcurrent ?? 4}`,
       "    probe_interval_s: 0.2",
       `    first_byte_timeout_s: ${d.firstByteTimeoutS ?? 5}`,
+      ...(d.yaml ?? []),
     ]),
   ].join("\n");
   const config = parseConfig(yaml, "test.yaml", { homeDir: dataDir, hostName: "test" });
