@@ -26,8 +26,8 @@ import {
   type PeerChange,
 } from "./cluster-node/index.js";
 import { formatHostPort, type PairConfig } from "./config/index.js";
-import { frontDoorPolicy } from "./server/front-door-policy.js";
-import { behindFrontDoor, frontDoor } from "./server/front-door.js";
+import { frontDoorPolicy } from "./http/front-door-policy.js";
+import { behindFrontDoor, frontDoor } from "./http/front-door.js";
 import { EngineInventory } from "./engines/engine-inventory.js";
 import { WorkloadHistory } from "./history/workload-history.js";
 import { startIdleCollector } from "./memory/index.js";
@@ -47,8 +47,8 @@ import {
 import type { NodeOptions } from "./node-options.js";
 import { wireRentedNodes } from "./rented-wiring.js";
 import { Scheduler } from "./scheduler/scheduler.js";
-import { ensureAdminToken } from "./server/admin-token.js";
-import { ensurePrivateDataDir } from "./server/data-dir.js";
+import { ensureAdminToken } from "./auth/admin-token.js";
+import { ensurePrivateDataDir } from "./files/data-dir.js";
 import { ModelAliases } from "./server/model-aliases.js";
 import { mergedNodes } from "./server/admin-routes.js";
 import { clientHandler, peerRouteHandler, type ClientApiDeps } from "./server/client-api.js";

@@ -40,7 +40,7 @@ import {
   type ForwardDeps,
   type ForwardOutcome,
 } from "./forward.js";
-import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "./json-depth.js";
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "../http/json-depth.js";
 import {
   clusterServes,
   listOpenAiModels,
@@ -50,7 +50,7 @@ import {
   retrieveOpenAiModel,
   sendJson,
 } from "./model-routes.js";
-import { readBody } from "./request-body.js";
+import { readBody } from "../http/request-body.js";
 
 /** The Ollama version PAIR reports on /api/version, for clients that check for features. */
 export const OLLAMA_COMPAT_VERSION = "0.12.0";
