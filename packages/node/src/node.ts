@@ -29,6 +29,7 @@ import { formatHostPort, type PairConfig } from "./config/index.js";
 import { frontDoorPolicy } from "./http/front-door-policy.js";
 import { behindFrontDoor, frontDoor } from "./http/front-door.js";
 import { EngineInventory } from "./engines/engine-inventory.js";
+import { CodedError } from "./errors/coded-error.js";
 import { WorkloadHistory } from "./history/workload-history.js";
 import { startIdleCollector } from "./memory/index.js";
 import { registerClusterMetrics } from "./observability/cluster-metrics.js";
@@ -107,13 +108,11 @@ export interface RunningNode {
 /** Stable codes of a refused start. Scripts and tests match on these; add freely, never rename. */
 export const LISTEN_ERROR_CODES = ["port_in_use", "listen_failed", "auth_required"] as const;
 
-export class ListenError extends Error {
+export class ListenError extends CodedError<(typeof LISTEN_ERROR_CODES)[number]> {
   override readonly name = "ListenError";
-  constructor(
-    readonly code: (typeof LISTEN_ERROR_CODES)[number],
-    message: string,
-  ) {
-    super(message);
+  constructor(code: (typeof LISTEN_ERROR_CODES)[number], message: string, options?: { cause?: unknown }) {
+    // A port taken or an address refused stays so until someone frees or changes it.
+    super(code, message, { cause: options?.cause, retryable: false });
   }
 }
 
