@@ -1,6 +1,8 @@
 // Lint: type-aware rules, import cycles, and the package layering of design.md enforced by tools.
 import tseslint from "typescript-eslint";
 import importX from "eslint-plugin-import-x";
+import { dirname, relative, resolve } from "node:path";
+import { folderGraph, folderOf, pathBetween } from "./scripts/folder-cycles.mjs";
 
 /** Which @pair packages each package may import (dependency direction: provision ← ledger ← adapters ← node). */
 const layers = {
@@ -11,10 +13,70 @@ const layers = {
   emulators: [],
   huggingface: ["provision", "ledger"],
   runpod: ["provision", "ledger"],
-  node: ["provision", "ledger", "store", "huggingface", "runpod", "emulators"],
+  node: ["provision", "ledger", "store", "huggingface", "runpod"],
+  // `pair demo` reaches demo by a dynamic import (node/src/cli/demo-command.ts), which this rule
+  // does not see; a static import of @pair/demo from node is refused.
+  demo: ["huggingface", "emulators", "node"],
   dashboard: [],
 };
 const all = Object.keys(layers);
+
+/** Packages whose src/ folders must not import each other in a cycle (scripts/folder-cycles.mjs). */
+const acyclicFolders = ["node", "demo"];
+
+/** The folder graph of a package's src/, read once per lint run (a second's reuse in an editor). */
+const graphs = new Map();
+function graphOf(root) {
+  const cached = graphs.get(root);
+  if (cached !== undefined && Date.now() - cached.at < 1_000) return cached.graph;
+  const graph = folderGraph(root);
+  graphs.set(root, { graph, at: Date.now() });
+  return graph;
+}
+
+/**
+ * `pair/no-folder-cycle`: an import from folder A of a package's src/ into folder B is refused when B
+ * already depends on A, directly or through other folders: the folder list is the architecture, and
+ * a cycle makes two folders one.
+ */
+const noFolderCycle = {
+  meta: {
+    type: "problem",
+    schema: [],
+    messages: {
+      cycle:
+        "{{from}}/ → {{to}}/ closes a folder cycle: {{back}} already ({{example}}). Move the shared part down (docs/architecture.md).",
+    },
+  },
+  create(context) {
+    const file = context.filename;
+    const root = resolve(file.slice(0, file.indexOf("/src/") + 4));
+    const from = folderOf(root, file);
+    const check = (node) => {
+      const spec = node.source?.value;
+      if (typeof spec !== "string" || !spec.startsWith(".")) return;
+      const target = resolve(dirname(file), spec);
+      if (relative(root, target).startsWith("..")) return;
+      const to = folderOf(root, target);
+      if (to === from) return;
+      const graph = graphOf(root);
+      const back = pathBetween(graph, to, from);
+      if (back === undefined) return;
+      const example = graph.get(back[0])?.get(back[1]) ?? "";
+      context.report({
+        node,
+        messageId: "cycle",
+        data: { from, to, back: back.map((f) => `${f}/`).join(" → "), example },
+      });
+    };
+    return {
+      ImportDeclaration: check,
+      ExportNamedDeclaration: check,
+      ExportAllDeclaration: check,
+      ImportExpression: check,
+    };
+  },
+};
 
 const pureCoreSyntax = [
   {
@@ -97,6 +159,11 @@ export default tseslint.config(
       "packages/node/src/pairing/**/*.ts",
     ],
     rules: { "no-restricted-syntax": ["error", ...pureCoreSyntax] },
+  },
+  {
+    files: acyclicFolders.map((pkg) => `packages/${pkg}/src/**/*.ts`),
+    plugins: { pair: { rules: { "no-folder-cycle": noFolderCycle } } },
+    rules: { "pair/no-folder-cycle": "error" },
   },
   {
     files: ["**/*.js", "**/*.mjs"],

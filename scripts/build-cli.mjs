@@ -17,8 +17,8 @@
  */
 
 import { build } from "esbuild";
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { dirname, isAbsolute, relative, resolve } from "node:path";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 
@@ -69,19 +69,34 @@ function asciiOnly(file) {
   writeFileSync(file, escaped);
 }
 
+/** The chunks beside `outfile` that an earlier build of it wrote (`X-*.mjs` beside `X.mjs`). */
+function chunksBeside(outfile) {
+  const prefix = `${basename(outfile, ".mjs")}-`;
+  return readdirSync(dirname(outfile)).filter((f) => f.startsWith(prefix) && f.endsWith(".mjs"));
+}
+
 /**
- * Builds `entry` into `outfile` and writes its inputs list. Returns the number of inputs and the
- * bundle's size. Throws (with esbuild's messages) when the sources do not build.
+ * Builds `entry` into `outfile` and writes its inputs list. Code that only a dynamic import reaches
+ * (`pair demo`'s sandbox and the emulators) goes to chunks beside it (`X-NAME-HASH.mjs`), which node
+ * loads only when that import runs; the inputs list names them under `outputs`. Returns the number
+ * of inputs and the size of what `pair` loads at start. Throws (with esbuild's messages) when the
+ * sources do not build.
  */
 export async function buildCli({ entry, outfile, root = ROOT }) {
   const started = Date.now();
-  mkdirSync(dirname(outfile), { recursive: true });
+  const dir = dirname(outfile);
+  const base = basename(outfile, ".mjs");
+  mkdirSync(dir, { recursive: true });
   const inputsPath = inputsPathOf(outfile);
-  const tmp = `${outfile}.${process.pid}.tmp`;
+  const tmpDir = join(dir, `.${base}.${process.pid}.tmp`);
+  rmSync(tmpDir, { recursive: true, force: true });
   const result = await build({
     absWorkingDir: root,
-    entryPoints: [entry],
-    outfile: tmp,
+    entryPoints: { [base]: entry },
+    outdir: tmpDir,
+    outExtension: { ".js": ".mjs" },
+    chunkNames: `${base}-[name]-[hash]`,
+    splitting: true,
     bundle: true,
     platform: "node",
     format: "esm",
@@ -90,27 +105,48 @@ export async function buildCli({ entry, outfile, root = ROOT }) {
     metafile: true,
     logLevel: "warning",
     legalComments: "none",
-    // CommonJS dependencies call require() for node's built-ins: give the ESM bundle one.
+    // CommonJS dependencies call require() for node's built-ins: give the ESM bundle one (each
+    // chunk gets its own, as each is a module of its own).
     banner: {
       js: "import { createRequire as __pairCreateRequire } from 'node:module'; const require = __pairCreateRequire(import.meta.url);",
     },
+    // The temp folder is beside `outfile`, so a source's path relative to it holds for the outputs.
     plugins: [sourceUrlPlugin(outfile)],
   });
-  asciiOnly(tmp);
+  const outputs = Object.keys(result.metafile.outputs).map((o) => basename(o));
+  const chunks = outputs.filter((o) => o !== `${base}.mjs`);
+  for (const o of outputs) asciiOnly(join(tmpDir, o));
   const inputs = {};
   for (const path of Object.keys(result.metafile.inputs)) {
     const absolute = isAbsolute(path) ? path : resolve(root, path);
     const s = statSync(absolute);
     // A file saved while esbuild read it may be newer than what the bundle holds: record it as
     // changed (never fresh) rather than trust it.
-    inputs[relative(dirname(outfile), absolute)] = s.mtimeMs >= started ? [-1, -1] : [s.mtimeMs, s.size];
+    inputs[relative(dir, absolute)] = s.mtimeMs >= started ? [-1, -1] : [s.mtimeMs, s.size];
   }
+  // Chunks first (a name holds its content's hash, so one already there is the same file), then the
+  // entry: a `pair` starting meanwhile sees the old pair, or no inputs list (so it runs the sources).
+  for (const c of chunks) renameSync(join(tmpDir, c), join(dir, c));
   rmSync(inputsPath, { force: true });
-  renameSync(tmp, outfile);
+  renameSync(join(tmpDir, `${base}.mjs`), outfile);
+  rmSync(tmpDir, { recursive: true, force: true });
   const inputsTmp = `${inputsPath}.${process.pid}.tmp`;
-  writeFileSync(inputsTmp, JSON.stringify({ format: INPUTS_FORMAT, inputs }));
+  writeFileSync(inputsTmp, JSON.stringify({ format: INPUTS_FORMAT, inputs, outputs }));
   renameSync(inputsTmp, inputsPath);
-  return { inputs: Object.keys(inputs).length, bytes: statSync(outfile).size };
+  for (const stale of chunksBeside(outfile)) if (!chunks.includes(stale)) rmSync(join(dir, stale));
+  // What `pair` loads at start: the entry and the chunks it imports statically.
+  const entryMeta = Object.entries(result.metafile.outputs).find(([o]) => basename(o) === `${base}.mjs`)[1];
+  const atStart = [
+    `${base}.mjs`,
+    ...entryMeta.imports
+      .filter((i) => i.kind === "import-statement" && !i.external)
+      .map((i) => basename(i.path)),
+  ];
+  return {
+    inputs: Object.keys(inputs).length,
+    bytes: atStart.reduce((sum, o) => sum + statSync(join(dir, o)).size, 0),
+    outputs,
+  };
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
@@ -123,8 +159,8 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(
   });
   const outfile = resolve(values.outfile);
   const t0 = performance.now();
-  const { inputs, bytes } = await buildCli({ entry: resolve(values.entry), outfile });
+  const { inputs, bytes, outputs } = await buildCli({ entry: resolve(values.entry), outfile });
   console.log(
-    `build-cli: ${relative(process.cwd(), outfile) || outfile} (${(bytes / 1024).toFixed(0)} KiB from ${inputs} files) in ${(performance.now() - t0).toFixed(0)} ms`,
+    `build-cli: ${relative(process.cwd(), outfile) || outfile} and ${outputs.length - 1} chunks (${(bytes / 1024).toFixed(0)} KiB loaded at start, from ${inputs} files) in ${(performance.now() - t0).toFixed(0)} ms`,
   );
 }

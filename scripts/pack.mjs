@@ -1,6 +1,6 @@
 /**
  * Makes the package a user installs, `pair-cluster` (`npm install -g pair-cluster`, then `pair`), from
- * the build's outputs: the bundled CLI (dist/pair.mjs) and the built dashboard
+ * the build's outputs: the bundled CLI (dist/pair.mjs and the chunks its inputs list names) and the built dashboard
  * (packages/dashboard/dist), with a `pair` bin that runs the bundle directly, so neither tsx nor vite
  * nor esbuild is there at run time. Its only dependencies are the modules the bundle leaves in
  * node_modules (EXTERNAL_MODULES: native addons), at the versions the workspace pins.
@@ -16,11 +16,11 @@
 
 import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { whyNotFresh } from "../bin/bundle-freshness.js";
-import { EXTERNAL_MODULES } from "./build-cli.mjs";
+import { EXTERNAL_MODULES, inputsPathOf } from "./build-cli.mjs";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -48,7 +48,7 @@ export function packageManifest(root = ROOT) {
     type: "module",
     engines: top.engines,
     bin: { pair: "bin/pair.js" },
-    files: ["bin/", "dist/pair.mjs", "packages/dashboard/dist/"],
+    files: ["bin/", "dist/", "packages/dashboard/dist/"],
     dependencies,
   };
 }
@@ -68,6 +68,14 @@ export function installedBin(root = ROOT) {
   ].join("\n");
 }
 
+/** The files a bundle is made of: the entry and its chunks, as its inputs list names them. */
+export function bundleOutputs(bundle) {
+  const { outputs } = readJson(inputsPathOf(bundle));
+  if (!Array.isArray(outputs) || !outputs.includes(basename(bundle)))
+    throw new Error(`pack: ${inputsPathOf(bundle)} names no outputs: run npm run build`);
+  return outputs;
+}
+
 /** Assembles `outDir`/package/ and packs it into `outDir`; returns the tarball's absolute path. */
 export function pack({ root = ROOT, outDir = join(root, "dist") } = {}) {
   const bundle = join(root, "dist", "pair.mjs");
@@ -83,7 +91,8 @@ export function pack({ root = ROOT, outDir = join(root, "dist") } = {}) {
   const manifest = packageManifest(root);
   writeFileSync(join(tree, "package.json"), JSON.stringify(manifest, null, 2) + "\n");
   writeFileSync(join(tree, "bin", "pair.js"), installedBin(root), { mode: 0o755 });
-  cpSync(bundle, join(tree, "dist", "pair.mjs"));
+  for (const output of bundleOutputs(bundle))
+    cpSync(join(dirname(bundle), output), join(tree, "dist", output));
   cpSync(ui, join(tree, "packages", "dashboard", "dist"), { recursive: true });
   cpSync(join(root, "README.md"), join(tree, "README.md"));
 

@@ -246,6 +246,34 @@ export type Refusal =
   | { readonly code: "foreign-resource"; readonly key: ResourceKey }
   | { readonly code: "already-recorded"; readonly key: ResourceKey; readonly by: DeploymentId };
 
+/**
+ * Every refusal's code, as data (docs/errors.md lists each; a test compares). The `satisfies` and the
+ * check below fail to compile when a code is added to `Refusal` and not here, or the reverse.
+ */
+export const REFUSAL_CODES = [
+  "unknown-deployment",
+  "duplicate-deployment",
+  "authorization-required",
+  "max-active-exceeded",
+  "invalid-input",
+  "no-lease",
+  "stale-epoch",
+  "lease-expired",
+  "lease-held",
+  "illegal-transition",
+  "wrong-phase",
+  "key-mismatch",
+  "not-evidence",
+  "blind-retry-refused",
+  "foreign-resource",
+  "already-recorded",
+] as const satisfies readonly Refusal["code"][];
+
+/** Compiles only while REFUSAL_CODES holds every code of `Refusal`. */
+const _everyRefusalCode: Exclude<Refusal["code"], (typeof REFUSAL_CODES)[number]> extends never
+  ? true
+  : never = true;
+
 export interface Decision {
   readonly state: HostingState;
   readonly commands: readonly Command[];

@@ -5,6 +5,8 @@
  * Must not know: HTTP, the command line, how the node reports errors.
  */
 
+import { CodedError } from "../errors/coded-error.js";
+
 /** Stable codes. Scripts and tests match on these; add freely, never rename. */
 export const AUTH_ERROR_CODES = [
   /** A client beyond loopback sent no API key, or one that is unknown, revoked or mistyped (401). */
@@ -28,17 +30,11 @@ export const AUTH_ERROR_CODES = [
 export type AuthErrorCode = (typeof AUTH_ERROR_CODES)[number];
 export type ApiKeyErrorCode = Exclude<AuthErrorCode, "unauthorized">;
 
-export class ApiKeyError extends Error {
+export class ApiKeyError extends CodedError<ApiKeyErrorCode> {
   override readonly name = "ApiKeyError";
-  /** Only a busy store clears by itself; every other refusal needs a person to act. */
-  readonly retryable: boolean;
 
-  constructor(
-    readonly code: ApiKeyErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`${code}: ${message}`, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.retryable = code === "api_keys_busy";
+  constructor(code: ApiKeyErrorCode, message: string, options?: { cause?: unknown }) {
+    // Only a busy store clears by itself; every other refusal needs a person to act.
+    super(code, `${code}: ${message}`, { cause: options?.cause, retryable: code === "api_keys_busy" });
   }
 }

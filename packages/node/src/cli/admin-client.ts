@@ -11,7 +11,7 @@ import { readFile } from "node:fs/promises";
 import { request } from "node:http";
 import { isIPv6 } from "node:net";
 import type { LoadedConfig } from "../config/index.js";
-import { adminTokenPath } from "../server/admin-token.js";
+import { adminTokenPath } from "../auth/admin-token.js";
 import { CliFailure } from "./cli-errors.js";
 
 /** Longest wait for a connection and a full answer from the local node. */

@@ -1,17 +1,23 @@
 /**
- * `pair demo`: by default the two-node story (demo-cluster-run.ts) — a sponsor and a peer, an
- * emulated Hugging Face endpoint, the tour through the seed's steps 1–7, then the sandbox stays up
- * until Ctrl-C; `--tour-only` runs the tour and exits; `--basic` is the single-node sandbox over
- * emulated engines (demo-basic.ts).
+ * `pair demo`, as the command line sees it: its usage, its flags, and the promises the usage makes
+ * (the ports, the clock scale). The sandbox itself is the package @pair/demo, loaded by `run` only:
+ * every other `pair` process starts without it and without the emulators it runs (docs/demo.md).
+ * By default the two-node story — a sponsor and a peer, an emulated Hugging Face endpoint, the tour
+ * through the seed's steps 1–7, then the sandbox stays up until Ctrl-C; `--tour-only` runs the tour
+ * and exits; `--basic` is the single-node sandbox over emulated engines.
  * Must not know: what either sandbox holds, what is printed.
  */
 
 import { UsageError } from "./cli-errors.js";
 import type { Command } from "./command.js";
 import { CONFIG_OPTION, HELP_OPTION, intFlag, JSON_OPTION, parseCommandArgs } from "./command-args.js";
-import { runBasicDemo } from "./demo-basic.js";
-import { DEMO_CLOCK_SCALE, runClusterDemo } from "./demo-cluster-run.js";
-import { DEMO_PREFERRED_PORT, PAIR_DEFAULT_PORT } from "./demo-sandbox.js";
+
+/** The port PAIR itself uses by default: the demo never takes it. */
+export const PAIR_DEFAULT_PORT = 11434;
+/** Tried first, so the demo's URL is the same from run to run. */
+export const DEMO_PREFERRED_PORT = 11500;
+/** After the tour, virtual time runs this many times real time. */
+export const DEMO_CLOCK_SCALE = 10;
 
 export const demoCommand: Command = {
   name: "demo",
@@ -58,10 +64,12 @@ Options:
       io.stderr(
         `pair demo: --config ${flags.config} is not used: the sandbox writes its own nodes' configs\n`,
       );
-    if (flags.basic === true) {
-      if (flags["tour-only"] === true) throw new UsageError("--tour-only: the --basic sandbox has no tour");
-      return runBasicDemo({ port, json }, io);
-    }
+    if (flags.basic === true && flags["tour-only"] === true)
+      throw new UsageError("--tour-only: the --basic sandbox has no tour");
+    // The one place the daemon reaches the demo: a dynamic import, so the bundle keeps it (and the
+    // emulators) in a chunk of its own that only `pair demo` loads (scripts/build-cli.mjs).
+    const { runBasicDemo, runClusterDemo } = await import("@pair/demo");
+    if (flags.basic === true) return runBasicDemo({ port, json }, io);
     return runClusterDemo(
       { port, json, tourOnly: flags["tour-only"] === true, verbose: flags.verbose === true },
       io,

@@ -27,11 +27,8 @@ export {
   PEER_HELLO_PATH,
   PEER_INVENTORY_PATH,
   PEER_ROUTE_PREFIX,
-  peerRoutes,
-  type LocalInventory,
-  type PeerChange,
-  type PeerInventory,
-} from "./peer-routes.js";
+} from "../cluster/index.js";
+export { peerRoutes, type LocalInventory, type PeerChange, type PeerInventory } from "./peer-routes.js";
 export { DEFAULT_PEER_FIRST_BYTE_TIMEOUT_MS, PeerLinks, type PeerLinkTarget } from "./peer-links.js";
 export {
   DEFAULT_MEMBERSHIP_OPTIONS,

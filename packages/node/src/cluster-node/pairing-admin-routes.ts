@@ -20,7 +20,7 @@ import {
   readJsonObject,
   refuseBody,
   sendAdminJson as sendJson,
-} from "../server/admin-json.js";
+} from "../http/admin-json.js";
 import type { ClusterNode } from "./cluster-node.js";
 import type { JoinErrorCode } from "./pairing-join.js";
 

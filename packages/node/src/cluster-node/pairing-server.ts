@@ -21,7 +21,7 @@ import {
   type PinIssuer,
   type RandomBytes,
 } from "../pairing/index.js";
-import { readBody } from "../server/request-body.js";
+import { readBody } from "../http/request-body.js";
 import { envelopeText, HANDSHAKE_PATH, MAX_ENVELOPE_BYTES, readEnvelope } from "./pairing-wire.js";
 
 export interface PairingServerLimits {

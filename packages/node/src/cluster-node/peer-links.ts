@@ -12,6 +12,8 @@
 import { request, type Agent, type Dispatcher } from "undici";
 import {
   createPeerAgent,
+  PEER_CHANGED_PATH,
+  PEER_ROUTE_PREFIX,
   peerSecureContext,
   PeerH2Dispatcher,
   type NodeIdentity,
@@ -19,7 +21,7 @@ import {
 } from "../cluster/index.js";
 import type { RoutingUse } from "../config/index.js";
 import type { MemberView, PeerMembership } from "./peer-membership.js";
-import { PEER_CHANGED_PATH, PEER_ROUTE_PREFIX, type PeerChange } from "./peer-routes.js";
+import type { PeerChange } from "./peer-routes.js";
 
 export interface PeerLinksOptions {
   readonly identity: NodeIdentity;

@@ -11,9 +11,14 @@
  */
 
 import { request, type Agent } from "undici";
-import { createPeerAgent, type NodeIdentity, type PinnedPeer } from "../cluster/index.js";
+import {
+  createPeerAgent,
+  PEER_INVENTORY_PATH,
+  type NodeIdentity,
+  type PinnedPeer,
+} from "../cluster/index.js";
 import { readRentedPeerViews } from "../rented/index.js";
-import { PEER_INVENTORY_PATH, type PeerInventory } from "./peer-routes.js";
+import type { PeerInventory } from "./peer-routes.js";
 
 /** Largest inventory answer read from a peer. */
 const MAX_INVENTORY_BYTES = 1024 * 1024;

@@ -13,13 +13,15 @@
  */
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { AuthenticatedPeer, PeerHandler } from "../cluster/index.js";
+import {
+  PEER_CHANGED_PATH,
+  PEER_HELLO_PATH,
+  PEER_INVENTORY_PATH,
+  PEER_ROUTE_PREFIX,
+  type AuthenticatedPeer,
+  type PeerHandler,
+} from "../cluster/index.js";
 import type { RentedPeerView } from "../rented/index.js";
-
-export const PEER_HELLO_PATH = "/pair/v1/peer/hello";
-export const PEER_INVENTORY_PATH = "/pair/v1/peer/inventory";
-export const PEER_ROUTE_PREFIX = "/pair/v1/peer/route";
-export const PEER_CHANGED_PATH = "/pair/v1/peer/changed";
 
 /** What a peer tells this node about itself. */
 export type PeerChange = "changed" | "leaving";

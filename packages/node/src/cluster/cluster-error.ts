@@ -8,6 +8,8 @@
  * Must not know: TLS, sockets, how the node reports errors.
  */
 
+import { CodedError } from "../errors/coded-error.js";
+
 /** Stable codes. Scripts and tests match on these; add freely, never rename. */
 export const CLUSTER_ERROR_CODES = [
   /** `identity.key` is readable or writable by group or others. */
@@ -36,19 +38,18 @@ export const CLUSTER_ERROR_CODES = [
 
 export type ClusterErrorCode = (typeof CLUSTER_ERROR_CODES)[number];
 
-export class ClusterError extends Error {
+export class ClusterError extends CodedError<ClusterErrorCode> {
   override readonly name = "ClusterError";
-  /** Fixing the file or the call helps; retrying the same thing does not. */
-  readonly retryable = false as const;
 
   constructor(
-    readonly code: ClusterErrorCode,
+    code: ClusterErrorCode,
     message: string,
     /** The file concerned, when there is one. */
     readonly file?: string,
     options?: { cause?: unknown },
   ) {
-    super(`${code}: ${message}`, options?.cause === undefined ? undefined : { cause: options.cause });
+    // Fixing the file or the call helps; retrying the same thing does not.
+    super(code, `${code}: ${message}`, { cause: options?.cause, retryable: false });
   }
 
   toJSON(): { code: ClusterErrorCode; message: string; file?: string } {

@@ -75,4 +75,5 @@ export {
   type PeerAgentOptions,
 } from "./peer-client.js";
 export { PeerH2Dispatcher, type PeerH2Options } from "./peer-h2.js";
+export { PEER_CHANGED_PATH, PEER_HELLO_PATH, PEER_INVENTORY_PATH, PEER_ROUTE_PREFIX } from "./peer-paths.js";
 export { Redacted } from "./redacted.js";

@@ -3,7 +3,7 @@
  * `node.allowed_hosts` (host names a `Host` header may carry besides the local ones) and
  * `node.allowed_origins` / `PAIR_ORIGINS` (origin patterns, `*` matching any run of characters,
  * as OLLAMA_ORIGINS does). Results are unions, never throws; no message echoes the text it was given.
- * Must not know: YAML, sockets, requests (server/front-door.ts matches requests against these).
+ * Must not know: YAML, sockets, requests (http/front-door.ts matches requests against these).
  */
 
 import { isIP } from "node:net";

@@ -6,6 +6,8 @@
  * Must not know: YAML, the file system, what the keys mean.
  */
 
+import { CodedError } from "../errors/coded-error.js";
+
 /** Stable codes of single problems. Scripts and tests match on these; add freely, never rename. */
 export const CONFIG_PROBLEM_CODES = [
   "yaml_syntax",
@@ -42,11 +44,8 @@ export function formatProblem(source: string, problem: ConfigProblem): string {
 }
 
 /** The configuration was refused. `pair serve` prints `message` and exits 1. */
-export class ConfigError extends Error {
+export class ConfigError extends CodedError<"invalid_config"> {
   override readonly name = "ConfigError";
-  readonly code = "invalid_config" as const;
-  /** Editing the file helps; retrying the same file does not. */
-  readonly retryable = false as const;
   /** The file (or label) the configuration came from. */
   readonly source: string;
   readonly problems: readonly ConfigProblem[];
@@ -54,9 +53,14 @@ export class ConfigError extends Error {
   constructor(source: string, problems: readonly ConfigProblem[], options?: { cause?: unknown }) {
     const count = problems.length === 1 ? "1 problem" : `${problems.length} problems`;
     const lines = problems.map((p) => formatProblem(source, p));
+    // Editing the file helps; retrying the same file does not.
     super(
+      "invalid_config",
       `invalid_config: ${source}: the configuration was refused (${count}):\n${lines.join("\n")}`,
-      options?.cause === undefined ? undefined : { cause: options.cause },
+      {
+        cause: options?.cause,
+        retryable: false,
+      },
     );
     this.source = source;
     this.problems = Object.freeze(problems.map((p) => Object.freeze({ ...p })));

@@ -5,6 +5,8 @@
  * Must not know: which library talks to the store, the command line, HTTP.
  */
 
+import { CodedError } from "../errors/coded-error.js";
+
 /** Stable codes. Scripts and tests match on these; add freely, never rename. */
 export const CREDENTIAL_ERROR_CODES = [
   /**
@@ -18,16 +20,11 @@ export const CREDENTIAL_ERROR_CODES = [
 
 export type CredentialErrorCode = (typeof CREDENTIAL_ERROR_CODES)[number];
 
-export class CredentialError extends Error {
+export class CredentialError extends CodedError<CredentialErrorCode> {
   override readonly name = "CredentialError";
-  /** A person has to act (start or unlock the keyring, remove names); the same call again will not help. */
-  readonly retryable = false as const;
 
-  constructor(
-    readonly code: CredentialErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`${code}: ${message}`, options?.cause === undefined ? undefined : { cause: options.cause });
+  constructor(code: CredentialErrorCode, message: string, options?: { cause?: unknown }) {
+    // A person has to act (start or unlock the keyring, remove names); the same call again will not help.
+    super(code, `${code}: ${message}`, { cause: options?.cause, retryable: false });
   }
 }

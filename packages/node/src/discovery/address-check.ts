@@ -10,8 +10,7 @@
  */
 
 import { request } from "undici";
-import { createPeerAgent, type NodeIdentity, type PinnedPeer } from "../cluster/index.js";
-import { PEER_HELLO_PATH } from "../cluster-node/peer-routes.js";
+import { createPeerAgent, PEER_HELLO_PATH, type NodeIdentity, type PinnedPeer } from "../cluster/index.js";
 
 const MAX_HELLO_BYTES = 4 * 1024;
 

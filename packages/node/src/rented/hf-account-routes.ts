@@ -10,7 +10,7 @@
  */
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { adminFail, BodyRefusal, readJsonObject, refuseBody, sendAdminJson } from "../server/admin-json.js";
+import { adminFail, BodyRefusal, readJsonObject, refuseBody, sendAdminJson } from "../http/admin-json.js";
 import type { HfAnswer, RentedCreator } from "./create-endpoint.js";
 
 export const HF_ACCOUNT_PATHS = [

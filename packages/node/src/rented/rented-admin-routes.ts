@@ -14,7 +14,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ROUTING_USES, type RoutingUse } from "../config/index.js";
 import { isPairErrorCode, PAIR_ERROR_CODES } from "../dialects/index.js";
-import { adminFail, BodyRefusal, readJsonObject, refuseBody, sendAdminJson } from "../server/admin-json.js";
+import { adminFail, BodyRefusal, readJsonObject, refuseBody, sendAdminJson } from "../http/admin-json.js";
 import type { RentedChange, RentedNodes } from "./rented-nodes.js";
 
 export const RENTED_ADMIN_PATHS = [

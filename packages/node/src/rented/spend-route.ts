@@ -7,7 +7,7 @@
  */
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { adminFail, sendAdminJson } from "../server/admin-json.js";
+import { adminFail, sendAdminJson } from "../http/admin-json.js";
 import type { SharedLedger } from "./shared-ledger.js";
 
 export const SPEND_PATH = "/pair/v1/rented/spend";

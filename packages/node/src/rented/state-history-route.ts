@@ -5,7 +5,7 @@
  */
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { adminFail, sendAdminJson } from "../server/admin-json.js";
+import { adminFail, sendAdminJson } from "../http/admin-json.js";
 import type { RentedStateHistory } from "./state-history.js";
 
 export const STATE_HISTORY_PATH = "/pair/v1/rented/history";

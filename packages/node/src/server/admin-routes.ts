@@ -21,7 +21,7 @@ import {
   type RentedPeerView,
 } from "../rented/index.js";
 import { adminCaller, CSRF_HEADER, isUiAdminPath, serveUiAdmin } from "../ui/index.js";
-import { adminFail } from "./admin-json.js";
+import { adminFail } from "../http/admin-json.js";
 import type { ClientApiDeps } from "./client-api.js";
 
 /** Serves one /pair/v1/… request on the client port. */

@@ -14,8 +14,8 @@ import { pairErrorReply } from "../dialects/index.js";
 import type { ClientApiDeps } from "./client-api.js";
 import { NO_ALIASES } from "./model-aliases.js";
 import { boundedText } from "../http/bounded-text.js";
-import { jsonNestsDeeperThan } from "./json-depth.js";
-import { readBody } from "./request-body.js";
+import { jsonNestsDeeperThan } from "../http/json-depth.js";
+import { readBody } from "../http/request-body.js";
 
 /** An engine asked for /api/show or /api/ps answers within this, or is left out. */
 const ENGINE_ASK_TIMEOUT_MS = 2_000;

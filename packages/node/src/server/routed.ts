@@ -21,9 +21,9 @@ import { startTimeline } from "../observability/request-timeline.js";
 import { estimateCostMicroUsd } from "../rented/index.js";
 import type { ClientApiDeps } from "./client-api.js";
 import { ClientGone, forward, type ForwardOutcome, type ForwardRequest } from "./forward.js";
-import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "./json-depth.js";
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "../http/json-depth.js";
 import { clusterServes, sendJson } from "./model-routes.js";
-import { readBody } from "./request-body.js";
+import { readBody } from "../http/request-body.js";
 
 /** Who a routed request is for: the caller's requester id and the node it first reached. */
 export interface RoutedOrigin {

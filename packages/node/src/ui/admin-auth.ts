@@ -8,7 +8,7 @@
  * Must not know: routes, how a refusal is written, where sessions are kept.
  */
 
-import { bearerMatches } from "../server/admin-token.js";
+import { bearerMatches } from "../auth/admin-token.js";
 import { csrfMatches, type UiSession, type UiSessions } from "./ui-sessions.js";
 
 /** Stable codes of an admin-API refusal. Add freely, never rename (docs/errors.md lists them). */

@@ -9,7 +9,7 @@
  */
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { adminFail, sendAdminJson } from "../server/admin-json.js";
+import { adminFail, sendAdminJson } from "../http/admin-json.js";
 import { readCookie, sessionCookie, type AdminCaller } from "./admin-auth.js";
 import { sendUiPage, serveUiFile } from "./ui-static.js";
 import type { UiSessions } from "./ui-sessions.js";

@@ -6,7 +6,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
 import { PAIR_VERSION } from "../../src/node.js";
-import type { DemoJson } from "../../src/cli/demo-guide.js";
+import type { DemoJson } from "@pair/demo";
 import { portClosed } from "./cli-harness.js";
 
 const root = fileURLToPath(new URL("../../../../", import.meta.url));

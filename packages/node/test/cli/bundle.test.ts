@@ -31,6 +31,14 @@ function build(args: readonly string[] = []): void {
   execFileSync(process.execPath, [BUILD, ...args], { cwd: root, stdio: "pipe", timeout: 60_000 });
 }
 
+/** The files of the real bundle: dist/pair.mjs and its chunks, as its inputs list names them. */
+function bundleFiles(): string[] {
+  const list = JSON.parse(readFileSync(join(root, "dist", "pair.inputs.json"), "utf8")) as {
+    outputs: string[];
+  };
+  return list.outputs;
+}
+
 function runPair(
   bin: string,
   args: readonly string[],
@@ -62,11 +70,27 @@ describe("the real bundle, dist/pair.mjs", () => {
   });
 
   it("is ASCII only (V8 keeps it as a one-byte string), and text outside ASCII still prints as written", () => {
-    const bytes = readFileSync(join(root, "dist", "pair.mjs"));
-    expect(bytes.findIndex((b) => b > 0x7f)).toBe(-1);
+    for (const file of bundleFiles()) {
+      const bytes = readFileSync(join(root, "dist", file));
+      expect(
+        bytes.findIndex((b) => b > 0x7f),
+        file,
+      ).toBe(-1);
+    }
     // The usage text holds "→" (U+2192), escaped in the bundle.
     const r = runPair(join(root, "bin", "pair.js"), ["--help"]);
     expect(r.stdout).toMatch(/models, ls, list +the merged inventory: model \u2192 nodes serving it/);
+  });
+
+  it("leaves `pair demo`'s sandbox and the emulators to a chunk that only `pair demo` loads", () => {
+    const text = (file: string): string => readFileSync(join(root, "dist", file), "utf8");
+    const atStart = new Set(["pair.mjs"]);
+    for (const file of atStart)
+      for (const m of text(file).matchAll(/\bfrom\s*"\.\/([^"]+\.mjs)"/g)) atStart.add(m[1]!);
+    const later = bundleFiles().filter((f) => !atStart.has(f));
+    expect(later.length).toBeGreaterThan(0);
+    for (const file of atStart) expect(text(file), file).not.toContain("startHuggingFaceEmulator");
+    expect(later.some((f) => text(f).includes("startHuggingFaceEmulator"))).toBe(true);
   });
 
   it("`pair serve` from it serves the dashboard's files and a chat request", async () => {

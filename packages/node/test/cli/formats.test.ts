@@ -1,6 +1,5 @@
 // The pure parts of the CLI: `--since` parsing, table layout, value formats, shell words.
 import { describe, expect, it } from "vitest";
-import { shellWord } from "../../src/cli/demo-guide.js";
 import { parseSince } from "../../src/cli/parse-since.js";
 import { formatDurationMs, formatStartedAt, formatUsd, renderTable } from "../../src/cli/text-table.js";
 
@@ -87,10 +86,5 @@ describe("tables", () => {
     expect(formatStartedAt(new Date(2025, 4, 2, 23, 1).toISOString(), today.getTime())).toBe(
       "2025-05-02 23:01",
     );
-  });
-
-  it("quotes shell words only when needed", () => {
-    expect(shellWord("/tmp/pair-demo-x/pair.yaml")).toBe("/tmp/pair-demo-x/pair.yaml");
-    expect(shellWord("/tmp/my dir/it's.yaml")).toBe(`'/tmp/my dir/it'\\''s.yaml'`);
   });
 });

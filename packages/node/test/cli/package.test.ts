@@ -20,9 +20,16 @@ function filesUnder(dir: string): string[] {
     .map((e) => relative(dir, join(e.parentPath, e.name)));
 }
 
-/** The bare specifiers dist/pair.mjs imports or requires: what it leaves in node_modules. */
+/** The files of the bundle: dist/pair.mjs and its chunks, as its inputs list names them. */
+function bundleFiles(): string[] {
+  return readJson(join(root, "dist", "pair.inputs.json"))["outputs"] as string[];
+}
+
+/** The bare specifiers the bundle's files import or require: what it leaves in node_modules. */
 function bundleImports(): string[] {
-  const text = readFileSync(join(root, "dist", "pair.mjs"), "utf8");
+  const text = bundleFiles()
+    .map((f) => readFileSync(join(root, "dist", f), "utf8"))
+    .join("\n");
   const found = new Set<string>();
   for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*)"(@?[\w-][\w./@-]*)"/g)) {
     const name = m[1]!;
@@ -46,7 +53,7 @@ describe("the package a user installs", () => {
   });
   afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-  it("holds the bundle, the built dashboard, the bin and its README, nothing else", () => {
+  it("holds the bundle and its chunks, the built dashboard, the bin and its README, nothing else", () => {
     const listed = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" })
       .trim()
       .split("\n")
@@ -56,7 +63,10 @@ describe("the package a user installs", () => {
       (f) => `packages/dashboard/dist/${f}`,
     );
     expect(ui).toContain("packages/dashboard/dist/index.html");
-    expect(listed).toEqual(["README.md", "bin/pair.js", "dist/pair.mjs", "package.json", ...ui].sort());
+    const bundle = bundleFiles().map((f) => `dist/${f}`);
+    expect(bundle).toContain("dist/pair.mjs");
+    expect(bundle.length).toBeGreaterThan(1); // `pair demo`'s chunk at least
+    expect(listed).toEqual(["README.md", "bin/pair.js", ...bundle, "package.json", ...ui].sort());
   });
 
   it("depends on what the bundle imports from node_modules, at the workspace's versions", () => {

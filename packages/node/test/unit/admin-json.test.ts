@@ -3,8 +3,8 @@
 import type { IncomingMessage } from "node:http";
 import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { BodyRefusal, readJsonObject } from "../../src/server/admin-json.js";
-import { BODY_IDLE_TIMEOUT_MS } from "../../src/server/request-body.js";
+import { BodyRefusal, readJsonObject } from "../../src/http/admin-json.js";
+import { BODY_IDLE_TIMEOUT_MS } from "../../src/http/request-body.js";
 
 function request(): PassThrough & IncomingMessage {
   const stream = new PassThrough() as PassThrough & IncomingMessage;

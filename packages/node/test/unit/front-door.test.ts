@@ -2,13 +2,13 @@
 // CORS for allowed origins; and the policy built from config, PAIR_ORIGINS and the machine's name.
 import { describe, expect, it } from "vitest";
 import { DEFAULT_ALLOWED_ORIGINS, parseOriginsEnv } from "../../src/config/index.js";
-import { frontDoorPolicy } from "../../src/server/front-door-policy.js";
+import { frontDoorPolicy } from "../../src/http/front-door-policy.js";
 import {
   frontDoor,
   hostNameOf,
   type FrontDoorPolicy,
   type FrontDoorRequest,
-} from "../../src/server/front-door.js";
+} from "../../src/http/front-door.js";
 
 const LOOPBACK_LISTEN: FrontDoorPolicy = {
   checkHostOf: "every-caller",

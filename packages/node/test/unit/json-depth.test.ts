@@ -1,6 +1,6 @@
 // The nesting bound of request bodies, counted on bytes before JSON.parse.
 import { describe, expect, it } from "vitest";
-import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "../../src/server/json-depth.js";
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "../../src/http/json-depth.js";
 
 const nested = (depth: number, open = "[", close = "]") =>
   Buffer.from(open.repeat(depth) + close.repeat(depth));

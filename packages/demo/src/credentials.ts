@@ -7,9 +7,7 @@
  * Must not know: the OS credential store, the nodes, what the tokens open.
  */
 
-import type { Redacted } from "../cluster/index.js";
-import type { CredentialRef } from "../config/index.js";
-import type { CredentialReader } from "../rented/index.js";
+import type { CredentialReader, CredentialRef, Redacted } from "@pair/node";
 
 /** The service name every sandbox credential lives under, so it reads as what it is. */
 export const DEMO_CREDENTIAL_SERVICE = "pair-demo-sandbox";

@@ -7,8 +7,8 @@
  * Must not know: how the sandbox is built (it drives it through DemoCluster), the command line.
  */
 
-import type { DemoCluster } from "./demo-cluster.js";
-import { TOUR_STEPS } from "./demo-tour-steps.js";
+import type { DemoCluster } from "./cluster.js";
+import { TOUR_STEPS } from "./tour-steps.js";
 
 export interface TourStep {
   readonly step: number;

@@ -5,7 +5,7 @@
  * Must not know: how the sandbox is built or stopped.
  */
 
-import type { DemoSandbox } from "./demo-sandbox.js";
+import type { DemoSandbox } from "./sandbox.js";
 
 /** The `--json` line: more fields may be added, none renamed. */
 export interface DemoJson {

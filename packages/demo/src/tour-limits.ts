@@ -1,14 +1,14 @@
 /**
  * Tour steps 4–5 (seed 001, "Validation approach"): the daily budget cap pauses the endpoint and makes
  * the node ineligible with the reason; quitting the sponsor pauses the endpoint.
- * Must not know: how the sandbox is built, how the output is framed (demo-tour.ts).
+ * Must not know: how the sandbox is built, how the output is framed (tour.ts).
  */
 
-import { DEMO_HF_ENDPOINT } from "./demo-cluster-config.js";
-import { chat } from "./demo-http.js";
-import { answer, curl, ENDPOINT, lifecycle, MODEL, NODE, onB, resumeRunning } from "./demo-tour-actions.js";
-import { hfState, MINUTE_MS, untilNextDayMs } from "./demo-tour-probes.js";
-import type { TourStepSpec } from "./demo-tour.js";
+import { DEMO_HF_ENDPOINT } from "./cluster-config.js";
+import { chat } from "./http.js";
+import { answer, curl, ENDPOINT, lifecycle, MODEL, NODE, onB, resumeRunning } from "./tour-actions.js";
+import { hfState, MINUTE_MS, untilNextDayMs } from "./tour-probes.js";
+import type { TourStepSpec } from "./tour.js";
 
 export const budget: TourStepSpec = {
   step: 4,

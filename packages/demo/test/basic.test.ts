@@ -5,9 +5,9 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { DemoJson } from "../../src/cli/demo-guide.js";
-import { DEMO_ENGINES, DEMO_SHARED_MODEL, startDemoSandbox } from "../../src/cli/demo-sandbox.js";
-import { manualSignals, portClosed, runCli, startCli } from "./cli-harness.js";
+import type { DemoJson } from "@pair/demo";
+import { DEMO_ENGINES, DEMO_SHARED_MODEL, startDemoSandbox } from "@pair/demo";
+import { manualSignals, portClosed, runCli, startCli } from "../../node/test/cli/cli-harness.js";
 
 let tmp: string;
 beforeAll(() => {

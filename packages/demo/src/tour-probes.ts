@@ -8,9 +8,9 @@
 
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { DemoCluster } from "./demo-cluster.js";
-import { DEMO_HF_ENDPOINT, DEMO_RENTED_NODE } from "./demo-cluster-config.js";
-import { adminCall, type AdminTarget } from "./demo-http.js";
+import type { DemoCluster } from "./cluster.js";
+import { DEMO_HF_ENDPOINT, DEMO_RENTED_NODE } from "./cluster-config.js";
+import { adminCall, type AdminTarget } from "./http.js";
 
 export const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;

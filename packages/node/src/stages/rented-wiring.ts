@@ -16,8 +16,8 @@ import {
 } from "@pair/huggingface";
 import { proxyUrlFromTemplate, type ProxyUrlOf } from "@pair/runpod";
 import type { Dispatcher } from "undici";
-import type { Redacted } from "./cluster/index.js";
-import type { PairConfig } from "./config/index.js";
+import type { Redacted } from "../cluster/index.js";
+import type { PairConfig } from "../config/index.js";
 import {
   attachedRentedConfigs,
   combineManagedHooks,
@@ -31,8 +31,8 @@ import {
   type CredentialReader,
   type EndpointLookupFn,
   type ManagedEndpointsOptions,
-} from "./rented/index.js";
-import type { Scheduler } from "./scheduler/scheduler.js";
+} from "../rented/index.js";
+import type { Scheduler } from "../scheduler/scheduler.js";
 
 /** Managed nodes' clock, timer seam, pass interval, poll interval and budget time zone (tests set them). */
 export type RentedManagedOptions = Pick<

@@ -3,7 +3,7 @@
  * plane over HTTPS, its leaf from the demo's throwaway CA) holding one private endpoint; node A, the
  * sponsor, with a local engine and that endpoint as the managed rented node `gpu-hf`; node B, a peer
  * with a local engine; A and B paired through the real PIN flow (A shows a PIN, B joins with it).
- * A reads its token from the sandbox credential source (demo-credentials.ts), never the OS store.
+ * A reads its token from the sandbox credential source (credentials.ts), never the OS store.
  * Time: the endpoint's world and A's managed lifecycle run on the emulator's virtual clock, moved by
  * `advance`/`drive` (the tour) or `runClock` (afterwards, scaled). `restartSponsor` is the user's
  * "edit the config, restart pair serve" on the same ports and data dir. `close` ends it all.
@@ -20,10 +20,8 @@ import {
   type HuggingFaceEmulator,
 } from "@pair/emulators";
 import { HfToken, HttpsEndpointsTransport, vllmImage } from "@pair/huggingface";
-import { Redacted } from "../cluster/index.js";
-import { parseConfig } from "../config/index.js";
-import { startNode, type RunningNode } from "../node.js";
-import { createDemoCa } from "./demo-ca.js";
+import { parseConfig, Redacted, startNode, type EventLog, type RunningNode } from "@pair/node";
+import { createDemoCa } from "./ca.js";
 import {
   DEMO_HF_ENDPOINT,
   DEMO_HF_MODEL,
@@ -33,10 +31,9 @@ import {
   START_SETTINGS,
   type SponsorFiles,
   type SponsorSettings,
-} from "./demo-cluster-config.js";
-import { demoCredentialRef, DemoSandboxCredentials } from "./demo-credentials.js";
-import { adminCall } from "./demo-http.js";
-import type { EventLog } from "./event-log.js";
+} from "./cluster-config.js";
+import { demoCredentialRef, DemoSandboxCredentials } from "./credentials.js";
+import { adminCall } from "./http.js";
 
 const GRACE_MS = 1_000;
 

@@ -9,14 +9,16 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { startEngineEmulator, type EngineEmulator } from "@pair/emulators";
-import { parseConfig } from "../config/index.js";
-import { ListenError, startNode, type RunningNode } from "../node.js";
-import type { EventLog } from "./event-log.js";
+import {
+  DEMO_PREFERRED_PORT,
+  ListenError,
+  PAIR_DEFAULT_PORT,
+  parseConfig,
+  startNode,
+  type EventLog,
+  type RunningNode,
+} from "@pair/node";
 
-/** The port PAIR itself uses by default: the demo never takes it. */
-export const PAIR_DEFAULT_PORT = 11434;
-/** Tried first, so the demo's URL is the same from run to run. */
-export const DEMO_PREFERRED_PORT = 11500;
 /** Requests in flight get this long to finish when the demo stops. */
 export const DEMO_GRACE_MS = 3_000;
 

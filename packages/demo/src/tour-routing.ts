@@ -2,18 +2,18 @@
  * Tour steps 6–7 (seed 001, "Validation approach"): precedence between A's local copy and the rented
  * node (default policy, then overflow with the local slot busy), and the three refusals of an attach
  * (http:// off loopback, a public endpoint, a wrong token).
- * Must not know: how the sandbox is built, how the output is framed (demo-tour.ts).
+ * Must not know: how the sandbox is built, how the output is framed (tour.ts).
  */
 
 import { vllmImage } from "@pair/huggingface";
 import { Agent, request } from "undici";
-import type { DemoCluster } from "./demo-cluster.js";
-import { DEMO_HF_ENDPOINT } from "./demo-cluster-config.js";
-import { demoCredentialRef } from "./demo-credentials.js";
-import { adminCall, adminErrorCode, adminErrorMessage, chat, type ChatAnswer } from "./demo-http.js";
-import { answer, curl, ENDPOINT, MODEL, NODE, onB, resumeRunning } from "./demo-tour-actions.js";
-import { hfState, MINUTE_MS, rentedRow, waitFor } from "./demo-tour-probes.js";
-import type { TourStepSpec } from "./demo-tour.js";
+import type { DemoCluster } from "./cluster.js";
+import { DEMO_HF_ENDPOINT } from "./cluster-config.js";
+import { demoCredentialRef } from "./credentials.js";
+import { adminCall, adminErrorCode, adminErrorMessage, chat, type ChatAnswer } from "./http.js";
+import { answer, curl, ENDPOINT, MODEL, NODE, onB, resumeRunning } from "./tour-actions.js";
+import { hfState, MINUTE_MS, rentedRow, waitFor } from "./tour-probes.js";
+import type { TourStepSpec } from "./tour.js";
 
 /** Two requests to `url`: a long one that holds A's only local slot, and one sent while it runs. */
 async function whileLocalBusy(

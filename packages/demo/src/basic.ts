@@ -1,16 +1,21 @@
 /**
- * `pair demo --basic`: the single-node sandbox (demo-sandbox.ts) — one node over emulated Ollama and
- * vLLM engines — prints what to try (demo-guide.ts) or, with `--json`, one JSON line once ready, runs
+ * `pair demo --basic`: the single-node sandbox (sandbox.ts) — one node over emulated Ollama and
+ * vLLM engines — prints what to try (guide.ts) or, with `--json`, one JSON line once ready, runs
  * until SIGINT/SIGTERM, then takes everything down.
  * Must not know: what the sandbox holds, what the guide says.
  */
 
-import { ListenError } from "../node.js";
-import { CliFailure, EXIT_OK } from "./cli-errors.js";
-import { nextStopSignal, type CliIo } from "./cli-io.js";
-import { demoGuide, demoJson } from "./demo-guide.js";
-import { DEMO_PREFERRED_PORT, startDemoSandbox } from "./demo-sandbox.js";
-import { eventLog } from "./event-log.js";
+import {
+  CliFailure,
+  DEMO_PREFERRED_PORT,
+  eventLog,
+  EXIT_OK,
+  ListenError,
+  nextStopSignal,
+  type CliIo,
+} from "@pair/node";
+import { demoGuide, demoJson } from "./guide.js";
+import { startDemoSandbox } from "./sandbox.js";
 
 export async function runBasicDemo(
   options: { readonly port: number | undefined; readonly json: boolean },

@@ -8,9 +8,15 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { DemoClusterJson } from "../../src/cli/demo-cluster-guide.js";
-import type { TourStep } from "../../src/cli/demo-tour.js";
-import { manualSignals, portClosed, runCli, startCli, type CliResult } from "./cli-harness.js";
+import type { DemoClusterJson } from "@pair/demo";
+import type { TourStep } from "@pair/demo";
+import {
+  manualSignals,
+  portClosed,
+  runCli,
+  startCli,
+  type CliResult,
+} from "../../node/test/cli/cli-harness.js";
 
 let tmp: string;
 let run: CliResult;

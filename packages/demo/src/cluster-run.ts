@@ -1,6 +1,6 @@
 /**
- * `pair demo` (and `--tour-only`): build the two-node sandbox (demo-cluster.ts), run the tour
- * (demo-tour.ts) printing as it goes, then either exit (tour only: 0 when every step turned out as
+ * `pair demo` (and `--tour-only`): build the two-node sandbox (cluster.ts), run the tour
+ * (tour.ts) printing as it goes, then either exit (tour only: 0 when every step turned out as
  * the seed says, else 1) or keep the sandbox up with virtual time running, print what to try, and
  * take everything down on SIGINT/SIGTERM. With `--json` the tour's narrative goes to stderr and
  * stdout gets one JSON line (the nodes and every step's outcome). A stop signal during the start or
@@ -8,18 +8,21 @@
  * Must not know: what the tour's steps are, what the sandbox holds.
  */
 
-import { ListenError } from "../node.js";
-import { CliFailure, EXIT_FAILURE, EXIT_OK } from "./cli-errors.js";
-import { nextStopSignal, type CliIo } from "./cli-io.js";
-import { startDemoCluster, type DemoCluster } from "./demo-cluster.js";
-import { demoClusterGuide, demoClusterJson, tourSummary } from "./demo-cluster-guide.js";
-import { DEMO_PREFERRED_PORT } from "./demo-sandbox.js";
-import { runTour } from "./demo-tour.js";
-import { TOUR_STEPS } from "./demo-tour-steps.js";
-import { eventLog } from "./event-log.js";
-
-/** After the tour, virtual time runs this many times real time. */
-export const DEMO_CLOCK_SCALE = 10;
+import {
+  CliFailure,
+  DEMO_CLOCK_SCALE,
+  DEMO_PREFERRED_PORT,
+  eventLog,
+  EXIT_FAILURE,
+  EXIT_OK,
+  ListenError,
+  nextStopSignal,
+  type CliIo,
+} from "@pair/node";
+import { startDemoCluster, type DemoCluster } from "./cluster.js";
+import { demoClusterGuide, demoClusterJson, tourSummary } from "./cluster-guide.js";
+import { runTour } from "./tour.js";
+import { TOUR_STEPS } from "./tour-steps.js";
 
 export interface ClusterDemoOptions {
   /** B's client port (the one to curl); undefined: DEMO_PREFERRED_PORT when free, else any. */

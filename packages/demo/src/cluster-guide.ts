@@ -5,10 +5,10 @@
  * Must not know: how the sandbox is built, how the tour ran.
  */
 
-import type { DemoCluster } from "./demo-cluster.js";
-import { DEMO_HF_ENDPOINT, DEMO_HF_MODEL, DEMO_RENTED_NODE } from "./demo-cluster-config.js";
-import { shellWord } from "./demo-guide.js";
-import type { TourStep } from "./demo-tour.js";
+import type { DemoCluster } from "./cluster.js";
+import { DEMO_HF_ENDPOINT, DEMO_HF_MODEL, DEMO_RENTED_NODE } from "./cluster-config.js";
+import { shellWord } from "./guide.js";
+import type { TourStep } from "./tour.js";
 
 /** The `--json` line of the two-node demo: more fields may be added, none renamed. */
 export interface DemoClusterJson {

@@ -6,13 +6,13 @@
 
 import type { Dispatcher } from "undici";
 import type { ProxyUrlOf } from "@pair/runpod";
-import type { LoopbackPolicy } from "./auth/index.js";
-import type { NodeDiscoveryOptions } from "./cluster-node/index.js";
-import type { PairConfig } from "./config/index.js";
-import type { IdleCollectPolicy } from "./memory/index.js";
-import type { CredentialReader } from "./rented/index.js";
+import type { LoopbackPolicy } from "../auth/index.js";
+import type { NodeDiscoveryOptions } from "../cluster-node/index.js";
+import type { PairConfig } from "../config/index.js";
+import type { IdleCollectPolicy } from "../memory/index.js";
+import type { CredentialReader } from "../rented/index.js";
 import type { RentedManagedOptions } from "./rented-wiring.js";
-import type { IntervalSeam } from "./ui/index.js";
+import type { IntervalSeam } from "../ui/index.js";
 
 export interface NodeOptions {
   readonly config: PairConfig;

@@ -2,14 +2,14 @@
  * Tour steps 1–3 (seed 001, "Validation approach"): attach and share (refused while unshared, then
  * served and streamed from B, in Jobs on both nodes, no token on B), cold start (held by Hugging Face
  * past the old 120 s), idle pause then wake off and on.
- * Must not know: how the sandbox is built, how the output is framed (demo-tour.ts).
+ * Must not know: how the sandbox is built, how the output is framed (tour.ts).
  */
 
-import { DEMO_COLD_START_S, DEMO_HF_ENDPOINT, DEMO_SCALE_TO_ZERO_MIN } from "./demo-cluster-config.js";
-import { adminCall, chat } from "./demo-http.js";
-import { answer, curl, ENDPOINT, MODEL, NODE, OLD_TIMEOUT_MS, onB } from "./demo-tour-actions.js";
-import { duration, hfState, lastJob, MINUTE_MS, whereSecretIs } from "./demo-tour-probes.js";
-import type { TourStepSpec } from "./demo-tour.js";
+import { DEMO_COLD_START_S, DEMO_HF_ENDPOINT, DEMO_SCALE_TO_ZERO_MIN } from "./cluster-config.js";
+import { adminCall, chat } from "./http.js";
+import { answer, curl, ENDPOINT, MODEL, NODE, OLD_TIMEOUT_MS, onB } from "./tour-actions.js";
+import { duration, hfState, lastJob, MINUTE_MS, whereSecretIs } from "./tour-probes.js";
+import type { TourStepSpec } from "./tour.js";
 
 export const attachAndShare: TourStepSpec = {
   step: 1,

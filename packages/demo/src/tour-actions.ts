@@ -5,11 +5,11 @@
  * Must not know: any step's expectations.
  */
 
-import type { DemoCluster } from "./demo-cluster.js";
-import { DEMO_HF_ENDPOINT, DEMO_HF_MODEL, DEMO_RENTED_NODE } from "./demo-cluster-config.js";
-import { adminCall, type ChatAnswer } from "./demo-http.js";
-import { hfState, nodeRow, waitFor } from "./demo-tour-probes.js";
-import type { TourPrinter } from "./demo-tour.js";
+import type { DemoCluster } from "./cluster.js";
+import { DEMO_HF_ENDPOINT, DEMO_HF_MODEL, DEMO_RENTED_NODE } from "./cluster-config.js";
+import { adminCall, type ChatAnswer } from "./http.js";
+import { hfState, nodeRow, waitFor } from "./tour-probes.js";
+import type { TourPrinter } from "./tour.js";
 
 export const NODE = DEMO_RENTED_NODE;
 export const MODEL = DEMO_HF_MODEL;

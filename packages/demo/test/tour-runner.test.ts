@@ -1,8 +1,8 @@
 // The tour runner on its own (no sandbox): a step that throws is reported as failed with its message
 // and the tour goes on; a stop request ends it between steps; ✓/✗ lines say which step did what.
 import { describe, expect, it } from "vitest";
-import type { DemoCluster } from "../../src/cli/demo-cluster.js";
-import { runTour, type TourStepSpec } from "../../src/cli/demo-tour.js";
+import type { DemoCluster } from "@pair/demo";
+import { runTour, type TourStepSpec } from "@pair/demo";
 
 const cluster = {} as DemoCluster; // the fake steps never touch it
 

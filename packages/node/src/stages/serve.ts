@@ -1,0 +1,159 @@
+/**
+ * The serve stage, built last: the client API, the admin API and the dashboard on the client port,
+ * the peer routes on the cluster port (server/client-api.ts, over everything the stages before it
+ * made), the dashboard's live events, the metrics of the whole process and its rented nodes and
+ * peers, and the timers of a node in service. Once built the node is ready: both ports route, and
+ * peers hear at once that it is (back) up and what it serves. Its quiesce is the first step of a stop.
+ * Must not know: how any upstream is reached or started.
+ */
+
+import { authenticateClient } from "../auth/index.js";
+import { formatHostPort } from "../config/index.js";
+import { workloadJson } from "../history/workload-history.js";
+import { startIdleCollector } from "../memory/index.js";
+import type { NodeOptions } from "./node-options.js";
+import { registerClusterMetrics } from "../observability/cluster-metrics.js";
+import { registerProcessMetrics } from "../observability/process-metrics.js";
+import { mergedNodes } from "../server/admin-routes.js";
+import { clientHandler, peerRouteHandler, type ClientApiDeps } from "../server/client-api.js";
+import { ModelAliases } from "../server/model-aliases.js";
+import { DEFAULT_UI_DIR, LiveEvents, sessionCookieName, SYSTEM_INTERVALS } from "../ui/index.js";
+import type { ClusterStage } from "./cluster.js";
+import { PAIR_VERSION, type Core } from "./core.js";
+import type { LocalStage } from "./local.js";
+import type { SponsorStage } from "./sponsor.js";
+import type { Stage } from "./stage.js";
+
+export interface Built {
+  readonly core: Core;
+  readonly cluster: ClusterStage;
+  readonly local: LocalStage;
+  readonly sponsor: SponsorStage;
+}
+
+export function serveStage(options: NodeOptions, built: Built): Stage {
+  const { core, cluster, local, sponsor } = built;
+  const { config, log } = core;
+  // Registered here, after the local gauges, so /metrics lists them in the order it always has.
+  const stopProcessMetrics = registerProcessMetrics(core.metrics, PAIR_VERSION);
+  registerClusterMetrics(core.metrics, {
+    rented: () => sponsor.rented.list(),
+    peers: () => cluster.membership.members(),
+  });
+  const intervals = options.intervals ?? SYSTEM_INTERVALS;
+  const events = new LiveEvents({
+    sources: {
+      nodes: () => mergedNodes(deps),
+      // Running work, and the last one to finish: a request shorter than a look still shows up.
+      jobs: () => ({
+        running: local.history.running().map(workloadJson),
+        // From memory: reading the newest row would flush the history and wait for its writer.
+        finished: local.history.lastFinishedId(),
+      }),
+      rented: () => sponsor.rented.list(),
+    },
+    // These move on every look without anything new to show.
+    ignoredKeys: ["last_seen", "first_byte_ms", "elapsed_s"],
+    intervals,
+  });
+  const deps = clientDeps(options, built, events);
+  core.serve(clientHandler(deps));
+  cluster.answerRoutes(peerRouteHandler(deps));
+  // Peers learn at once that this node is (back) up and what it serves; then on every change.
+  cluster.announcements.open();
+  cluster.announce("changed");
+  const liveCheck = intervals.every(() => {
+    sponsor.observe();
+    events.check();
+  }, options.liveCheckMs ?? 500);
+  const idleCollector =
+    options.idleCollect === false
+      ? undefined
+      : startIdleCollector({
+          intervals,
+          nowMs: () => performance.now(),
+          ...(options.idleCollect === undefined ? {} : { policy: options.idleCollect }),
+        });
+  log(`node ${config.node.name} listening on ${core.url}`);
+  if (core.beyondLoopback)
+    log(
+      `callers from other machines need an API key (${core.apiKeys.activeIds().length} active; ` +
+        "`pair apikey list`); callers on this machine do not",
+    );
+  return {
+    name: "serve",
+    quiesce: () => {
+      cluster.announcements.close();
+      liveCheck.cancel();
+      idleCollector?.cancel();
+      stopProcessMetrics();
+      events.close();
+    },
+  };
+}
+
+/** What the routes read: every stage's parts, by the names server/ knows them. */
+function clientDeps(options: NodeOptions, built: Built, events: LiveEvents): ClientApiDeps {
+  const { core, cluster: clusterStage, local, sponsor } = built;
+  const { config } = core;
+  const { cluster } = clusterStage;
+  const { rented } = sponsor;
+  return {
+    nodeName: config.node.name,
+    aliases: new ModelAliases(config.modelAliases),
+    inventory: local.inventory,
+    scheduler: local.scheduler,
+    dispatcher: core.dispatcher,
+    nowMs: core.wallMs,
+    monoMs: () => performance.now(),
+    history: local.history,
+    metrics: core.metrics,
+    adminToken: core.adminToken,
+    maxBodyBytes: options.maxBodyBytes ?? 16 * 1024 * 1024,
+    ...(options.bodyIdleTimeoutMs === undefined ? {} : { bodyIdleTimeoutMs: options.bodyIdleTimeoutMs }),
+    version: PAIR_VERSION,
+    cluster,
+    membership: clusterStage.membership,
+    peers: clusterStage.links,
+    rented: {
+      dispatcher: sponsor.outbound,
+      serving: (model, caller) => rented.serving(model, caller),
+      link: (name) => rented.link(name),
+      markDown: (name, why) => rented.markDown(name, why),
+      credentialRejected: (name, status) => rented.credentialRejected(name, status),
+      costMicroUsd: (name, model, use) => rented.costMicroUsd(name, model, use),
+    },
+    rentedNodes: rented,
+    redactor: core.redactor,
+    maxUpstreamBodyBytes: options.maxUpstreamBodyBytes ?? config.node.maxUpstreamBodyBytes,
+    log: core.log,
+    rentedCreator: sponsor.creator,
+    rentedStateHistory: sponsor.stateHistory,
+    rentedLedger: sponsor.ledger,
+    events,
+    onPeerVisibleChange: () => {
+      clusterStage.announce("changed");
+      sponsor.observe();
+    },
+    authenticate: (req) =>
+      authenticateClient(core.apiKeys, core.loopback, {
+        remoteAddress: req.socket.remoteAddress,
+        authorization: req.headers.authorization,
+      }),
+    ui: {
+      nodeName: config.node.name,
+      sessions: core.uiSessions,
+      cookieName: sessionCookieName(cluster.identity.nodeId),
+      uiDir: options.uiDir ?? DEFAULT_UI_DIR,
+      nowMs: () => Date.now(),
+    },
+    statusExtras: () => ({
+      listen: `${config.node.listen.host}:${core.port}`,
+      data_dir: core.dataDir,
+      node_id: cluster.identity.nodeId,
+      cluster_listen: formatHostPort({ host: cluster.host, port: cluster.port }),
+      peers: cluster.pairedPeers(),
+      ...options.statusExtras,
+    }),
+  };
+}
