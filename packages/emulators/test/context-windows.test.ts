@@ -35,7 +35,7 @@ describe("OpenAI flavors", () => {
       data: { max_model_len: number }[];
     };
     expect(models.data[0]?.max_model_len).toBe(100);
-    expect(await (await fetch(`${e.url}/props`)).status).toBe(404);
+    expect((await fetch(`${e.url}/props`)).status).toBe(404);
     const count = (await (
       await postJson(`${e.url}/tokenize`, { model: "m", messages: [{ role: "user", content: words(10) }] })
     ).json()) as { count: number; max_model_len: number };
