@@ -6,20 +6,20 @@
  */
 
 import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 
 /** Replace `path` with `text` atomically; the temp file's name carries `tempSuffix` (random by default). */
 export function writeFileAtomically(
   path: string,
-  text: string,
+  text: string | Buffer,
   tempSuffix = `${process.pid}.${randomBytes(6).toString("hex")}`,
 ): void {
   const temp = `${path}.${tempSuffix}.tmp`;
   const fd = openSync(temp, "wx", 0o600);
   try {
     try {
-      writeSync(fd, text);
+      writeFileSync(fd, text);
       fsyncSync(fd);
     } finally {
       closeSync(fd);

@@ -3,7 +3,9 @@
  * one bounded queue with a bounded wait. `acquire` picks, among the candidates the router names (in
  * its order of preference), the least loaded one with a free slot; when every candidate is full the
  * request waits in FIFO order until a slot of one of its candidates frees, the wait times out, or
- * the client goes away.
+ * the client goes away. Batch work is second: it never takes a target's last free slot (when the
+ * target has more than one), waits behind every interactive waiter, and does not count against the
+ * interactive queue's limit, so a batch of thousands of lines never makes a user's chat wait or fail.
  * Must not know: HTTP, dialects, how targets are reached.
  */
 
@@ -42,8 +44,12 @@ export interface SchedulerOptions {
   readonly setTimer: (fn: () => void, ms: number) => { cancel(): void };
 }
 
+/** Interactive requests (a user waiting) go first; batch lines take what is left over. */
+export type Priority = "interactive" | "batch";
+
 interface Waiter {
   readonly candidates: readonly Target[];
+  readonly priority: Priority;
   readonly enqueuedMs: number;
   readonly resolve: (r: AcquireResult) => void;
   settled: boolean;
@@ -70,12 +76,12 @@ export class Scheduler {
   }
 
   /** Try to take a slot now, without queueing. */
-  tryAcquire(candidates: readonly Target[]): Slot | undefined {
+  tryAcquire(candidates: readonly Target[], priority: Priority = "interactive"): Slot | undefined {
     let best: Target | undefined;
     let bestLoad = Infinity;
     for (const t of candidates) {
       const used = this.inFlight(t.id);
-      if (used >= t.maxConcurrent) continue;
+      if (used >= usableSlots(t, priority)) continue;
       const load = used / t.maxConcurrent;
       if (load < bestLoad) {
         best = t;
@@ -85,20 +91,30 @@ export class Scheduler {
     return best === undefined ? undefined : this.#take(best);
   }
 
-  acquire(candidates: readonly Target[], signal?: CancelSignal): Promise<AcquireResult> {
+  acquire(
+    candidates: readonly Target[],
+    signal?: CancelSignal,
+    priority: Priority = "interactive",
+  ): Promise<AcquireResult> {
     if (candidates.length === 0) return Promise.resolve({ ok: false, reason: "no-candidates" });
     for (const t of candidates)
       if (!Number.isInteger(t.maxConcurrent) || t.maxConcurrent < 1)
         throw new RangeError(`target ${t.id}: maxConcurrent must be an integer >= 1`);
-    // Waiters first: a new request does not jump the queue.
-    const waiting = this.#queue.some((w) => w.candidates.some((c) => candidates.some((d) => d.id === c.id)));
-    const now = waiting ? undefined : this.tryAcquire(candidates);
+    // Waiters first: a new request does not jump the queue (an interactive one jumps batch waiters).
+    const waiting = this.#queue.some(
+      (w) =>
+        (priority === "batch" || w.priority === "interactive") &&
+        w.candidates.some((c) => candidates.some((d) => d.id === c.id)),
+    );
+    const now = waiting ? undefined : this.tryAcquire(candidates, priority);
     if (now !== undefined) return Promise.resolve({ ok: true, slot: now, queuedMs: 0 });
     if (signal?.aborted === true) return Promise.resolve({ ok: false, reason: "aborted" });
-    if (this.#queue.length >= this.#o.maxQueued) return Promise.resolve({ ok: false, reason: "queue-full" });
+    if (priority === "interactive" && this.#interactiveQueued() >= this.#o.maxQueued)
+      return Promise.resolve({ ok: false, reason: "queue-full" });
     return new Promise<AcquireResult>((resolve) => {
       const waiter: Waiter = {
         candidates,
+        priority,
         enqueuedMs: this.#o.nowMs(),
         settled: false,
         resolve: (r) => {
@@ -117,8 +133,18 @@ export class Scheduler {
         this.#o.maxQueueWaitMs,
       );
       signal?.addEventListener("abort", onAbort, { once: true });
-      this.#queue.push(waiter);
+      // Interactive waiters before every batch waiter, each kind in FIFO order.
+      const firstBatch =
+        priority === "interactive" ? this.#queue.findIndex((w) => w.priority === "batch") : -1;
+      if (firstBatch < 0) this.#queue.push(waiter);
+      else this.#queue.splice(firstBatch, 0, waiter);
     });
+  }
+
+  #interactiveQueued(): number {
+    let n = 0;
+    for (const w of this.#queue) if (w.priority === "interactive") n++;
+    return n;
   }
 
   #take(target: Target): Slot {
@@ -135,14 +161,19 @@ export class Scheduler {
     };
   }
 
-  /** Hand freed slots to waiters in FIFO order. */
+  /** Hand freed slots to waiters in queue order (interactive ones first). */
   #wake(): void {
     for (const waiter of [...this.#queue]) {
       if (waiter.settled) continue;
-      const slot = this.tryAcquire(waiter.candidates);
+      const slot = this.tryAcquire(waiter.candidates, waiter.priority);
       if (slot === undefined) continue;
       const queuedMs = this.#o.nowMs() - waiter.enqueuedMs;
       waiter.resolve({ ok: true, slot, queuedMs });
     }
   }
+}
+
+/** Slots a request of `priority` may use on `t`: batch work leaves the last one for a user. */
+function usableSlots(t: Target, priority: Priority): number {
+  return priority === "batch" && t.maxConcurrent > 1 ? t.maxConcurrent - 1 : t.maxConcurrent;
 }

@@ -18,7 +18,8 @@ import type { Metrics } from "../observability/metrics.js";
 import type { RentedCreator, RentedNodes, RentedStateHistory, SharedLedger } from "../rented/index.js";
 import { isUiPath, serveUi, type LiveEvents, type UiDeps } from "../ui/index.js";
 import { serveAdmin } from "./admin-routes.js";
-import { PEER_REQUESTER_HEADER, type ForwardDeps } from "./forward.js";
+import { isBatchPath, serveBatchRoute, type BatchRouteDeps } from "./batch-routes.js";
+import { PEER_PRIORITY_HEADER, PEER_REQUESTER_HEADER, type ForwardDeps } from "./forward.js";
 import {
   listOpenAiModels,
   ollamaPs,
@@ -62,6 +63,8 @@ export interface ClientApiDeps extends ForwardDeps {
   readonly events?: LiveEvents;
   /** The dashboard: its files, sign-in codes and sessions (also accepted by the admin API). */
   readonly ui: UiDeps;
+  /** OpenAI's Files and Batch APIs (`/v1/files`, `/v1/batches`); absent: 404. */
+  readonly batches?: BatchRouteDeps;
 }
 
 export function clientHandler(deps: ClientApiDeps): (req: IncomingMessage, res: ServerResponse) => void {
@@ -98,6 +101,8 @@ async function handle(deps: ClientApiDeps, req: IncomingMessage, res: ServerResp
   if (!auth.ok) return refuse(deps, res, path, auth.reason);
   if (method === "POST" && isDialectRoute(path))
     return routed(deps, path, req, res, { requester: auth.requester, originNode: deps.nodeName });
+  if (deps.batches !== undefined && isBatchPath(path))
+    return serveBatchRoute(deps.batches, req, res, path, url, auth.requester);
   if (method === "POST" && path === "/api/show") return ollamaShow(deps, req, res);
   if (method === "GET" || method === "HEAD") {
     if (path.startsWith("/v1/models/"))
@@ -135,8 +140,9 @@ export function peerRouteHandler(
   return (req, res, peer, route) => {
     const header = req.headers[PEER_REQUESTER_HEADER];
     const requester = typeof header === "string" && /^[\w.:@/-]{1,160}$/.test(header) ? header : "peer";
+    const priority = req.headers[PEER_PRIORITY_HEADER] === "batch" ? "batch" : "interactive";
     const run = isDialectRoute(route)
-      ? routed(deps, route, req, res, { requester, originNode: peer.name, fromPeer: true })
+      ? routed(deps, route, req, res, { requester, originNode: peer.name, fromPeer: true, priority })
       : Promise.resolve(
           sendJson(
             res,

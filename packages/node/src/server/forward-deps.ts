@@ -13,7 +13,7 @@ import type { EngineApi, EngineInventory } from "../engines/engine-inventory.js"
 import type { Workload } from "../history/workload-history.js";
 import type { RequestTimeline } from "../observability/request-timeline.js";
 import type { SecretRedactor } from "../credentials/index.js";
-import type { CancelSignal, Scheduler } from "../scheduler/scheduler.js";
+import type { CancelSignal, Priority, Scheduler } from "../scheduler/scheduler.js";
 import type { ModelAliases } from "./model-aliases.js";
 
 /** A paired peer that is up and advertises a model, as forwarding sees it. */
@@ -150,12 +150,16 @@ export interface ForwardRequest {
   readonly signal: CancelSignal;
   /** The request came from a peer: serve it from this node's engines only. */
   readonly localOnly?: boolean;
+  /** A batch line waits behind users' requests (scheduler.ts); default interactive. */
+  readonly priority?: Priority;
   /** The benchmarks' per-request timeline (`PAIR_TIMELINE_FILE`); undefined when off. */
   readonly timeline?: RequestTimeline | undefined;
 }
 
 /** Request headers that tell a peer who asked (the peer records them; they carry no secret). */
 export const PEER_REQUESTER_HEADER = "x-pair-requester";
+/** Sent to a peer with a batch line, so the peer's scheduler puts it behind its users' requests too. */
+export const PEER_PRIORITY_HEADER = "x-pair-priority";
 export const SERVED_BY_HEADER = "x-pair-served-by";
 export const OFF_LAN_HEADER = "x-pair-off-lan";
 

@@ -27,6 +27,7 @@ import { candidates, markDown, type ForwardDeps, type ForwardRequest } from "./u
 export { type ForwardOutcome } from "./attempt-run.js";
 export {
   OFF_LAN_HEADER,
+  PEER_PRIORITY_HEADER,
   PEER_REQUESTER_HEADER,
   SERVED_BY_HEADER,
   type ForwardDeps,
@@ -120,7 +121,7 @@ export async function forward(deps: ForwardDeps, fr: ForwardRequest): Promise<Fo
           },
       };
     }
-    const slot = await deps.scheduler.acquire(upstreams, fr.signal);
+    const slot = await deps.scheduler.acquire(upstreams, fr.signal, fr.priority);
     if (!slot.ok) {
       if (slot.reason === "aborted") return CANCELLED_OUTCOME;
       return {

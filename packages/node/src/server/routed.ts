@@ -18,6 +18,7 @@ import {
 } from "../dialects/index.js";
 import type { Workload } from "../history/workload-history.js";
 import { startTimeline } from "../observability/request-timeline.js";
+import type { Priority } from "../scheduler/scheduler.js";
 import { estimateCostMicroUsd } from "../rented/index.js";
 import type { ClientApiDeps } from "./client-api.js";
 import { ClientGone, forward, type ForwardOutcome, type ForwardRequest } from "./forward.js";
@@ -31,6 +32,8 @@ export interface RoutedOrigin {
   readonly originNode: string;
   /** Came from a peer: serve locally, never forward again. */
   readonly fromPeer?: boolean;
+  /** A batch line: behind users' requests for every slot (default interactive). */
+  readonly priority?: Priority;
 }
 
 /** A workload's estimated cost on a rented node: exact on its sponsor, an upper bound on a peer. */
@@ -96,6 +99,7 @@ export async function routed(
       res,
       signal: new ClientGone(),
       localOnly: origin.fromPeer === true,
+      ...(origin.priority === undefined ? {} : { priority: origin.priority }),
       timeline,
     });
     // Served off the LAN: its estimated cost (the sponsor's exact prices, or what the sponsor published).

@@ -11,8 +11,10 @@ import { engineWindow, type RequestFit } from "../context/index.js";
 import type { DialectRoute } from "../dialects/index.js";
 import type { EngineApi, EngineSpec } from "../engines/engine-inventory.js";
 import type { Workload } from "../history/workload-history.js";
+import type { Priority } from "../scheduler/scheduler.js";
 import {
   OFF_LAN_HEADER,
+  PEER_PRIORITY_HEADER,
   PEER_REQUESTER_HEADER,
   SERVED_BY_HEADER,
   type EngineUpstream,
@@ -150,7 +152,8 @@ function peerUpstreamsFor(
 ): (peer: PeerUpstream) => Upstream | undefined {
   const api = dialectOf(fr.route);
   const requester = fr.workload.requester;
-  const shape = `${api} ${requester}`;
+  const priority = fr.priority ?? "interactive";
+  const shape = `${api} ${requester} ${priority}`;
   let byPeer = peerUpstreamMemos.get(peers);
   if (byPeer === undefined)
     peerUpstreamMemos.set(peers, (byPeer = new WeakMap<PeerUpstream, Map<string, PeerUpstreamMemo>>()));
@@ -169,7 +172,7 @@ function peerUpstreamsFor(
     )
       return memo.upstream;
     if (byShape.size >= MAX_SHAPES_PER_PEER) byShape.clear();
-    const upstream = makePeerUpstream(peers, peer, link, api, requester);
+    const upstream = makePeerUpstream(peers, peer, link, api, requester, priority);
     byShape.set(shape, {
       dispatcher: link.dispatcher,
       linkBaseUrl: link.baseUrl,
@@ -186,6 +189,7 @@ function makePeerUpstream(
   link: { readonly dispatcher: Dispatcher; readonly baseUrl: string },
   api: EngineApi,
   requester: string,
+  priority: Priority,
 ): PeerNodeUpstream {
   return {
     kind: "peer",
@@ -198,7 +202,10 @@ function makePeerUpstream(
     maxConcurrent: Math.max(1, peer.maxConcurrent),
     firstByteTimeoutMs: peers.firstByteTimeoutMs,
     dispatcher: link.dispatcher,
-    headers: { [PEER_REQUESTER_HEADER]: requester },
+    headers:
+      priority === "batch"
+        ? { [PEER_REQUESTER_HEADER]: requester, [PEER_PRIORITY_HEADER]: priority }
+        : { [PEER_REQUESTER_HEADER]: requester },
   };
 }
 

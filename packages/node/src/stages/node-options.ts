@@ -26,6 +26,9 @@ export interface NodeOptions {
   readonly maxBodyBytes?: number;
   /** Largest non-streamed reply or error body read from an upstream (default: the config's `node.max_upstream_body_mb`). */
   readonly maxUpstreamBodyBytes?: number;
+  /** Batches: lines in flight at once over all batches (default 8), largest uploaded file (default 100 MiB). */
+  readonly batchLines?: number;
+  readonly batchMaxFileBytes?: number;
   /** Requests waiting for a slot, and how long each may wait. */
   readonly maxQueued?: number;
   readonly maxQueueWaitMs?: number;

@@ -15,6 +15,8 @@ import type { NodeOptions } from "./node-options.js";
 import { registerClusterMetrics } from "../observability/cluster-metrics.js";
 import { registerProcessMetrics } from "../observability/process-metrics.js";
 import { mergedNodes } from "../server/admin-routes.js";
+import { BatchRunner, BatchStore } from "../batch/index.js";
+import { inProcessLines } from "../server/batch-lines.js";
 import { clientHandler, peerRouteHandler, type ClientApiDeps } from "../server/client-api.js";
 import { ModelAliases } from "../server/model-aliases.js";
 import { DEFAULT_UI_DIR, LiveEvents, sessionCookieName, SYSTEM_INTERVALS } from "../ui/index.js";
@@ -56,7 +58,28 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
     ignoredKeys: ["last_seen", "first_byte_ms", "elapsed_s"],
     intervals,
   });
-  const deps = clientDeps(options, built, events);
+  const base = clientDeps(options, built, events);
+  // batches: their lines are routed requests of this node, run in process (server/batch-lines.ts)
+  const batchStore = new BatchStore(core.dataDir);
+  const lines = inProcessLines(base);
+  const runner = new BatchRunner({
+    store: batchStore,
+    runLine: lines.runLine,
+    wallMs: core.wallMs,
+    intervals,
+    ...(options.batchLines === undefined ? {} : { maxConcurrentLines: options.batchLines }),
+    log,
+  });
+  const deps: ClientApiDeps = {
+    ...base,
+    batches: {
+      store: batchStore,
+      runner,
+      wallMs: core.wallMs,
+      maxFileBytes: options.batchMaxFileBytes ?? 100 * 1024 * 1024,
+      ...(options.bodyIdleTimeoutMs === undefined ? {} : { bodyIdleTimeoutMs: options.bodyIdleTimeoutMs }),
+    },
+  };
   core.serve(clientHandler(deps));
   cluster.answerRoutes(peerRouteHandler(deps));
   // Peers learn at once that this node is (back) up and what it serves; then on every change.
@@ -74,6 +97,7 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
           nowMs: () => performance.now(),
           ...(options.idleCollect === undefined ? {} : { policy: options.idleCollect }),
         });
+  runner.start();
   log(`node ${config.node.name} listening on ${core.url}`);
   if (core.beyondLoopback)
     log(
@@ -82,13 +106,17 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
     );
   return {
     name: "serve",
-    quiesce: () => {
+    quiesce: async () => {
+      // Lines in flight go back to wait for the next start (never counted as done or failed).
+      await runner.stop();
+      lines.close();
       cluster.announcements.close();
       liveCheck.cancel();
       idleCollector?.cancel();
       stopProcessMetrics();
       events.close();
     },
+    release: () => batchStore.close(),
   };
 }
 

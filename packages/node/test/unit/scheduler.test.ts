@@ -79,4 +79,37 @@ describe("Scheduler", () => {
     const s = new Scheduler({ maxQueued: 0, maxQueueWaitMs: 0, ...manualTimers() });
     expect(() => s.acquire([{ id: "x", maxConcurrent: 0 }])).toThrow(/maxConcurrent/);
   });
+
+  it("batch work leaves a target's last slot to users and waits behind them", async () => {
+    const t = manualTimers();
+    const s = new Scheduler({ maxQueued: 1, maxQueueWaitMs: 1000, ...t });
+    const three = { id: "three", maxConcurrent: 3 };
+    const batch1 = await s.acquire([three], undefined, "batch");
+    const batch2 = await s.acquire([three], undefined, "batch");
+    expect(batch1.ok && batch2.ok).toBe(true);
+    // The third slot is a user's: a batch line waits for it, a chat does not.
+    const batch3 = s.acquire([three], undefined, "batch");
+    const chat = await s.acquire([three]);
+    expect(chat.ok).toBe(true);
+    // Batch waiters never fill the users' queue: one user may still wait (maxQueued 1).
+    const order: string[] = [];
+    const waitingChat = s.acquire([three]).then((r) => (order.push("chat"), r));
+    void batch3.then(() => order.push("batch"));
+    expect(s.queued()).toBe(2);
+    // A freed slot goes to the user who queued after the batch line.
+    if (batch1.ok) batch1.slot.release();
+    const served = await waitingChat;
+    expect(served.ok).toBe(true);
+    expect(order).toEqual(["chat"]);
+    if (served.ok) served.slot.release();
+    // batch2 and the first chat hold two of three: still no slot for batch work …
+    await Promise.resolve();
+    expect(order).toEqual(["chat"]);
+    // … until the chat ends.
+    if (chat.ok) chat.slot.release();
+    expect((await batch3).ok).toBe(true);
+    expect(order).toEqual(["chat", "batch"]);
+    // A target of one slot: batch work may use it (else a batch could never run there).
+    expect((await s.acquire([b], undefined, "batch")).ok).toBe(true);
+  });
 });

@@ -1,0 +1,43 @@
+/**
+ * Batches (OpenAI's Files and Batch APIs): the durable store, the input file's reading, the runner
+ * that spreads lines over the cluster behind users' requests, and the objects clients read.
+ * Must not know: HTTP (server/batch-routes.ts), how a line reaches an engine (injected `RunLine`).
+ */
+
+export { batchJson, fileJson, listJson } from "./batch-json.js";
+export {
+  BATCH_ENDPOINTS,
+  errorLine,
+  isBatchEndpoint,
+  MAX_BATCH_LINES,
+  outputLine,
+  readBatchInput,
+  windowMs,
+  type BatchEndpoint,
+  type InputLine,
+} from "./batch-input.js";
+export { BatchRunner, type BatchRunnerOptions, type LineReply, type RunLine } from "./batch-runner.js";
+export {
+  BatchStore,
+  type BatchProblem,
+  type BatchStatus,
+  type LineCounts,
+  type StoredBatch,
+  type StoredFile,
+  type StoredLine,
+} from "./batch-store.js";
+
+/** Codes a batch's routes, lines and input file can give (docs/errors.md lists each). */
+export const BATCH_ERROR_CODES = [
+  "file_not_found",
+  "batch_not_found",
+  "file_too_large",
+  "batch_cancelled",
+  "batch_expired",
+  "invalid_json_line",
+  "missing_required_parameter",
+  "duplicate_custom_id",
+  "mismatched_endpoint",
+  "empty_file",
+  "too_many_requests",
+] as const;

@@ -1,0 +1,310 @@
+/**
+ * OpenAI's Files and Batch APIs on the client port: `POST /v1/files` (multipart, `purpose=batch`),
+ * `GET /v1/files[/{id}[/content]]`, `DELETE /v1/files/{id}`, `POST /v1/batches`, `GET /v1/batches[/{id}]`,
+ * `POST /v1/batches/{id}/cancel` — the objects and errors as the official `openai` client reads them.
+ * A file past `maxFileBytes` is refused with 413 `file_too_large` before it is kept. Creating a batch
+ * reads and checks its input file at once (batch-input.ts): a file unusable as a whole makes a
+ * `failed` batch with its `errors`, as OpenAI's does.
+ * Must not know: how lines run (batch-runner.ts), where files are kept.
+ */
+
+import { randomBytes } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import {
+  batchJson,
+  BATCH_ENDPOINTS,
+  fileJson,
+  isBatchEndpoint,
+  listJson,
+  readBatchInput,
+  windowMs,
+  type BatchRunner,
+  type BatchStore,
+  type StoredBatch,
+} from "../batch/index.js";
+import { readBody } from "../http/request-body.js";
+import { sendJson } from "./model-routes.js";
+
+export interface BatchRouteDeps {
+  readonly store: BatchStore;
+  readonly runner: BatchRunner;
+  readonly wallMs: () => number;
+  /** Largest file `POST /v1/files` keeps. */
+  readonly maxFileBytes: number;
+  readonly bodyIdleTimeoutMs?: number;
+}
+
+/** Whether `path` is one of these routes (any method). */
+export function isBatchPath(path: string): boolean {
+  return (
+    path === "/v1/files" ||
+    path.startsWith("/v1/files/") ||
+    path === "/v1/batches" ||
+    path.startsWith("/v1/batches/")
+  );
+}
+
+export async function serveBatchRoute(
+  deps: BatchRouteDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  url: URL,
+  requester: string,
+): Promise<void> {
+  const method = req.method ?? "GET";
+  const parts = path.split("/").slice(2); // ["files", id?, "content"?] or ["batches", id?, "cancel"?]
+  const [kind, id, action] = parts;
+  if (kind === "files") {
+    if (id === undefined) {
+      if (method === "POST") return uploadFile(deps, req, res);
+      if (method === "GET") return listFiles(deps, res, url);
+    } else if (action === undefined) {
+      if (method === "GET") return withFile(deps, res, id, (f) => sendJson(res, 200, fileJson(f)));
+      if (method === "DELETE") return deleteFile(deps, res, id);
+    } else if (action === "content" && method === "GET") {
+      return withFile(deps, res, id, (f) => {
+        const bytes = deps.store.fileContent(f.id);
+        res.writeHead(200, {
+          "content-type": "application/octet-stream",
+          "content-length": String(bytes.length),
+          "content-disposition": `attachment; filename="${f.filename.replace(/[^\w.-]/g, "_")}"`,
+        });
+        res.end(bytes);
+      });
+    }
+  } else if (kind === "batches") {
+    if (id === undefined) {
+      if (method === "POST") return createBatch(deps, req, res, requester);
+      if (method === "GET") return listBatches(deps, res, url);
+    } else if (action === undefined && method === "GET") {
+      return withBatch(deps, res, id, (b) => sendJson(res, 200, batchOut(deps, b)));
+    } else if (action === "cancel" && method === "POST") {
+      return withBatch(deps, res, id, (b) =>
+        sendJson(res, 200, batchOut(deps, deps.runner.cancel(b.id) ?? b)),
+      );
+    }
+  }
+  fail(res, 404, "invalid_request", `no route ${method} ${path}`);
+}
+
+async function uploadFile(deps: BatchRouteDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const type = req.headers["content-type"] ?? "";
+  if (!/^multipart\/form-data/i.test(type))
+    return fail(
+      res,
+      400,
+      "invalid_request",
+      "upload a file as multipart/form-data with fields `purpose` and `file`",
+    );
+  // The multipart framing around the file: a few hundred bytes, given a little room.
+  const body = await readBody(req, deps.maxFileBytes + 64 * 1024, deps.bodyIdleTimeoutMs);
+  if (!body.ok) {
+    if (body.status === 413)
+      return fail(
+        res,
+        413,
+        "file_too_large",
+        `the file is over this node's limit of ${deps.maxFileBytes} bytes`,
+      );
+    return fail(res, body.status, body.code, body.message);
+  }
+  let form: FormData;
+  try {
+    form = await new Response(body.bytes, { headers: { "content-type": type } }).formData();
+  } catch (cause) {
+    return fail(
+      res,
+      400,
+      "invalid_request",
+      `the multipart body cannot be read: ${(cause as Error).message}`,
+    );
+  }
+  const purpose = form.get("purpose");
+  const file = form.get("file");
+  if (purpose !== "batch")
+    return fail(
+      res,
+      400,
+      "invalid_request",
+      'purpose must be "batch" (the only purpose PAIR keeps files for)',
+      "purpose",
+    );
+  if (file === null || typeof file === "string")
+    return fail(res, 400, "invalid_request", "the form has no `file` field holding a file", "file");
+  const bytes = Buffer.from(await file.arrayBuffer());
+  if (bytes.length > deps.maxFileBytes)
+    return fail(
+      res,
+      413,
+      "file_too_large",
+      `the file is over this node's limit of ${deps.maxFileBytes} bytes`,
+    );
+  const stored = {
+    id: `file-${randomBytes(12).toString("hex")}`,
+    purpose: "batch" as const,
+    filename: (file.name || "input.jsonl").slice(0, 255),
+    bytes: bytes.length,
+    createdAtS: Math.floor(deps.wallMs() / 1000),
+  };
+  deps.store.putFile(stored, bytes);
+  sendJson(res, 200, fileJson(stored));
+}
+
+function listFiles(deps: BatchRouteDeps, res: ServerResponse, url: URL): void {
+  const purpose = url.searchParams.get("purpose") ?? undefined;
+  const files = deps.store.files(purpose).map(fileJson);
+  sendJson(res, 200, { ...listJson(files, false) });
+}
+
+function deleteFile(deps: BatchRouteDeps, res: ServerResponse, id: string): void {
+  if (!deps.store.deleteFile(id)) return fail(res, 404, "file_not_found", `no file ${id}`);
+  sendJson(res, 200, { id, object: "file", deleted: true });
+}
+
+async function createBatch(
+  deps: BatchRouteDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  requester: string,
+): Promise<void> {
+  const body = await readBody(req, 64 * 1024, deps.bodyIdleTimeoutMs);
+  if (!body.ok) return fail(res, body.status, body.code, body.message);
+  let o: Record<string, unknown>;
+  try {
+    const parsed: unknown = JSON.parse(body.bytes.toString("utf8"));
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+      throw new Error("not an object");
+    o = parsed as Record<string, unknown>;
+  } catch {
+    return fail(res, 400, "invalid_request", "the body must be a JSON object");
+  }
+  const endpoint = o["endpoint"];
+  if (!isBatchEndpoint(endpoint))
+    return fail(
+      res,
+      400,
+      "invalid_request",
+      `endpoint must be one of ${BATCH_ENDPOINTS.join(", ")}`,
+      "endpoint",
+    );
+  const window = o["completion_window"];
+  const ms = typeof window === "string" ? windowMs(window) : undefined;
+  if (typeof window !== "string" || ms === undefined)
+    return fail(
+      res,
+      400,
+      "invalid_request",
+      'completion_window must be a duration such as "24h" (OpenAI\'s one value), "8h" or "90m", at most 7 days',
+      "completion_window",
+    );
+  const metadata = readMetadata(o["metadata"]);
+  if (metadata === false)
+    return fail(
+      res,
+      400,
+      "invalid_request",
+      "metadata must be an object of at most 16 string values",
+      "metadata",
+    );
+  const inputId = o["input_file_id"];
+  const file = typeof inputId === "string" ? deps.store.file(inputId) : undefined;
+  if (file === undefined || file.purpose !== "batch")
+    return fail(
+      res,
+      404,
+      "file_not_found",
+      `no input file ${String(inputId)} (upload it with purpose "batch")`,
+      "input_file_id",
+    );
+  const input = readBatchInput(deps.store.fileContent(file.id).toString("utf8"), endpoint);
+  const nowS = Math.floor(deps.wallMs() / 1000);
+  const batch: StoredBatch = {
+    id: `batch_${randomBytes(12).toString("hex")}`,
+    endpoint,
+    inputFileId: file.id,
+    completionWindow: window,
+    status: input.ok ? "in_progress" : "failed",
+    requester,
+    metadata,
+    errors: input.ok ? [] : input.problems,
+    outputFileId: null,
+    errorFileId: null,
+    createdAtS: nowS,
+    expiresAtS: nowS + Math.ceil(ms / 1000),
+    inProgressAtS: input.ok ? nowS : null,
+    finalizingAtS: null,
+    completedAtS: null,
+    failedAtS: input.ok ? null : nowS,
+    expiredAtS: null,
+    cancellingAtS: null,
+    cancelledAtS: null,
+  };
+  deps.store.addBatch(batch, input.ok ? input.lines : []);
+  deps.runner.wake(batch.id);
+  sendJson(res, 200, batchOut(deps, deps.store.batch(batch.id) ?? batch));
+}
+
+function listBatches(deps: BatchRouteDeps, res: ServerResponse, url: URL): void {
+  const limit = Math.min(100, Math.max(1, Number(url.searchParams.get("limit") ?? 20) || 20));
+  const after = url.searchParams.get("after") ?? undefined;
+  const page = deps.store.batches(limit + 1, after);
+  sendJson(
+    res,
+    200,
+    listJson(
+      page.slice(0, limit).map((b) => batchOut(deps, b)),
+      page.length > limit,
+    ),
+  );
+}
+
+function batchOut(deps: BatchRouteDeps, b: StoredBatch): Record<string, unknown> {
+  return batchJson(b, deps.store.counts(b.id), deps.runner.inFlight(b.id));
+}
+
+function withFile(
+  deps: BatchRouteDeps,
+  res: ServerResponse,
+  id: string,
+  then: (f: NonNullable<ReturnType<BatchStore["file"]>>) => void,
+): void {
+  const f = deps.store.file(id);
+  if (f === undefined) return fail(res, 404, "file_not_found", `no file ${id}`);
+  then(f);
+}
+
+function withBatch(
+  deps: BatchRouteDeps,
+  res: ServerResponse,
+  id: string,
+  then: (b: StoredBatch) => void,
+): void {
+  const b = deps.store.batch(id);
+  if (b === undefined)
+    return fail(res, 404, "batch_not_found", `no batch ${id}; \`pair batch list\` lists them`);
+  then(b);
+}
+
+/** OpenAI's `metadata`: up to 16 string values; null when absent, false when not that. */
+function readMetadata(value: unknown): Record<string, string> | null | false {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "object" || Array.isArray(value)) return false;
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (
+    entries.length > 16 ||
+    entries.some(([k, v]) => typeof v !== "string" || k.length > 64 || v.length > 512)
+  )
+    return false;
+  return Object.fromEntries(entries) as Record<string, string>;
+}
+
+function fail(
+  res: ServerResponse,
+  status: number,
+  code: string,
+  message: string,
+  param: string | null = null,
+): void {
+  sendJson(res, status, { error: { message, type: "invalid_request_error", param, code } });
+}
