@@ -11,6 +11,7 @@ import { ConfigError } from "../config/index.js";
 import { PAIR_VERSION } from "../node.js";
 import { historyCommand, jobsCommand, modelsCommand, nodesCommand, statusCommand } from "./admin-commands.js";
 import { apikeyCommand } from "./apikey-command.js";
+import { batchCommand } from "./batch-command.js";
 import { credentialCommand } from "./credential-command.js";
 import { CliFailure, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from "./cli-errors.js";
 import { processIo, type CliIo } from "./cli-io.js";
@@ -38,6 +39,7 @@ export const COMMANDS: readonly Command[] = [
   unpairCommand,
   apikeyCommand,
   rentedCommand,
+  batchCommand,
   credentialCommand,
   uiCommand,
   serviceCommand,

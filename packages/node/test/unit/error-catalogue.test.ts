@@ -4,6 +4,7 @@ import { REFUSAL_CODES } from "@pair/provision";
 import { RUNPOD_CREATE_REFUSAL_CODES } from "@pair/runpod";
 import { describe, expect, it } from "vitest";
 import { AUTH_ERROR_CODES } from "../../src/auth/index.js";
+import { BATCH_ERROR_CODES } from "../../src/batch/index.js";
 import { CLUSTER_ERROR_CODES } from "../../src/cluster/index.js";
 import { CONFIG_PROBLEM_CODES } from "../../src/config/index.js";
 import { CREDENTIAL_ERROR_CODES } from "../../src/credentials/index.js";
@@ -28,6 +29,7 @@ describe("docs/errors.md", () => {
     ["Runpod create refusal", [...RUNPOD_CREATE_REFUSAL_CODES]],
     ["admin API and dashboard sign-in", [...ADMIN_AUTH_ERROR_CODES, ...LIVE_EVENTS_ERROR_CODES]],
     ["hosting contract", [...REFUSAL_CODES]],
+    ["batch", [...BATCH_ERROR_CODES]],
   ])("lists every %s code", (area, codes) => {
     expect(codes.length).toBeGreaterThan(
       area === "credential store" || area.startsWith("admin") || area.startsWith("Runpod") ? 1 : 3,
@@ -49,6 +51,7 @@ describe("docs/errors.md", () => {
       ...ADMIN_AUTH_ERROR_CODES,
       ...LIVE_EVENTS_ERROR_CODES,
       ...REFUSAL_CODES,
+      ...BATCH_ERROR_CODES,
     ]);
     for (const code of documented) expect(known, code).toContain(code);
   });

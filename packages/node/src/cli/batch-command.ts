@@ -1,0 +1,225 @@
+/**
+ * `pair batch submit|list|status|cancel|results`: OpenAI-style batches on the running node, through
+ * its own `/v1/files` and `/v1/batches` routes on the client port (loopback: no key needed). `submit`
+ * uploads a JSONL file and creates the batch; `status --wait` prints a progress line (done/total,
+ * rate, ETA) until the batch ends; `results` prints the output file (or `--errors`, the error file).
+ * Must not know: how batches run (batch/), HTTP beyond fetch.
+ */
+
+import { readFileSync } from "node:fs";
+import { basename } from "node:path";
+import { loadConfig } from "../config/index.js";
+import { adminTarget, type AdminTarget } from "./admin-client.js";
+import { CliFailure, EXIT_OK, UsageError } from "./cli-errors.js";
+import type { CliIo } from "./cli-io.js";
+import type { Command } from "./command.js";
+import { CONFIG_OPTION, HELP_OPTION, JSON_OPTION, parseCommandWords } from "./command-args.js";
+import { renderTable } from "./text-table.js";
+
+const OPTIONS = {
+  ...CONFIG_OPTION,
+  ...JSON_OPTION,
+  ...HELP_OPTION,
+  endpoint: { type: "string" },
+  window: { type: "string" },
+  wait: { type: "boolean" },
+  errors: { type: "boolean" },
+} as const;
+
+const ENDED = new Set(["completed", "failed", "cancelled", "expired"]);
+
+interface BatchJson {
+  id: string;
+  status: string;
+  endpoint: string;
+  created_at: number;
+  in_progress_at: number | null;
+  request_counts: { total: number; completed: number; failed: number };
+  output_file_id: string | null;
+  error_file_id: string | null;
+  errors: { data: { code: string; message: string; line: number | null }[] } | null;
+  pair?: { running: number; pending: number; reruns: number };
+}
+
+async function target(io: CliIo, configFile: string | undefined): Promise<AdminTarget> {
+  return adminTarget(
+    await loadConfig({ file: configFile, env: io.env, homeDir: io.homeDir, hostName: io.hostName }),
+  );
+}
+
+/** A call to the node's client port; its OpenAI error becomes a CliFailure naming the code. */
+async function call(t: AdminTarget, path: string, init?: RequestInit): Promise<Response> {
+  let res: Response;
+  try {
+    res = await fetch(`http://${t.address}${path}`, { ...init, signal: AbortSignal.timeout(60_000) });
+  } catch (cause) {
+    throw new CliFailure(
+      `no PAIR node answers on ${t.address} — start one with \`pair serve\` (${(cause as Error).message})`,
+    );
+  }
+  if (res.ok) return res;
+  const body = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
+  throw new CliFailure(
+    `the node answered HTTP ${res.status} for ${path}: ${body?.error?.code ?? "error"}: ${body?.error?.message ?? ""}`,
+  );
+}
+
+async function getBatch(t: AdminTarget, id: string): Promise<BatchJson> {
+  return (await (await call(t, `/v1/batches/${encodeURIComponent(id)}`)).json()) as BatchJson;
+}
+
+function progress(b: BatchJson, nowS: number): string {
+  const c = b.request_counts;
+  const done = c.completed + c.failed;
+  const elapsed = Math.max(1, nowS - (b.in_progress_at ?? b.created_at));
+  const rate = done / elapsed;
+  const eta = rate > 0 && done < c.total ? `, ETA ${Math.ceil((c.total - done) / rate)} s` : "";
+  return (
+    `${b.id}  ${b.status}  ${done}/${c.total} done (${c.failed} failed), ${(rate * 60).toFixed(1)}/min${eta}` +
+    (b.pair === undefined ? "" : `, ${b.pair.running} running`)
+  );
+}
+
+function printJson(io: CliIo, value: unknown): void {
+  io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Polls until the batch ends, a progress line on stderr whenever it moves. */
+async function waitFor(io: CliIo, t: AdminTarget, id: string): Promise<BatchJson> {
+  let last = "";
+  for (;;) {
+    const b = await getBatch(t, id);
+    const line = progress(b, Math.floor(io.nowMs() / 1000));
+    if (line !== last) io.stderr(`${line}\n`);
+    last = line;
+    if (ENDED.has(b.status)) return b;
+    await new Promise((r) => setTimeout(r, 1_000));
+  }
+}
+
+export const batchCommand: Command = {
+  name: "batch",
+  summary: "run a JSONL file of requests over the cluster (OpenAI's Batch API)",
+  usage: `Usage: pair batch submit FILE [--endpoint ROUTE] [--window 24h] [--wait] [--json]
+       pair batch list [--json]
+       pair batch status ID [--wait] [--json]
+       pair batch cancel ID [--json]
+       pair batch results ID [--errors]
+
+FILE is JSONL, one request a line: {"custom_id": "...", "method": "POST", "url": ROUTE, "body": {...}}.
+ROUTE is /v1/chat/completions (default), /v1/completions or /v1/embeddings. Lines run on every
+node that serves their model, behind users' own requests. --window is the completion window
+(default 24h; e.g. 8h, 90m): lines not run by then end as batch_expired. --wait shows progress
+until the batch ends. results prints the output file (each custom_id once); --errors the error file.
+See docs/batches.md.
+
+  --config FILE  the node's config (else $PAIR_CONFIG, else the default file)
+  --json         print JSON for scripts
+  -h, --help     show this help`,
+  async run(args, io) {
+    const sub = args[0]?.startsWith("-") === true ? undefined : args[0];
+    const word = sub === "submit" ? "FILE" : "ID (pair batch list shows them)";
+    const flags = parseCommandWords(
+      args.slice(sub === undefined ? 0 : 1),
+      OPTIONS,
+      sub === "list" || sub === undefined ? [] : [word],
+    );
+    const arg = flags.words[0];
+    const t = await target(io, flags.values.config);
+    const json = flags.values.json === true;
+    const needId = () => arg!;
+    switch (sub) {
+      case "submit": {
+        if (arg === undefined) throw new UsageError("pair batch submit: missing FILE");
+        let bytes: Buffer;
+        try {
+          bytes = readFileSync(arg);
+        } catch (cause) {
+          throw new CliFailure(`cannot read ${arg}: ${(cause as Error).message}`);
+        }
+        const form = new FormData();
+        form.set("purpose", "batch");
+        form.set("file", new Blob([new Uint8Array(bytes)]), basename(arg));
+        const file = (await (await call(t, "/v1/files", { method: "POST", body: form })).json()) as {
+          id: string;
+        };
+        const created = (await (
+          await call(t, "/v1/batches", {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({
+              input_file_id: file.id,
+              endpoint: flags.values.endpoint ?? "/v1/chat/completions",
+              completion_window: flags.values.window ?? "24h",
+            }),
+          })
+        ).json()) as BatchJson;
+        if (created.status === "failed") {
+          const problems =
+            created.errors?.data.map((e) => `  line ${e.line ?? "?"}: ${e.code}: ${e.message}`) ?? [];
+          throw new CliFailure(`the batch failed: its file cannot run as a batch\n${problems.join("\n")}`);
+        }
+        const shown = flags.values.wait === true ? await waitFor(io, t, created.id) : created;
+        if (json) printJson(io, shown);
+        else io.stdout(`${progress(shown, Math.floor(io.nowMs() / 1000))}\n`);
+        return EXIT_OK;
+      }
+      case "list": {
+        const page = (await (await call(t, "/v1/batches?limit=100")).json()) as { data: BatchJson[] };
+        if (json) return (printJson(io, page.data), EXIT_OK);
+        const rows = page.data.map((b) => [
+          b.id,
+          b.status,
+          `${b.request_counts.completed + b.request_counts.failed}/${b.request_counts.total}`,
+          String(b.request_counts.failed),
+          new Date(b.created_at * 1000).toISOString(),
+        ]);
+        if (rows.length === 0) io.stdout("no batches (pair batch submit FILE starts one)\n");
+        else
+          io.stdout(
+            renderTable(
+              [
+                { header: "ID" },
+                { header: "STATUS" },
+                { header: "DONE", align: "right" },
+                { header: "FAILED", align: "right" },
+                { header: "CREATED" },
+              ],
+              rows,
+            ).join("\n") + "\n",
+          );
+        return EXIT_OK;
+      }
+      case "status": {
+        const id = needId();
+        const b = flags.values.wait === true ? await waitFor(io, t, id) : await getBatch(t, id);
+        if (json) printJson(io, b);
+        else io.stdout(`${progress(b, Math.floor(io.nowMs() / 1000))}\n`);
+        return EXIT_OK;
+      }
+      case "cancel": {
+        const id = needId();
+        const b = (await (
+          await call(t, `/v1/batches/${encodeURIComponent(id)}/cancel`, { method: "POST" })
+        ).json()) as BatchJson;
+        if (json) printJson(io, b);
+        else io.stdout(`${progress(b, Math.floor(io.nowMs() / 1000))}\n`);
+        return EXIT_OK;
+      }
+      case "results": {
+        const b = await getBatch(t, needId());
+        const fileId = flags.values.errors === true ? b.error_file_id : b.output_file_id;
+        if (!ENDED.has(b.status))
+          throw new CliFailure(
+            `batch ${b.id} is ${b.status}: its results are written when it ends (pair batch status ${b.id} --wait)`,
+          );
+        if (fileId !== null) io.stdout(await (await call(t, `/v1/files/${fileId}/content`)).text());
+        return EXIT_OK;
+      }
+      case undefined:
+        throw new UsageError("pair batch: missing what to do (submit, list, status, cancel or results)");
+      default:
+        throw new UsageError(`pair batch: unknown '${sub}' (submit, list, status, cancel or results)`);
+    }
+  },
+};

@@ -1,0 +1,74 @@
+// `pair batch` against a real node over an engine emulator: submit a JSONL file and wait, list,
+// status, results (output and errors), and the refusals a user meets.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startCluster, type Cluster } from "../e2e/node-harness.js";
+import { runCli, writeConfig } from "./cli-harness.js";
+
+let c: Cluster;
+let config: ReturnType<typeof writeConfig>;
+const cli = (...argv: string[]) => runCli([...argv, "--config", config.file]);
+
+function line(id: string, model = "m1"): string {
+  return JSON.stringify({
+    custom_id: id,
+    method: "POST",
+    url: "/v1/chat/completions",
+    body: { model, messages: [{ role: "user", content: "hi" }] },
+  });
+}
+
+beforeAll(async () => {
+  c = await startCluster([{ name: "e1", api: "openai", models: ["m1"] }]);
+  config = writeConfig(
+    `node:\n  name: node-a\n  data_dir: ${c.dataDir}\n  listen: 127.0.0.1:${c.node.port}\nengines: []\n`,
+  );
+});
+afterAll(async () => {
+  await c.close();
+  config.cleanup();
+});
+
+describe("pair batch", () => {
+  it("submits and waits, then lists, shows and prints the results", async () => {
+    const file = join(config.dir, "in.jsonl");
+    writeFileSync(file, [line("a"), line("b"), line("c", "nobody")].join("\n"));
+    const submitted = await cli("batch", "submit", file, "--wait", "--json");
+    expect(submitted.code, submitted.stderr).toBe(0);
+    const batch = JSON.parse(submitted.stdout) as { id: string; status: string; request_counts: unknown };
+    expect(batch).toMatchObject({
+      status: "completed",
+      request_counts: { total: 3, completed: 2, failed: 1 },
+    });
+    expect(submitted.stderr).toMatch(/3\/3 done \(1 failed\)/);
+
+    const list = await cli("batch", "list");
+    expect(list.stdout).toMatch(new RegExp(`${batch.id}\\s+completed\\s+3/3\\s+1`));
+    const status = await cli("batch", "status", batch.id);
+    expect(status.stdout).toContain(`${batch.id}  completed  3/3 done (1 failed)`);
+
+    const results = await cli("batch", "results", batch.id);
+    const ids = results.stdout
+      .trim()
+      .split("\n")
+      .map((l) => (JSON.parse(l) as { custom_id: string }).custom_id);
+    expect(ids).toEqual(["a", "b"]);
+    const errors = await cli("batch", "results", batch.id, "--errors");
+    expect(errors.stdout).toContain('"custom_id":"c"');
+    expect(errors.stdout).toContain("model_not_found");
+  });
+
+  it("names what is wrong: a file that cannot run, an unknown batch, a missing argument", async () => {
+    const bad = join(config.dir, "bad.jsonl");
+    writeFileSync(bad, [line("a"), line("a")].join("\n"));
+    const failed = await cli("batch", "submit", bad);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain("line 2: duplicate_custom_id");
+    const unknown = await cli("batch", "status", "batch_nope");
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("batch_not_found");
+    expect((await cli("batch", "status")).code).toBe(2);
+    expect((await cli("batch", "frobnicate")).code).toBe(2);
+  });
+});
