@@ -179,7 +179,7 @@ describe("the Batch API", () => {
     const done = await finished(openai, batch.id);
     expect(done.status).toBe("cancelled");
     const output =
-      done.output_file_id === null
+      !done.output_file_id
         ? []
         : jsonl(await (await openai.files.content(done.output_file_id)).text());
     const errors = jsonl(await (await openai.files.content(done.error_file_id!)).text());
