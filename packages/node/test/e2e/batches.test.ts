@@ -178,10 +178,9 @@ describe("the Batch API", () => {
     expect(["cancelling", "cancelled"]).toContain(cancelling.status);
     const done = await finished(openai, batch.id);
     expect(done.status).toBe("cancelled");
-    const output =
-      !done.output_file_id
-        ? []
-        : jsonl(await (await openai.files.content(done.output_file_id)).text());
+    const output = !done.output_file_id
+      ? []
+      : jsonl(await (await openai.files.content(done.output_file_id)).text());
     const errors = jsonl(await (await openai.files.content(done.error_file_id!)).text());
     const ids = [...output, ...errors].map((l) => l["custom_id"]);
     expect(ids.length).toBe(40);
