@@ -50,6 +50,9 @@ export interface BatchRunnerOptions {
   readonly onChange?: () => void;
 }
 
+/** Lines in flight at once over all batches, unless the node is told otherwise. */
+export const DEFAULT_BATCH_LINES = 8;
+
 /** Statuses a retry may fix, unless the reply says `x-should-retry: false`. */
 const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504]);
 const MAX_BACKOFF_MS = 60_000;
@@ -77,7 +80,7 @@ export class BatchRunner {
 
   constructor(options: BatchRunnerOptions) {
     this.#o = options;
-    this.#max = options.maxConcurrentLines ?? 8;
+    this.#max = options.maxConcurrentLines ?? DEFAULT_BATCH_LINES;
     this.#maxAttempts = options.maxAttempts ?? 5;
     if (!Number.isInteger(this.#max) || this.#max < 1)
       throw new RangeError("maxConcurrentLines: must be an integer >= 1");

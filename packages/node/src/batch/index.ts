@@ -16,7 +16,13 @@ export {
   type BatchEndpoint,
   type InputLine,
 } from "./batch-input.js";
-export { BatchRunner, type BatchRunnerOptions, type LineReply, type RunLine } from "./batch-runner.js";
+export {
+  BatchRunner,
+  DEFAULT_BATCH_LINES,
+  type BatchRunnerOptions,
+  type LineReply,
+  type RunLine,
+} from "./batch-runner.js";
 export {
   BatchStore,
   type BatchProblem,
@@ -41,3 +47,11 @@ export const BATCH_ERROR_CODES = [
   "empty_file",
   "too_many_requests",
 ] as const;
+export {
+  ASSUMED_TOKENS_PER_S,
+  DEFAULT_OUTPUT_TOKENS,
+  planBatch,
+  type BatchPlan,
+  type HistoryRow,
+  type ModelPlan,
+} from "./batch-plan.js";

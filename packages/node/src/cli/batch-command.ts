@@ -9,7 +9,16 @@
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { loadConfig } from "../config/index.js";
-import { adminTarget, type AdminTarget } from "./admin-client.js";
+import {
+  ASSUMED_TOKENS_PER_S,
+  DEFAULT_BATCH_LINES,
+  isBatchEndpoint,
+  planBatch,
+  readBatchInput,
+  windowMs,
+  type HistoryRow,
+} from "../batch/index.js";
+import { adminGet, adminTarget, type AdminTarget } from "./admin-client.js";
 import { CliFailure, EXIT_OK, UsageError } from "./cli-errors.js";
 import type { CliIo } from "./cli-io.js";
 import type { Command } from "./command.js";
@@ -24,6 +33,7 @@ const OPTIONS = {
   window: { type: "string" },
   wait: { type: "boolean" },
   errors: { type: "boolean" },
+  deadline: { type: "string" },
 } as const;
 
 const ENDED = new Set(["completed", "failed", "cancelled", "expired"]);
@@ -100,7 +110,8 @@ async function waitFor(io: CliIo, t: AdminTarget, id: string): Promise<BatchJson
 export const batchCommand: Command = {
   name: "batch",
   summary: "run a JSONL file of requests over the cluster (OpenAI's Batch API)",
-  usage: `Usage: pair batch submit FILE [--endpoint ROUTE] [--window 24h] [--wait] [--json]
+  usage: `Usage: pair batch plan FILE [--deadline 8h] [--endpoint ROUTE] [--json]
+       pair batch submit FILE [--endpoint ROUTE] [--window 24h] [--wait] [--json]
        pair batch list [--json]
        pair batch status ID [--wait] [--json]
        pair batch cancel ID [--json]
@@ -111,6 +122,8 @@ ROUTE is /v1/chat/completions (default), /v1/completions or /v1/embeddings. Line
 node that serves their model, behind users' own requests. --window is the completion window
 (default 24h; e.g. 8h, 90m): lines not run by then end as batch_expired. --wait shows progress
 until the batch ends. results prints the output file (each custom_id once); --errors the error file.
+plan estimates whether the cluster alone finishes the file by --deadline (default 24h): tokens per
+model, each node's measured rate from history (or a stated assumption), the time it takes.
 See docs/batches.md.
 
   --config FILE  the node's config (else $PAIR_CONFIG, else the default file)
@@ -118,7 +131,7 @@ See docs/batches.md.
   -h, --help     show this help`,
   async run(args, io) {
     const sub = args[0]?.startsWith("-") === true ? undefined : args[0];
-    const word = sub === "submit" ? "FILE" : "ID (pair batch list shows them)";
+    const word = sub === "submit" || sub === "plan" ? "FILE" : "ID (pair batch list shows them)";
     const flags = parseCommandWords(
       args.slice(sub === undefined ? 0 : 1),
       OPTIONS,
@@ -129,14 +142,11 @@ See docs/batches.md.
     const json = flags.values.json === true;
     const needId = () => arg!;
     switch (sub) {
+      case "plan":
+        return plan(io, t, arg!, flags.values.endpoint, flags.values.deadline, json);
       case "submit": {
         if (arg === undefined) throw new UsageError("pair batch submit: missing FILE");
-        let bytes: Buffer;
-        try {
-          bytes = readFileSync(arg);
-        } catch (cause) {
-          throw new CliFailure(`cannot read ${arg}: ${(cause as Error).message}`);
-        }
+        const bytes = readFileOrFail(arg);
         const form = new FormData();
         form.set("purpose", "batch");
         form.set("file", new Blob([new Uint8Array(bytes)]), basename(arg));
@@ -217,9 +227,84 @@ See docs/batches.md.
         return EXIT_OK;
       }
       case undefined:
-        throw new UsageError("pair batch: missing what to do (submit, list, status, cancel or results)");
+        throw new UsageError(
+          "pair batch: missing what to do (plan, submit, list, status, cancel or results)",
+        );
       default:
-        throw new UsageError(`pair batch: unknown '${sub}' (submit, list, status, cancel or results)`);
+        throw new UsageError(`pair batch: unknown '${sub}' (plan, submit, list, status, cancel or results)`);
     }
   },
 };
+
+function readFileOrFail(path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (cause) {
+    throw new CliFailure(`cannot read ${path}: ${(cause as Error).message}`);
+  }
+}
+
+async function plan(
+  io: CliIo,
+  t: AdminTarget,
+  path: string,
+  endpointFlag: string | undefined,
+  deadlineFlag: string | undefined,
+  json: boolean,
+): Promise<number> {
+  const endpoint = endpointFlag ?? "/v1/chat/completions";
+  if (!isBatchEndpoint(endpoint) || endpoint === "/v1/embeddings")
+    throw new UsageError("--endpoint: plan estimates generation: /v1/chat/completions or /v1/completions");
+  const deadlineMs = windowMs(deadlineFlag ?? "24h");
+  if (deadlineMs === undefined) throw new UsageError(`--deadline: a duration such as 8h or 90m, at most 7d`);
+  const input = readBatchInput(readFileOrFail(path).toString("utf8"), endpoint);
+  if (!input.ok) {
+    const problems = input.problems.map((e) => `  line ${e.line ?? "?"}: ${e.code}: ${e.message}`);
+    throw new CliFailure(`${path} cannot run as a batch\n${problems.join("\n")}`);
+  }
+  const history = (await adminGet(t, "/pair/v1/history?limit=10000")) as HistoryRow[];
+  const p = planBatch(input.lines, history, {
+    deadlineS: deadlineMs / 1000,
+    linesAtOnce: DEFAULT_BATCH_LINES,
+  });
+  if (json) return (printJson(io, p), EXIT_OK);
+  const rows = p.models.map((m) => [
+    m.model,
+    String(m.lines),
+    String(m.inputTokens),
+    String(m.outputTokens),
+    m.assumed ? `${m.tokensPerS.toFixed(0)} (assumed)` : m.tokensPerS.toFixed(0),
+    duration(m.seconds),
+  ]);
+  io.stdout(
+    renderTable(
+      [
+        { header: "MODEL" },
+        { header: "LINES", align: "right" },
+        { header: "IN TOKENS", align: "right" },
+        { header: "OUT TOKENS", align: "right" },
+        { header: "TOKENS/S", align: "right" },
+        { header: "TIME", align: "right" },
+      ],
+      rows,
+    ).join("\n") + "\n",
+  );
+  const assumed = p.models.some((m) => m.assumed)
+    ? `Models with no completed request in history are assumed to give ${ASSUMED_TOKENS_PER_S} tokens/s a request.\n`
+    : "";
+  io.stdout(
+    assumed +
+      (p.meetsDeadline
+        ? `The cluster alone finishes in about ${duration(p.seconds)}, within the ${duration(p.deadlineS)} deadline: nothing needs renting.\n`
+        : `The cluster alone needs about ${duration(p.seconds)}, past the ${duration(p.deadlineS)} deadline. ` +
+          "Add capacity for the window (pair rented create NAME --provider huggingface-job --window …), " +
+          "or give it a longer --window.\n"),
+  );
+  return EXIT_OK;
+}
+
+function duration(seconds: number): string {
+  if (seconds < 120) return `${Math.round(seconds)} s`;
+  if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
+  return `${(seconds / 3600).toFixed(1)} h`;
+}

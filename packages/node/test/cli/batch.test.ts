@@ -71,4 +71,48 @@ describe("pair batch", () => {
     expect((await cli("batch", "status")).code).toBe(2);
     expect((await cli("batch", "frobnicate")).code).toBe(2);
   });
+
+  it("plans: measured rates from history, an assumption where none, whether the deadline holds", async () => {
+    // The first test's lines are in history: m1 has a measured rate on node-a.
+    const file = join(config.dir, "plan.jsonl");
+    const big = (id: string, model: string, maxTokens: number) =>
+      JSON.stringify({
+        custom_id: id,
+        method: "POST",
+        url: "/v1/chat/completions",
+        body: { model, max_tokens: maxTokens, messages: [{ role: "user", content: "x".repeat(400) }] },
+      });
+    writeFileSync(file, [big("a", "m1", 8), big("b", "m1", 8), big("c", "unseen", 100)].join("\n"));
+    const planned = await cli("batch", "plan", file, "--deadline", "90m", "--json");
+    expect(planned.code, planned.stderr).toBe(0);
+    const p = JSON.parse(planned.stdout) as {
+      meetsDeadline: boolean;
+      deadlineS: number;
+      models: {
+        model: string;
+        lines: number;
+        outputTokens: number;
+        inputTokens: number;
+        assumed: boolean;
+        measured: Record<string, number>;
+      }[];
+    };
+    expect(p.deadlineS).toBe(5400);
+    expect(p.meetsDeadline).toBe(true);
+    const m1 = p.models.find((m) => m.model === "m1")!;
+    expect(m1).toMatchObject({ lines: 2, outputTokens: 16, assumed: false });
+    expect(m1.inputTokens).toBeGreaterThan(200);
+    expect(Object.keys(m1.measured)).toEqual(["node-a"]);
+    expect(p.models.find((m) => m.model === "unseen")).toMatchObject({
+      lines: 1,
+      outputTokens: 100,
+      assumed: true,
+    });
+    // 100,000 tokens at the assumed 20 tokens/s for one line: 5,000 s, past a 1 h deadline.
+    writeFileSync(file, big("slow", "unseen", 100_000));
+    const late = await cli("batch", "plan", file, "--deadline", "1h");
+    expect(late.code).toBe(0);
+    expect(late.stdout).toMatch(/assumed to give 20 tokens\/s/);
+    expect(late.stdout).toMatch(/needs about 83 min, past the 60 min deadline/);
+  });
 });

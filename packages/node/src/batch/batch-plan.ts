@@ -1,0 +1,98 @@
+/**
+ * `pair batch plan`: whether the cluster alone finishes a batch file by a deadline. Per model: the
+ * lines, their estimated input tokens (characters / 4) and output tokens (`max_tokens` or
+ * `max_completion_tokens`, else DEFAULT_OUTPUT_TOKENS), and the rate the cluster gives batch work
+ * — each node's output tokens per second per request, measured from its completed workloads in
+ * history (else ASSUMED_TOKENS_PER_S, said so), times the lines the node runs at once for a batch.
+ * Must not know: HTTP, where history or the file came from.
+ */
+
+import type { InputLine } from "./batch-input.js";
+
+/** Output tokens assumed for a line that sets no limit. */
+export const DEFAULT_OUTPUT_TOKENS = 256;
+/** Output tokens per second per request assumed for a model nothing in history measured. */
+export const ASSUMED_TOKENS_PER_S = 20;
+
+/** What plan needs of a finished workload (`pair history --json`). */
+export interface HistoryRow {
+  readonly model: string;
+  readonly serving_node: string | null;
+  readonly status: string;
+  readonly tokens_out: number | null;
+  readonly duration_ms: number | null;
+}
+
+export interface ModelPlan {
+  readonly model: string;
+  readonly lines: number;
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  /** Output tokens per second per request, by serving node (measured). */
+  readonly measured: Readonly<Record<string, number>>;
+  /** No completed workload of this model in history: the rate is ASSUMED_TOKENS_PER_S. */
+  readonly assumed: boolean;
+  /** Output tokens per second the batch gets for this model. */
+  readonly tokensPerS: number;
+  readonly seconds: number;
+}
+
+export interface BatchPlan {
+  readonly models: readonly ModelPlan[];
+  /** Models one after another: lines of different models share the same runner. */
+  readonly seconds: number;
+  readonly deadlineS: number;
+  readonly meetsDeadline: boolean;
+}
+
+export function planBatch(
+  lines: readonly InputLine[],
+  history: readonly HistoryRow[],
+  options: { readonly deadlineS: number; readonly linesAtOnce: number },
+): BatchPlan {
+  const byModel = new Map<string, InputLine[]>();
+  for (const l of lines)
+    if (l.result === undefined) byModel.set(l.model, [...(byModel.get(l.model) ?? []), l]);
+  const models = [...byModel].map(([model, ls]): ModelPlan => {
+    const measured = ratesOf(history, model);
+    const nodes = Object.values(measured);
+    const assumed = nodes.length === 0;
+    // Each node's rate per request, shared by the lines at once; never more lines than there are.
+    const perRequest = assumed ? ASSUMED_TOKENS_PER_S : nodes.reduce((a, b) => a + b, 0) / nodes.length;
+    const atOnce = Math.min(options.linesAtOnce, ls.length);
+    const tokensPerS = perRequest * atOnce;
+    const outputTokens = ls.reduce((sum, l) => sum + outputTokensOf(l.body), 0);
+    return {
+      model,
+      lines: ls.length,
+      inputTokens: ls.reduce((sum, l) => sum + Math.ceil(l.body.length / 4), 0),
+      outputTokens,
+      measured,
+      assumed,
+      tokensPerS,
+      seconds: Math.ceil(outputTokens / tokensPerS),
+    };
+  });
+  const seconds = models.reduce((sum, m) => sum + m.seconds, 0);
+  return { models, seconds, deadlineS: options.deadlineS, meetsDeadline: seconds <= options.deadlineS };
+}
+
+/** Output tokens per second per request of each node that served `model`, from completed workloads. */
+function ratesOf(history: readonly HistoryRow[], model: string): Record<string, number> {
+  const sums = new Map<string, { tokens: number; ms: number }>();
+  for (const w of history) {
+    if (w.model !== model || w.status !== "completed" || w.serving_node === null) continue;
+    if (w.tokens_out === null || w.tokens_out <= 0 || w.duration_ms === null || w.duration_ms <= 0) continue;
+    const s = sums.get(w.serving_node) ?? { tokens: 0, ms: 0 };
+    s.tokens += w.tokens_out;
+    s.ms += w.duration_ms;
+    sums.set(w.serving_node, s);
+  }
+  return Object.fromEntries([...sums].map(([node, s]) => [node, (s.tokens * 1000) / s.ms]));
+}
+
+function outputTokensOf(body: string): number {
+  const o = JSON.parse(body) as Record<string, unknown>;
+  const limit = o["max_completion_tokens"] ?? o["max_tokens"] ?? o["num_predict"];
+  return typeof limit === "number" && limit > 0 ? limit : DEFAULT_OUTPUT_TOKENS;
+}
