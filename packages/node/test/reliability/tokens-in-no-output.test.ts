@@ -300,6 +300,18 @@ async function demoBasic(): Promise<Outcome> {
   return { argv: ["demo", "--basic", "--json"], code: await done, out };
 }
 
+/** A one-line batch file for `pair batch plan|submit` (a model nobody serves: it ends at once). */
+const BATCH_FILE = join(tmpdir(), `pair-tokens-batch-${process.pid}.jsonl`);
+writeFileSync(
+  BATCH_FILE,
+  JSON.stringify({
+    custom_id: "one",
+    method: "POST",
+    url: "/v1/chat/completions",
+    body: { model: "nobody-serves-this", messages: [{ role: "user", content: "hi" }] },
+  }),
+);
+
 /**
  * Every --json command line, in an order that keeps the node useful to the next one: the second
  * secret is stored first (and used by `rented attach`), deleted last.
@@ -353,6 +365,11 @@ function runs(c: RunContext): Run[] {
         ...["--credential", c.hfRef, "--no-wait"],
       ],
     },
+    { key: "batch plan", argv: ["batch", "plan", BATCH_FILE] },
+    { key: "batch submit", argv: ["batch", "submit", BATCH_FILE, "--wait"] },
+    { key: "batch list", argv: ["batch", "list"] },
+    { key: "batch status", argv: ["batch", "status", "batch_none"], mayFail: true },
+    { key: "batch cancel", argv: ["batch", "cancel", "batch_none"], mayFail: true },
     { key: "ui", argv: ["ui"] },
     { key: "doctor", argv: ["doctor"], mayFail: true },
     { key: "demo --basic", argv: ["demo", "--basic"], config: false, sandbox: true },
