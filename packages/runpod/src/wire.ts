@@ -100,6 +100,19 @@ function stringArray(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : [];
 }
 
+/**
+ * The GPU a pod reports: v2's `gpu: {id, count}`; v1-shaped answers (seen live) name the type in
+ * `machine.gpuTypeId` and the count in a top-level `gpuCount`, read when `gpu` lacks them.
+ */
+function gpuOf(value: Record<string, unknown>): Pod["gpu"] {
+  const gpu = isRecord(value["gpu"]) ? value["gpu"] : {};
+  const machine = isRecord(value["machine"]) ? value["machine"] : {};
+  const id = optionalStr(gpu["id"]) ?? optionalStr(machine["gpuTypeId"]);
+  if (id === undefined) return undefined;
+  const count = [gpu["count"], value["gpuCount"]].find((n): n is number => typeof n === "number");
+  return { id, count: count ?? 1 };
+}
+
 export function parsePod(value: unknown, path = "pod"): Pod {
   if (!isRecord(value)) throw new WireShapeError(path, "expected an object");
   const rawStatus = str(`${path}.status`, value["status"]);
@@ -107,7 +120,6 @@ export function parsePod(value: unknown, path = "pod"): Pod {
   if (!isRecord(envValue)) throw new WireShapeError(`${path}.env`, "expected an object");
   const env: Record<string, string> = {};
   for (const [key, entry] of Object.entries(envValue)) env[key] = str(`${path}.env.${key}`, entry);
-  const gpu = value["gpu"];
   const costValue = value["cost"];
   const cost =
     typeof costValue === "number" ? costValue : typeof costValue === "string" ? Number(costValue) : 0;
@@ -122,10 +134,7 @@ export function parsePod(value: unknown, path = "pod"): Pod {
     args: optionalStr(value["args"]) ?? "",
     env,
     ports: stringArray(value["ports"]),
-    gpu:
-      isRecord(gpu) && typeof gpu["id"] === "string"
-        ? { id: gpu["id"], count: typeof gpu["count"] === "number" ? gpu["count"] : 1 }
-        : undefined,
+    gpu: gpuOf(value),
     cloud: optionalStr(value["cloud"]),
     dataCenterId: optionalStr(value["dataCenterId"]) ?? null,
     cost: Number.isFinite(cost) ? cost : 0,

@@ -46,6 +46,10 @@ export function renderEndpoint(
     provider: { vendor: record.config.vendor, region: record.config.region },
     compute: {
       ...compute,
+      // What it runs on now (an update may have changed it): clients show these as its GPU.
+      accelerator: record.config.accelerator,
+      instanceType: record.config.instanceType,
+      instanceSize: record.config.instanceSize,
       id: computeId(record.config),
       scaling: { scaleToZeroTimeout: null, ...scaling },
     },

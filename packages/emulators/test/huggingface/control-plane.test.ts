@@ -117,6 +117,12 @@ describe("endpoint objects and the state machine", () => {
     });
     expect(bigger.json.status?.state).toBe("updating");
     expect(bigger.json.compute?.id).toBe("aws-us-east-1-nvidia-l40s-x1");
+    // What it runs on now, as clients read it for its GPU.
+    expect(bigger.json.compute).toMatchObject({
+      accelerator: "gpu",
+      instanceType: "nvidia-l40s",
+      instanceSize: "x1",
+    });
     h.emu.advance(60_000);
     expect(h.emu.endpoints.get("alice", "ep")?.state).toBe("running");
     const bad = await h.call("PUT", api, {

@@ -1,6 +1,6 @@
 /**
  * `pair rented describe NAME`: one rented node as its sponsor knows it, on one page — provider,
- * state (and the provider's own word), models, share and policy, budget against spend, idle timer,
+ * GPU, state (and the provider's own word), models, share and policy, budget against spend, idle timer,
  * open stop obligations, warnings, and the recent state history. `--json` prints the node's view with
  * its `history` (the same objects `pair rented list --json` and the history route give).
  * Must not know: how rented nodes are run; the routes' wire details (rented-call.ts).
@@ -14,6 +14,7 @@ import { rentedCall } from "./rented-call.js";
 interface DescribedNode {
   readonly name: string;
   readonly provider: string;
+  readonly gpu?: string | null;
   readonly state: string;
   readonly provider_state?: string | null;
   readonly provider_message?: string | null;
@@ -78,6 +79,7 @@ export function describeLines(node: DescribedNode, history: readonly StateChange
   const m = node.managed ?? null;
   const lines = [
     `${node.name} — Rented · off-LAN, ${node.provider}`,
+    ...(node.gpu ? [`  gpu          ${node.gpu}`] : []),
     `  state        ${node.state}${node.provider_state ? ` (provider: ${node.provider_state})` : ""}`,
     ...(node.provider_message ? [`  provider says ${node.provider_message}`] : []),
     `  takes requests ${node.eligible ? "yes" : `no — ${node.reason ?? "ineligible"}`}`,

@@ -27,6 +27,7 @@ import {
   type HuggingFaceEndpointNode,
 } from "../config/index.js";
 import { createJobNode } from "./create-job.js";
+import { gpuName } from "./gpu-label.js";
 import { createdEntry, readCreateRequest, type CreateRequestBody } from "./create-request.js";
 import type { JobNodes } from "./job-nodes.js";
 import { SYSTEM_TIMERS, type ManagedEndpoints, type TimerSeam } from "./managed-endpoints.js";
@@ -88,13 +89,6 @@ export interface RentedCreatorOptions {
 
 function fail(status: number, code: string, message: string, param?: string): HfAnswer<never> {
   return { ok: false, status, code, message, ...(param === undefined ? {} : { param }) };
-}
-
-/** HF's GPU name from its instance type: `nvidia-l4` → `L4`; CPU hardware keeps its type. */
-export function gpuName(offer: Pick<HfComputeOffer, "instanceType" | "accelerator">): string {
-  return offer.accelerator === "gpu" && offer.instanceType.startsWith("nvidia-")
-    ? offer.instanceType.slice("nvidia-".length).toUpperCase()
-    : offer.instanceType;
 }
 
 export function hardwareRow(o: HfComputeOffer): HardwareRow {

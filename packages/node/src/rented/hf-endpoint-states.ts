@@ -16,7 +16,10 @@ export interface EndpointLookup {
   /** The model repository it serves. */
   readonly repository: string;
   readonly message: string | undefined;
+  /** `compute.accelerator`, `compute.instanceType`, `compute.instanceSize`: what it runs on. */
   readonly accelerator: string | undefined;
+  readonly instanceType: string | undefined;
+  readonly instanceSize: string | undefined;
 }
 
 /** Looks an endpoint up with the sponsor's token; throws with `kind: "rejected_credential"` on 401/403. */

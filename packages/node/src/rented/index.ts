@@ -65,7 +65,6 @@ export { RunpodPodManagedNode, runpodModelOf, type RunpodPodView } from "./runpo
 export { attachedRentedConfigs } from "./attached-configs.js";
 export {
   DEFAULT_HF_CREDENTIAL,
-  gpuName,
   hardwareRow,
   RentedCreator,
   type AccountView,
@@ -73,6 +72,7 @@ export {
   type HfAnswer,
   type RentedCreatorOptions,
 } from "./create-endpoint.js";
+export { endpointGpuLabel, gpuLabel, gpuName, jobGpuLabel, podGpuLabel } from "./gpu-label.js";
 export { HF_ACCOUNT_PATHS, isHfAccountPath, serveHfAccount } from "./hf-account-routes.js";
 export {
   DEFAULT_STATE_HISTORY_PER_NODE,

@@ -41,6 +41,7 @@ import {
 } from "@pair/provision";
 import type { HuggingFaceJobNode, RoutingUse } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
+import { jobGpuLabel } from "./gpu-label.js";
 import { jobDeploymentSpec, jobRentalWindow, jobRoutingUse, type JobNodeSettings } from "./job-node-plan.js";
 import type { CreatedInfo, ManagedAction, ManagedView } from "./managed-endpoint.js";
 import { ManagedNodeCore, type NodeWords, type OnDemandNodeOptions } from "./managed-node-core.js";
@@ -101,6 +102,8 @@ export class JobManagedNode {
   readonly #provider: HuggingFaceJobsProvider;
   readonly #core: ManagedNodeCore;
   #flavor: HfJobFlavor | undefined;
+  /** Every flavor HF listed (read with the price): names the GPU of a job on another flavor too. */
+  #flavors: readonly HfJobFlavor[] = [];
   #ready: { id: DeploymentId; address: string } | undefined;
   #creating: Promise<void> | undefined;
   /** `resume` re-arms a node whose window ended: jobs declared before this do not end its use. */
@@ -395,10 +398,22 @@ export class JobManagedNode {
     return {
       state: this.#core.statusState(job),
       models: [this.#settings.repo],
-      gpu: this.#settings.flavor,
+      gpu: this.#gpu(),
       lastError: this.#core.lastError,
       ...this.#providerState(),
     };
+  }
+
+  /**
+   * The GPU its job runs on: the flavor HF reports for the newest job (the configured one before
+   * any), as HF's hardware list names its accelerator and how many ("L4 ×1").
+   */
+  #gpu(): string {
+    const flavor = this.#latest()?.observed?.hardware ?? this.#settings.flavor;
+    return jobGpuLabel(
+      flavor,
+      this.#flavors.find((f) => f.name === flavor),
+    );
   }
 
   /** The newest job's stage as Hugging Face last reported it (ERROR reads `failed`), and its message. */
@@ -446,6 +461,7 @@ export class JobManagedNode {
   async #price(): Promise<void> {
     if (this.#flavor !== undefined) return;
     const flavors = await this.#o.transport.hardware();
+    this.#flavors = flavors;
     this.#flavor = flavors.find((f) => f.name === this.#settings.flavor);
     this.#flavorRefused = this.#flavor === undefined;
     this.#flavorProblem =

@@ -81,6 +81,8 @@ export interface RentedNodeView {
   readonly label: typeof OFF_LAN_LABEL;
   readonly provider: string;
   readonly credential: string | null;
+  /** What it runs on as the provider reports it ("L4 ×1", "NVIDIA L40S ×2"); null until known. */
+  readonly gpu: string | null;
   readonly state: RentedState;
   readonly models: readonly string[];
   readonly allowlist: readonly string[];
@@ -244,7 +246,7 @@ export class RentedNodes {
         kind: "rented",
         label: OFF_LAN_LABEL,
         provider: v.provider,
-        gpu: n.gpu ?? null,
+        gpu: v.gpu,
         state: v.state,
         usd_per_hour: v.managed?.usd_per_hour ?? null,
         usd_per_mtok: outputPricePerMillion(n.models, n.prices),
@@ -524,6 +526,7 @@ export class RentedNodes {
       label: OFF_LAN_LABEL,
       provider: n.config.provider,
       credential: n.config.credential === undefined ? null : formatCredentialRef(n.config.credential),
+      gpu: n.gpu ?? null,
       state: n.state,
       models: n.models,
       allowlist: n.config.models,

@@ -1,8 +1,9 @@
 /**
  * Probing one rented node, the sponsor's periodic look at it: read its credential from the OS credential
- * store (once, kept redacted), look a Hugging Face endpoint up by name (its URL, state and GPU from the
- * Endpoints API), then ask its `/v1/models` over verified HTTPS for its models and prices, and check once
- * per credential whether it answers without one. The answer is written into the node's state.
+ * store (once, kept redacted), look a Hugging Face endpoint up by name (its URL, state and GPU — its
+ * instance type and size — from the Endpoints API), then ask its `/v1/models` over verified HTTPS for
+ * its models and prices, and check once per credential whether it answers without one. The answer is
+ * written into the node's state.
  * Must not know: the registry of nodes (rented-nodes.ts), views, routing, the client API.
  */
 
@@ -15,6 +16,7 @@ import {
   type CredentialRef,
   type RentedNodeConfig,
 } from "../config/index.js";
+import { endpointGpuLabel } from "./gpu-label.js";
 import { HF_STATES, type EndpointLookup, type EndpointLookupFn } from "./hf-endpoint-states.js";
 import { listModels, type TokenPrices } from "./models-probe.js";
 
@@ -197,7 +199,8 @@ async function lookUp(
     n.lastError = `Endpoints API: ${(cause as Error).message}`;
     return false;
   }
-  n.gpu = info.accelerator;
+  // What HF reports it runs on; an answer without its compute keeps the label it had.
+  n.gpu = endpointGpuLabel(info) ?? n.gpu;
   n.providerState = info.state;
   n.providerMessage = info.message;
   const allow = n.config.models;

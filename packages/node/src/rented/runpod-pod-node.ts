@@ -39,6 +39,7 @@ import {
 import type { Redacted } from "../cluster/index.js";
 import type { RunpodPodNode } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
+import { podGpuLabel } from "./gpu-label.js";
 import type { ManagedAction, ManagedView } from "./managed-endpoint.js";
 import { reservationIdOf } from "./managed-ledger.js";
 import { ManagedNodeCore, type NodeWords, type OnDemandNodeOptions } from "./managed-node-core.js";
@@ -69,12 +70,18 @@ export interface RunpodPodNodeOptions extends OnDemandNodeOptions {
   readonly proxyUrl?: ProxyUrlOf;
 }
 
-/** The node detail of a Runpod pod node: ManagedView plus the pod's state and GPU type. */
+/** The node detail of a Runpod pod node: ManagedView plus the pod's state and GPU (type × count, as placed). */
 export interface RunpodPodView extends ManagedView {
   readonly pod_state: "cold" | "starting" | "running" | "stopping";
   readonly gpu: string | null;
   /** Why `usd_per_hour` is unknown before the first pod (the GPU catalogue could not be read), or null. */
   readonly price_warning: string | null;
+}
+
+/** The GPU a pod node asks for before any pod says what it got: its first GPU type × `gpu_count`. */
+function requestedGpu(config: RunpodPodNode): string | undefined {
+  const first = config.pod.gpuTypes[0];
+  return first === undefined ? undefined : podGpuLabel({ id: first, count: config.pod.gpuCount });
 }
 
 /** The model's RunpodModel, from the config's `pod:` section. */
@@ -265,7 +272,8 @@ export class RunpodPodManagedNode {
     return {
       state: this.#core.statusState(pod),
       models: [this.#model],
-      gpu: this.#gpu ?? this.#o.config.pod.gpuTypes[0],
+      // Before any pod reported its GPU: what the config asks for first.
+      gpu: this.#gpu ?? requestedGpu(this.#o.config),
       lastError: this.#core.lastError,
     };
   }
@@ -369,7 +377,7 @@ export class RunpodPodManagedNode {
       created || Object.values(this.#controller.state.deployments).some((d) => d.key?.incarnation === podId);
     if (!ours) return;
     const micro = Math.round(price.usdPerHour * USD + storageMicroUsdPerHour(this.#o.config.pod));
-    this.#gpu = price.gpuType ?? this.#gpu;
+    this.#gpu = price.gpu === undefined ? this.#gpu : podGpuLabel(price.gpu);
     if (micro === this.#priceMicroUsdPerHour) return;
     this.#priceMicroUsdPerHour = micro;
     this.#reserve();

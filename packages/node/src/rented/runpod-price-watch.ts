@@ -1,7 +1,7 @@
 /**
  * A RunpodTransport that passes every call through and remembers what Runpod says a pod costs: the
- * pod's `cost` (USD per hour now, 0 once EXITED or TERMINATED) and its GPU type, as every create,
- * listing and lookup reports them. The sponsor prices its ledger from it: the GPU type actually
+ * pod's `cost` (USD per hour now, 0 once EXITED or TERMINATED) and its GPU (type and count), as every
+ * create, listing and lookup reports them. The sponsor prices its ledger from it: the GPU type actually
  * placed (after capacity fallback), at the price Runpod's catalogue charges for it. Listings carry
  * every pod of the account: the caller keeps only its own (`created`, or a pod id it holds).
  * Must not know: the ledger, the controller, HTTP.
@@ -18,7 +18,8 @@ import type {
 
 export interface PodPrice {
   readonly usdPerHour: number;
-  readonly gpuType: string | undefined;
+  /** The GPU type placed and how many, as the pod reports them (`gpu.id`, `gpu.count`). */
+  readonly gpu: { readonly id: string; readonly count: number } | undefined;
 }
 
 export class PriceWatchingTransport implements RunpodTransport {
@@ -64,7 +65,7 @@ export class PriceWatchingTransport implements RunpodTransport {
 
   /** Only a billing price tells: 0 is what an EXITED or TERMINATED pod reports. */
   #seen(pod: Pod, created = false): Pod {
-    if (pod.cost > 0) this.#onPrice(pod.id, { usdPerHour: pod.cost, gpuType: pod.gpu?.id }, created);
+    if (pod.cost > 0) this.#onPrice(pod.id, { usdPerHour: pod.cost, gpu: pod.gpu }, created);
     return pod;
   }
 }

@@ -235,6 +235,8 @@ function endpointLookup(config: PairConfig, gate: RetryAfterGate): EndpointLooku
         repository: e.repository,
         message: e.message,
         accelerator: e.accelerator,
+        instanceType: e.instanceType,
+        instanceSize: e.instanceSize,
       };
     } finally {
       await transport.close();

@@ -106,11 +106,12 @@ describe("structured logs", () => {
 });
 
 describe("pair rented describe", () => {
-  it("puts a managed node's state, price, spend, idle timer and recent history on one page", () => {
+  it("puts a managed node's GPU, state, price, spend, idle timer and recent history on one page", () => {
     const page = describeLines(
       {
         name: "gpu-hf",
         provider: "huggingface-endpoint",
+        gpu: "L40S ×1",
         state: "paused",
         provider_state: "paused",
         models: ["llama"],
@@ -132,7 +133,7 @@ describe("pair rented describe", () => {
       },
       Array.from({ length: 12 }, (_, i) => ({ at: `t${i}`, state: "running", reason: null })),
     ).join("\n");
-    expect(page).toMatch(/^gpu-hf — Rented · off-LAN, huggingface-endpoint/);
+    expect(page).toMatch(/^gpu-hf — Rented · off-LAN, huggingface-endpoint\n {2}gpu {10}L40S ×1\n/);
     expect(page).toContain("takes requests no — paused by the idle timer");
     expect(page).toContain("budget       $5.00/day, no cap/month");
     expect(page).toContain("spent        $0.25 this session, $0.50 today, $1.50 this month");

@@ -144,6 +144,33 @@ describe("a Hugging Face endpoint attached by name", () => {
     await res.body.json();
   });
 
+  it("shows the GPU Hugging Face reports (instance type × size) in pair rented, pair nodes and on a peer", async () => {
+    const { hf, sponsor, api } = await world();
+    await probe(sponsor);
+    expect((await row(sponsor))["gpu"]).toBe("L4 ×1");
+    // Moved to four L4s: the label follows what HF reports, not what was first asked for.
+    await api.updateEndpoint("alice", "qwen", { instanceType: "nvidia-l4", instanceSize: "x4" });
+    hf.advance(2_500);
+    await until(async () => {
+      await probe(sponsor);
+      return (await row(sponsor))["gpu"] === "L4 ×4";
+    });
+    const shower = {
+      node: sponsor.node,
+      clusterAddress: `127.0.0.1:${sponsor.node.cluster.port}`,
+    } as TestNode;
+    const nodes = (await admin(shower, "/pair/v1/nodes")).json as Record<string, unknown>[];
+    expect(nodes.find((n) => n["name"] === "gpu-rent")).toMatchObject({ kind: "rented", gpu: "L4 ×4" });
+
+    const laptop = await startTestNodeWith("laptop", { refreshMs: 150, timeoutMs: 400 });
+    defer(() => laptop.close());
+    expect((await joinWith(laptop, shower, await showPin(shower))).status).toBe(200);
+    await until(async () => {
+      const rows = (await admin(laptop, "/pair/v1/nodes")).json as Record<string, unknown>[];
+      return rows.some((r) => r["name"] === "gpu-rent" && r["gpu"] === "L4 ×4");
+    });
+  });
+
   it("shows a paused endpoint as paused and refuses its model with rented_node_paused, naming the node", async () => {
     const { hf, sponsor, api } = await world();
     hf.advance(2_500);

@@ -52,6 +52,8 @@ describe("managed Hugging Face Jobs node", () => {
     expect(job?.secretNames).toEqual(["HF_TOKEN"]);
     expect(JSON.stringify(job?.labels)).not.toContain(w.token);
     expect(view(w).job_state).toBe("running");
+    // The flavor the job reports, named as HF's hardware list names its GPU (1 × L4).
+    expect((await rentedRow(w))["gpu"]).toBe("L4 ×1");
     // l4x1 at $0.80/h as listed per minute (0.013333 USD) + the exposed-port surcharge $0.01/h.
     expect(view(w).usd_per_hour).toBeCloseTo(0.81, 4);
     expect(JSON.stringify(view(w))).not.toContain(w.token);

@@ -125,15 +125,34 @@ describe("Runpod pods on demand", () => {
     const before = managedOf(await rentedRow(w));
     expect(before["usd_per_hour"]).toBeCloseTo(0.79 + (20 * 0.1) / 720, 5);
     expect(before["price_warning"]).toBeNull();
+    // Before any pod says what it got, the GPU shown is the first one asked for.
+    expect((await rentedRow(w))["gpu"]).toBe("NVIDIA L40S ×1");
     w.emu.faults.outOfCapacity("NVIDIA L40S");
     const done = await w.advanceUntil(chat(w, false), COLD_START_MS + 60_000);
     expect(done.status).toBe(200);
     const pods = w.emu.pods.list();
     expect(pods).toHaveLength(1);
     expect(pods[0]?.wire.gpu?.id).toBe("NVIDIA A40");
-    const m = managedOf(await rentedRow(w));
-    expect(m["gpu"]).toBe("NVIDIA A40");
+    const placed = await rentedRow(w);
+    const m = managedOf(placed);
+    // The GPU the pod reports (the fallback type), not the one asked for first.
+    expect(m["gpu"]).toBe("NVIDIA A40 ×1");
+    expect(placed["gpu"]).toBe("NVIDIA A40 ×1");
     expect(m["usd_per_hour"]).toBeCloseTo(0.35 + (20 * 0.1) / 720, 5);
+  });
+
+  it("shows the GPU type and count the pod reports, in pair rented and pair nodes", async () => {
+    const w = await world({ pod: [...podLines(), "      gpu_count: 2"] });
+    const done = await w.advanceUntil(chat(w, false), COLD_START_MS + 60_000);
+    expect(done.status).toBe(200);
+    expect(w.emu.pods.list()[0]?.wire.gpu).toEqual({ id: "NVIDIA L40S", count: 2 });
+    expect((await rentedRow(w))["gpu"]).toBe("NVIDIA L40S ×2");
+    const nodes = (await (
+      await fetch(`${w.node.url}/pair/v1/nodes`, {
+        headers: { authorization: `Bearer ${w.node.adminToken}` },
+      })
+    ).json()) as Record<string, unknown>[];
+    expect(nodes.find((n) => n["name"] === NODE)).toMatchObject({ kind: "rented", gpu: "NVIDIA L40S ×2" });
   });
 
   it("an idle pod is terminated, never while a request is in flight", async () => {
