@@ -38,6 +38,8 @@ export class HuggingFaceApiError extends Error {
   readonly providerMessage: string | undefined;
   readonly requestId: string | undefined;
   readonly retryAfterMs: number | undefined;
+  /** The error body as HF sent it (first 4 KiB), for matches on its raw text; never in `message`. */
+  readonly responseText: string | undefined;
 
   constructor(init: {
     kind: HfErrorKind;
@@ -46,6 +48,7 @@ export class HuggingFaceApiError extends Error {
     providerMessage?: string | undefined;
     requestId?: string | undefined;
     retryAfterMs?: number | undefined;
+    responseText?: string | undefined;
     detail?: string;
     cause?: unknown;
   }) {
@@ -65,6 +68,7 @@ export class HuggingFaceApiError extends Error {
     this.providerMessage = init.providerMessage;
     this.requestId = init.requestId;
     this.retryAfterMs = init.retryAfterMs;
+    this.responseText = init.responseText?.slice(0, 4_096);
   }
 
   /** Whether the same call may succeed later without any change on our side. */
@@ -98,6 +102,14 @@ function advice(kind: HfErrorKind): string {
     case "protocol":
       return "The endpoints API answered in an unexpected shape; check the configured base URL.";
   }
+}
+
+/**
+ * A resume of a running endpoint: HF answers 400 with "already running" somewhere in its body, whose
+ * shape is not documented; huggingface_hub matches the raw response text, so does this.
+ */
+export function isAlreadyRunning(status: number | undefined, responseText: string | undefined): boolean {
+  return status === 400 && (responseText ?? "").includes("already running");
 }
 
 /** HF's message from an error body, in every shape HF clients tolerate (reference §1.4). */

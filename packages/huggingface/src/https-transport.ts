@@ -11,7 +11,7 @@
 import { rootCertificates } from "node:tls";
 import { Agent, request } from "undici";
 import type { EndpointsTransport } from "./endpoints-transport.js";
-import { HuggingFaceApiError, kindOfStatus, providerMessageOf } from "./errors.js";
+import { HuggingFaceApiError, isAlreadyRunning, kindOfStatus, providerMessageOf } from "./errors.js";
 import type {
   HfAccount,
   HfCatalogDeploy,
@@ -273,6 +273,7 @@ export class HttpsEndpointsTransport implements EndpointsTransport {
         providerMessage: providerMessageOf(text),
         requestId,
         retryAfterMs,
+        responseText: text,
       });
     }
   }
@@ -374,11 +375,7 @@ export class HttpsEndpointsTransport implements EndpointsTransport {
       return await this.#action(namespace, name, "resume");
     } catch (error) {
       // HF answers 400 "... already running" to a resume of a running endpoint (huggingface_hub treats it as success).
-      if (
-        error instanceof HuggingFaceApiError &&
-        error.kind === "invalid_request" &&
-        /already running/i.test(error.providerMessage ?? "")
-      )
+      if (error instanceof HuggingFaceApiError && isAlreadyRunning(error.status, error.responseText))
         return this.getEndpoint(namespace, name);
       throw error;
     }

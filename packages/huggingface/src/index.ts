@@ -7,7 +7,13 @@
  */
 
 export type { EndpointsTransport } from "./endpoints-transport.js";
-export { HuggingFaceApiError, kindOfStatus, providerMessageOf, type HfErrorKind } from "./errors.js";
+export {
+  HuggingFaceApiError,
+  isAlreadyRunning,
+  kindOfStatus,
+  providerMessageOf,
+  type HfErrorKind,
+} from "./errors.js";
 export {
   DEFAULT_CATALOG_API,
   DEFAULT_ENDPOINTS_API,

@@ -5,6 +5,7 @@ import {
   DEFAULT_RETRY_POLICY,
   backoffMs,
   decideRetry,
+  isAlreadyRunning,
   parseRetryAfter,
   providerMessageOf,
   toCreateBody,
@@ -116,5 +117,18 @@ describe("wire", () => {
     expect(providerMessageOf('{"error":"code","error_description":"why"}')).toBe("code; why");
     expect(providerMessageOf('{"errors":[{"message":"m1"}]}')).toBe("m1");
     expect(providerMessageOf("plain text")).toBe("plain text");
+  });
+
+  it("knows a resume's 'already running' as huggingface_hub does: a 400 whose raw text says so", () => {
+    // The body's shape is not documented: the phrase counts wherever it is, as in huggingface_hub.
+    for (const body of [
+      '{"error":"Endpoint \'qwen\' is already running"}',
+      '{"detail":"Endpoint is already running"}',
+      "Bad Request: endpoint already running",
+    ])
+      expect(isAlreadyRunning(400, body)).toBe(true);
+    expect(isAlreadyRunning(422, '{"error":"already running"}')).toBe(false);
+    expect(isAlreadyRunning(400, '{"error":"quota exceeded"}')).toBe(false);
+    expect(isAlreadyRunning(400, undefined)).toBe(false);
   });
 });
