@@ -109,7 +109,9 @@ function catalogDeploy(ctx: ControlContext, request: ControlRequest, account: Ac
         accelerator: item.accelerator,
         instanceType: item.instanceType,
         instanceSize: item.instanceSize,
-        scaling: { minReplica: 0, maxReplica: 1, scaleToZeroTimeout: 15 },
+        // The recipe's scaling is not documented: assume the worst for a client, one replica always
+        // on and no scale-to-zero, so whoever deploys must set its own backstop by an update.
+        scaling: { minReplica: 1, maxReplica: 1 },
       },
       model: {
         repository: item.repoId,

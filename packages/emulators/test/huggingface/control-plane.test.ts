@@ -256,7 +256,7 @@ describe("provider listing and catalog", () => {
     expect(second.json.error).toMatch(/Quota exceeded .* Pause or delete/);
   });
 
-  it("lists catalog models and deploys one as an authenticated endpoint with scale-to-zero", async () => {
+  it("lists catalog models and deploys one as an authenticated endpoint, one replica always on", async () => {
     const h = await harness();
     const list = await h.call("GET", `${h.emu.catalogApiUrl}/repo-list`);
     expect(list.json["models"]).toContain("Qwen/Qwen3-0.6B");
@@ -268,8 +268,9 @@ describe("provider listing and catalog", () => {
     const endpoint = deployed.json["endpoint"] as Record<string, unknown>;
     expect(endpoint).toMatchObject({
       type: "authenticated",
-      compute: { scaling: { minReplica: 0, scaleToZeroTimeout: 15 } },
+      compute: { scaling: { minReplica: 1, maxReplica: 1 } },
     });
+    expect(endpoint).toMatchObject({ compute: { scaling: { scaleToZeroTimeout: null } } });
     expect(endpoint["name"]).toMatch(/^qwen3-0-6b-[a-z0-9]{4}$/);
     const missing = await h.call("POST", `${h.emu.catalogApiUrl}/deploy`, {
       token: ALICE,

@@ -57,6 +57,11 @@ export const CREATE_SETTINGS = {
   revision: "string",
   /** HF `model.image` as JSON, one key naming the engine (default: `vllmImage()`, vLLM pinned). */
   imageJson: "string",
+  /**
+   * `deploy`: create through the endpoint catalog's deploy call, which brings its tested engine,
+   * image and hardware; PAIR then applies its marks, access and scale-to-zero by an update.
+   */
+  catalog: "string",
 } as const;
 
 export type CreateSettingName = keyof typeof CREATE_SETTINGS;
@@ -151,6 +156,11 @@ export function toEndpointSpec(
       problems.push(`settings.imageJson: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
+  const catalog = text("catalog");
+  if (catalog !== undefined && catalog !== "deploy")
+    problems.push(`settings.catalog: "${catalog}" is not "deploy"`);
+  if (catalog !== undefined && imageJson !== undefined)
+    problems.push("settings.imageJson: a catalog deploy brings its own engine image");
   if (problems.length > 0) return refuse("invalid_spec", problems.join("; "));
 
   const marks = { ownerTag: request.ownerTag, requestId: request.requestId, epoch: request.epoch };

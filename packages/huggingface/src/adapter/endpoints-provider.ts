@@ -26,7 +26,7 @@ import type {
 import { assertNever, err, ok, sameIncarnation, type Result } from "@pair/provision";
 import type { EndpointsTransport } from "../endpoints-transport.js";
 import { HuggingFaceApiError, retryAfterOf } from "../errors.js";
-import type { HfEndpoint } from "../model.js";
+import type { HfEndpoint, HfEndpointSpec } from "../model.js";
 import { HF_ENDPOINT_PROVIDER, capabilitiesFor } from "./capabilities.js";
 import { toEndpointSpec } from "./create-spec.js";
 import { readOwnership } from "./ownership.js";
@@ -95,7 +95,10 @@ export class HuggingFaceEndpointsProvider implements ProviderPort {
     if (!spec.ok) return { kind: "refused", ...spec.error };
     let endpoint: HfEndpoint;
     try {
-      endpoint = await this.#transport.createEndpoint(this.namespace, spec.value);
+      endpoint =
+        request.spec.settings?.["catalog"] === "deploy"
+          ? await this.#deployFromCatalog(spec.value)
+          : await this.#transport.createEndpoint(this.namespace, spec.value);
     } catch (error) {
       if (answeredRefusal(error)) return refusedBy(error);
       if (
@@ -113,6 +116,36 @@ export class HuggingFaceEndpointsProvider implements ProviderPort {
         cause: `HF answered the create of "${spec.value.name}" with endpoint "${endpoint.name}"`,
       };
     return { kind: "created", report: toResourceReport(endpoint) };
+  }
+
+  /**
+   * The catalog's deploy brings its tested recipe (engine, image, hardware) but takes only a name and
+   * an accelerator; PAIR's rules then go on by an update: its marks (tags), the access asked for, and
+   * HF's scale-to-zero as the crash backstop. A failed update leaves the endpoint created (it exists
+   * and bills; the contract tracks it by key), reported with what the deploy answered.
+   */
+  async #deployFromCatalog(spec: HfEndpointSpec): Promise<HfEndpoint> {
+    const accelerator = spec.accelerator as "cpu" | "gpu" | "neuron";
+    const deployed = await this.#transport.deployFromCatalog({
+      namespace: this.namespace,
+      repoId: spec.repository,
+      endpointName: spec.name,
+      accelerator,
+    });
+    if (deployed.name !== spec.name) return deployed;
+    try {
+      return await this.#transport.updateEndpoint(this.namespace, spec.name, {
+        accessType: spec.accessType,
+        minReplica: 0,
+        maxReplica: spec.maxReplica,
+        ...(spec.scaleToZeroTimeoutMin === undefined
+          ? {}
+          : { scaleToZeroTimeoutMin: spec.scaleToZeroTimeoutMin }),
+        tags: [...deployed.tags, ...(spec.tags ?? [])],
+      });
+    } catch {
+      return deployed;
+    }
   }
 
   /** HF's endpoint listing is one unpaginated page: a successful answer is complete. Throws on failure. */

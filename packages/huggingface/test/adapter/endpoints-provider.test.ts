@@ -83,6 +83,33 @@ describe("create and the lifecycle", () => {
     expect(h.emu.endpoints.get(NS, "pub")).toBeUndefined();
   });
 
+  it("a catalog create goes through the catalog's deploy (its engine), then PAIR's marks, access and scale-to-zero", async () => {
+    const h = await harness();
+    const report = created(
+      await h.provider.create(createRequest("cat", { settings: { catalog: "deploy" } }, "req-cat", 3)),
+    );
+    expect(h.emu.faults.arrived({ method: "POST", path: "/api/catalog/deploy" })).toBe(1);
+    expect(h.emu.faults.arrived({ method: "POST", path: /^\/v2\/endpoint\/[^/]+$/ })).toBe(0);
+    // The recipe's engine serves /v1 (not HF's default Inference Toolkit); the update kept it.
+    expect(h.emu.endpoints.get(NS, "cat")).toMatchObject({
+      type: "private",
+      minReplica: 0,
+      scaleToZeroTimeout: 15,
+      image: { vLLM: { port: 8000 } },
+    });
+    expect(report).toMatchObject({
+      ownerTag: OWNER,
+      requestId: "req-cat",
+      epoch: 3,
+      servedModel: "Qwen/Qwen3-0.6B",
+    });
+    const refused = await h.provider.create(
+      createRequest("cat2", { settings: { catalog: "deploy", imageJson: '{"tgi":{}}' } }),
+    );
+    expect(refused).toMatchObject({ kind: "refused", code: "invalid_spec" });
+    expect(JSON.stringify(refused)).toContain("brings its own engine image");
+  });
+
   it("refuses a bad spec before calling HF, naming every problem", async () => {
     const h = await harness();
     const cases: [Parameters<typeof createRequest>[1], string, RegExp][] = [

@@ -101,6 +101,11 @@ export interface RentedLifecycle {
   readonly pauseOnSponsorExit: boolean;
   /** How long `pair serve` waits at exit for the provider to confirm the pause. */
   readonly exitTimeoutMs: number;
+  /**
+   * A managed Hugging Face endpoint billing this long without serving its model on `/v1/models` is
+   * paused: an engine that cannot serve is a stop obligation, not a warning.
+   */
+  readonly startupDeadlineMs: number;
 }
 
 /** Caps counted in the sponsor's time zone. An absent cap is no cap (the ledger's `Budget` shape). */

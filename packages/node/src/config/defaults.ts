@@ -45,6 +45,8 @@ export const RENTED_DEFAULTS = {
   idle_pause_min: 15,
   pause_on_sponsor_exit: true,
   exit_timeout_s: 60,
+  /** A managed endpoint that bills this long without serving `/v1/models` is paused. */
+  startup_deadline_min: 30,
   /** Inference Providers' OpenAI-compatible router. */
   huggingface_providers_base_url: "https://router.huggingface.co/v1",
   /** vLLM's port behind the proxy of a pod attached by id (`providers.runpod.proxy_url`'s `{port}`). */

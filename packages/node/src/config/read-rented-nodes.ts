@@ -53,6 +53,7 @@ const LIFECYCLE_KEYS = [
   "idle_pause_min",
   "pause_on_sponsor_exit",
   "exit_timeout_s",
+  "startup_deadline_min",
 ] as const;
 
 const SECONDS = { ms: MS_PER_SECOND, label: "seconds" } as const;
@@ -194,6 +195,11 @@ function readLifecycle(entry: Section, provider: RentedProvider | undefined): Re
       "exit_timeout_s",
       SECONDS,
       RENTED_DEFAULTS.exit_timeout_s * MS_PER_SECOND,
+    ),
+    startupDeadlineMs: lifecycle.durationMs(
+      "startup_deadline_min",
+      MINUTES,
+      RENTED_DEFAULTS.startup_deadline_min * MS_PER_MINUTE,
     ),
   };
 }

@@ -236,6 +236,7 @@ export class RentedCreator {
       scaleToZeroTimeoutMin: request.scaleToZeroMin,
       priceUsdPerHour: offer.pricePerHourUsd,
       ...(request.image === undefined ? {} : { imageUrl: request.image }),
+      ...("catalog" in request.source ? { fromCatalog: true } : {}),
     });
     if (!declared.ok) {
       managed.forget(request.name);

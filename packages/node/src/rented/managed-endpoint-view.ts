@@ -45,6 +45,8 @@ export interface NewEndpointSpec {
   readonly priceUsdPerHour: number;
   /** The vLLM engine image; undefined: the adapter's pinned default. */
   readonly imageUrl?: string;
+  /** Through the endpoint catalog's deploy (its engine recipe); the offer is then the price to budget by. */
+  readonly fromCatalog?: true;
 }
 
 export type ManagedAction = { readonly ok: true } | { readonly ok: false; readonly error: PairError };

@@ -39,6 +39,8 @@ import { ADOPT_INCARNATION, ADOPTED_HARDWARE, AdoptingProvider } from "./adoptin
 import { hardwareOf, offerFor } from "./endpoint-hardware.js";
 import { dischargesMissedByLedger } from "./ledger-catch-up.js";
 import { ledgerBudget, reservationIdOf, type ManagedLedger } from "./managed-ledger.js";
+import type { ServeCheck } from "./models-probe.js";
+import { credentialRejectedReason } from "./rented-probe.js";
 import {
   describeBudget,
   managedView,
@@ -50,6 +52,9 @@ import {
 } from "./managed-endpoint-view.js";
 
 export type { CreatedInfo, ManagedAction, ManagedView, NewEndpointSpec } from "./managed-endpoint-view.js";
+
+/** What a request may do with the live spell: use its URL, fail with this error, or (undefined) wait. */
+type Servable = { readonly url: string } | { readonly error: PairError } | undefined;
 
 /** Deployment ids chosen before the declaration: the ledger's authorization names the id. */
 export interface PresetIdSource extends IdSource {
@@ -76,11 +81,14 @@ export interface ManagedEndpointOptions {
   readonly pollMs: number;
   /** Time between the manager's passes (a budget stop waits up to this for the pass issuing it). */
   readonly passIntervalMs: number;
+  /** Whether the engine at a data-plane URL lists one of `models` on `/v1/models` (never throws). */
+  readonly servesModel: (url: string, models: readonly string[]) => Promise<ServeCheck>;
   readonly log: (line: string) => void;
 }
 
 const HOUR_MS = 3_600_000;
 const STOP_UNCONFIRMED = "stop unconfirmed";
+const NEVER_SERVED = "it was paused because it never served its model: pair rented resume to try again";
 
 export class ManagedEndpoint {
   readonly name: string;
@@ -96,11 +104,19 @@ export class ManagedEndpoint {
   #createDetail: string | undefined;
   /** Stops sent and not confirmed so far (StopFailed events): a pause on request reports its own. */
   #stopFailures = 0;
+  /** The live spell seen listing its model on `/v1/models`: requests reach a spell only after that. */
+  #servingSpell: string | undefined;
+  /** Why the live spell does not serve yet (the last `/v1/models` look), for errors and the view. */
+  #notServing: string | undefined;
+  #serveCheck: Promise<ServeCheck> | undefined;
+  /** A spell's startup deadline counts from its start, or from this process's start if later. */
+  readonly #openedAtMs: number;
 
   constructor(options: ManagedEndpointOptions) {
     this.#o = options;
     this.name = options.config.name;
     this.#lastActiveMs = options.clock.now().wallMs;
+    this.#openedAtMs = this.#lastActiveMs;
     const adopting = new AdoptingProvider(options.provider, options.transport);
     this.#controller = HostingController.open({
       controllerId: options.controllerId,
@@ -148,6 +164,24 @@ export class ManagedEndpoint {
       this.#lastError = `Endpoints API: ${(cause as Error).message}`;
       return false;
     }
+  }
+
+  /**
+   * A catalog deploy picks its hardware itself: the reservation moves from the offer it was
+   * authorized at to the price of what the endpoint runs on.
+   */
+  async #repriceFromEndpoint(): Promise<void> {
+    const authorized = this.#priceMicroUsdPerHour;
+    this.#priceMicroUsdPerHour = undefined;
+    if (!(await this.#ensureReady())) {
+      this.#priceMicroUsdPerHour = authorized;
+      return;
+    }
+    if (this.#priceMicroUsdPerHour !== authorized)
+      this.#o.log(
+        `rented node ${this.name}: the catalog's recipe runs at $${(this.#priceMicroUsdPerHour ?? 0) / USD}/h ` +
+          `(the create was checked at $${(authorized ?? 0) / USD}/h); the budget counts the real price`,
+      );
   }
 
   /** Open (or bring in step) the node's ledger reservation at this price. */
@@ -203,6 +237,7 @@ export class ManagedEndpoint {
           accessType: spec.accessType,
           scaleToZeroTimeoutMin: spec.scaleToZeroTimeoutMin,
           ...(spec.imageUrl === undefined ? {} : { imageJson: JSON.stringify(vllmImage(spec.imageUrl)) }),
+          ...(spec.fromCatalog === undefined ? {} : { catalog: "deploy" }),
         },
       },
       authorization.value,
@@ -230,6 +265,7 @@ export class ManagedEndpoint {
     }
     if (record?.key !== undefined) {
       this.#o.log(`rented node ${this.name}: created endpoint (created ${record.key.incarnation})`);
+      if (record.spec?.settings?.["catalog"] === "deploy") await this.#repriceFromEndpoint();
       return { ok: true };
     }
     const detail = this.#createDetail ?? "no answer";
@@ -273,6 +309,7 @@ export class ManagedEndpoint {
         await this.#adoptIfBilling();
         return;
       }
+      if (await this.#stopIfNeverServed(live)) return;
       const now = this.#o.clock.now().wallMs;
       if (this.#o.inFlight() > 0) this.#lastActiveMs = now;
       else if (
@@ -299,9 +336,9 @@ export class ManagedEndpoint {
     this.#lastActiveMs = this.#o.clock.now().wallMs;
     const refused = this.budgetRefusal();
     if (refused !== undefined) return { ok: false, error: refused };
-    const address = this.#live()?.observed?.address;
-    if (address !== undefined && this.#live()?.observed?.status !== "paused")
-      return { ok: true, url: address };
+    const ready = await this.#servable(this.#live());
+    if (ready !== undefined) return "url" in ready ? { ok: true, url: ready.url } : { ok: false, ...ready };
+    if (this.#pausedBy === "unhealthy") return { ok: false, error: this.#neverServed() };
     if (!this.#o.config.lifecycle.wakeOnRequest && this.#live() === undefined)
       return { ok: false, error: this.#pausedError() };
     const woke = await (this.#wake ??= this.resume("wake").finally(() => {
@@ -313,9 +350,9 @@ export class ManagedEndpoint {
       // ledger as an observation: it sees billing begin within one poll, and starts the run at the
       // idle look before it (the cautious start, docs/ledger.md).
       await this.#observe().catch(() => undefined);
-      const observed = this.#live()?.observed;
-      if (observed?.address !== undefined && observed.status !== "paused")
-        return { ok: true, url: observed.address };
+      const servable = await this.#servable(this.#live());
+      if (servable !== undefined)
+        return "url" in servable ? { ok: true, url: servable.url } : { ok: false, ...servable };
       const budget = this.budgetRefusal();
       if (budget !== undefined) return { ok: false, error: budget };
       if (!(await this.#o.sleep(this.#o.pollMs, signal)))
@@ -323,7 +360,9 @@ export class ManagedEndpoint {
           ok: false,
           error: {
             code: "cold_start_timeout",
-            message: `rented node ${this.name} did not come up within its cold-start budget`,
+            message:
+              `rented node ${this.name} did not come up within its cold-start budget` +
+              (this.#notServing === undefined ? "" : ` (${this.#notServing})`),
             node: this.name,
           },
         };
@@ -349,6 +388,7 @@ export class ManagedEndpoint {
   async resume(why: "user" | "wake" = "user"): Promise<ManagedAction> {
     if (!(await this.#ensureReady()))
       return { ok: false, error: this.#error("rented_node_ineligible", this.#lastError ?? "not ready") };
+    if (why === "wake" && this.#pausedBy === "unhealthy") return { ok: false, error: this.#neverServed() };
     const allowed = resumeAllowed(this.#o.ledger.state, this.name, this.#o.clock.now().wallMs);
     if (!allowed.ok)
       return {
@@ -454,6 +494,61 @@ export class ManagedEndpoint {
       lastActiveMs: this.#lastActiveMs,
       idlePauseMs: this.#o.config.lifecycle.idlePauseMs,
     });
+  }
+
+  /**
+   * Whether a request may use the live spell now: HF says it runs and its engine was seen listing the
+   * model on `/v1/models` (an image that serves no `/v1` never is), or answers 503 there (loading, or
+   * scaled to zero: the request itself wakes it, and a 503 to it is waited out within its budget). A
+   * scaled-to-zero endpoint passes; a refused token ends the wait at once.
+   */
+  async #servable(live: DeploymentRecord | undefined): Promise<Servable> {
+    const observed = live?.observed;
+    if (live === undefined || observed?.address === undefined || observed.status === "paused")
+      return undefined;
+    const address = observed.address;
+    if (observed.status === "scaledToZero" || this.#servingSpell === live.id) return { url: address };
+    if (observed.status !== "running") return undefined;
+    const models = [...new Set([observed.servedModel, ...this.#o.config.models])].filter(
+      (m): m is string => m !== undefined,
+    );
+    const check = await (this.#serveCheck ??= this.#o.servesModel(address, models).finally(() => {
+      this.#serveCheck = undefined;
+    }));
+    if (check.serves) {
+      this.#servingSpell = live.id;
+      this.#notServing = undefined;
+      return { url: address };
+    }
+    this.#notServing = check.why;
+    if (check.refused !== undefined)
+      return {
+        error: this.#error("credential_rejected", credentialRejectedReason(this.#o.config, check.refused)),
+      };
+    return check.warming === true ? { url: address } : undefined;
+  }
+
+  /**
+   * A spell billing for `startup_deadline_min` without ever serving its model is paused through the
+   * contract (the obligation closes on evidence), and a request does not wake it again: that would
+   * bill another deadline for nothing. `pair rented resume` tries again.
+   */
+  async #stopIfNeverServed(live: DeploymentRecord): Promise<boolean> {
+    const status = live.observed?.status;
+    if (live.phase !== "Active" || status === "paused" || status === "scaledToZero") return false;
+    if (status === "running") await this.#servable(live);
+    if (this.#servingSpell === live.id) return false;
+    const since = Math.max(live.intent?.sentAtMs ?? live.declaredAtMs, this.#openedAtMs);
+    const deadlineMs = this.#o.config.lifecycle.startupDeadlineMs;
+    if (this.#o.clock.now().wallMs - since < deadlineMs) return false;
+    this.#pausedBy = "unhealthy";
+    this.#lastError =
+      `it billed ${Math.round(deadlineMs / 60_000)} min (lifecycle.startup_deadline_min) without serving ` +
+      `its model on /v1/models (${this.#notServing ?? `still ${status ?? "starting"}`}): paused; its ` +
+      "engine image may not serve the OpenAI API. Fix it on Hugging Face, then pair rented resume";
+    this.#o.log(`rented node ${this.name}: ${this.#lastError}`);
+    await this.#controller.requireStop(live.id, "unhealthy");
+    return true;
   }
 
   #openCount(): number {
@@ -570,6 +665,10 @@ export class ManagedEndpoint {
         `rented node ${this.name}: ledger refused ${event.type}: ${fed.error.code}` +
           ("detail" in fed.error ? ` (${fed.error.detail})` : ""),
       );
+  }
+
+  #neverServed(): PairError {
+    return this.#error("rented_node_ineligible", this.#lastError ?? NEVER_SERVED);
   }
 
   #pausedError(): PairError {

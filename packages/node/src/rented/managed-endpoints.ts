@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { HuggingFaceEndpointsProvider, type EndpointsTransport } from "@pair/huggingface";
 import type { Clock } from "@pair/provision";
 import { SqliteHostingStore, SqliteLedgerStore } from "@pair/store";
+import type { Dispatcher } from "undici";
 import type { Redacted } from "../cluster/index.js";
 import type { CredentialRef, HuggingFaceEndpointNode, RentedNodeConfig } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
@@ -24,6 +25,7 @@ import {
   type PresetIdSource,
 } from "./managed-endpoint.js";
 import { ManagedLedger } from "./managed-ledger.js";
+import { servesModel } from "./models-probe.js";
 import { NodePasses, SYSTEM_CLOCK, SYSTEM_TIMERS, type PassTiming } from "./node-passes.js";
 import type { SharedLedger } from "./shared-ledger.js";
 
@@ -39,6 +41,8 @@ export interface ManagedEndpointsOptions extends PassTiming {
   readonly credentials: { get(ref: CredentialRef): Promise<Redacted<string> | undefined> };
   /** An Endpoints API client with this token (verified HTTPS, the configured base URLs). */
   readonly transportFor: (token: Redacted<string>) => EndpointsTransport;
+  /** Verified HTTPS to endpoints' data planes (a woken endpoint's `/v1/models` is asked before use). */
+  readonly dispatcher: Dispatcher;
   /** PAIR requests in flight on a rented node now. */
   readonly inFlight: (node: string) => number;
   /** The sponsor's ledger, shared with the other managers (default: this one opens its own). */
@@ -188,6 +192,7 @@ export class ManagedEndpoints {
       sleep: (ms, signal) => this.#passes.sleep(ms, signal),
       pollMs: this.#o.pollMs ?? 1_000,
       passIntervalMs: this.#passes.intervalMs,
+      servesModel: (url, models) => servesModel(this.#o.dispatcher, url, token, models),
       log,
     });
   }

@@ -99,3 +99,49 @@ function routerPrice(providers: unknown): TokenPrices | undefined {
   }
   return best;
 }
+
+/** Whether an endpoint's engine serves its model: a wake and the startup deadline ask this. */
+export type ServeCheck =
+  | { readonly serves: true }
+  | {
+      readonly serves: false;
+      readonly why: string;
+      /** 503: loading, or scaled to zero (a request wakes it). */
+      readonly warming?: true;
+      /** The status with which it refused the token (401/403). */
+      readonly refused?: number;
+    };
+
+/**
+ * Whether the engine at `baseUrl` (a data-plane URL, without `/v1`) lists one of `models` on
+ * `/v1/models` (any model when none is known). A running endpoint whose image is not an OpenAI
+ * server (HF's Inference Toolkit) answers 404 here and never serves PAIR's requests.
+ */
+export async function servesModel(
+  dispatcher: Dispatcher,
+  baseUrl: string,
+  token: Redacted<string> | undefined,
+  models: readonly string[],
+  timeoutMs = 10_000,
+): Promise<ServeCheck> {
+  const answer = await listModels(dispatcher, `${baseUrl.replace(/\/$/, "")}/v1`, token, timeoutMs);
+  switch (answer.kind) {
+    case "models": {
+      const listed =
+        models.length === 0 ? answer.models.length > 0 : answer.models.some((m) => models.includes(m));
+      if (listed) return { serves: true };
+      const seen = answer.models.length === 0 ? "no model" : answer.models.slice(0, 3).join(", ");
+      return { serves: false, why: `its /v1/models lists ${seen}, not ${models.join(" or ")}` };
+    }
+    case "warming":
+      return { serves: false, why: "its /v1/models answers 503 (loading or scaled to zero)", warming: true };
+    case "rejected":
+      return {
+        serves: false,
+        why: `its /v1/models refused the token (${answer.status})`,
+        refused: answer.status,
+      };
+    case "failed":
+      return { serves: false, why: answer.detail.replace("GET /models", "GET /v1/models") };
+  }
+}

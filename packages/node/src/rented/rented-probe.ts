@@ -135,13 +135,23 @@ export async function probeNode(n: NodeState, o: ProbeDeps): Promise<void> {
     }
     n.openChecked = false;
   }
+  let expected: readonly string[] = [];
   if (config.provider === "huggingface-endpoint") {
-    if (!(await lookUp(n, config.endpoint, o.lookupEndpoint))) return;
+    const served = await lookUp(n, config.endpoint, o.lookupEndpoint);
+    if (served === undefined) return;
+    // What PAIR manages (and bills) is eligible only once its engine lists the model it was made for.
+    if (config.lifecycle.managed) expected = served;
   } else n.baseUrl = configuredBaseUrl(config, o.runpodProxyUrl);
   const baseUrl = n.baseUrl;
   if (baseUrl === undefined) return;
   const answer = await listModels(o.dispatcher, baseUrl, n.token, o.probeTimeoutMs ?? 10_000);
-  if (answer.kind === "models") {
+  if (answer.kind === "models" && expected.length > 0 && !answer.models.some((m) => expected.includes(m))) {
+    // HF says it runs, yet its engine does not list the model: not eligible (an image that is no OpenAI server).
+    n.state = "unreachable";
+    n.lastError =
+      `it runs, but its /v1/models lists ${answer.models.slice(0, 3).join(", ") || "no model"}, not ` +
+      `${expected.join(" or ")}: its engine image may not serve this model over the OpenAI API`;
+  } else if (answer.kind === "models") {
     const allow = config.models;
     n.models = allow.length === 0 ? answer.models : answer.models.filter((m) => allow.includes(m));
     n.prices = answer.prices;
@@ -173,19 +183,20 @@ export async function probeNode(n: NodeState, o: ProbeDeps): Promise<void> {
 }
 
 /**
- * A Hugging Face endpoint's URL and state from the Endpoints API. True when its data plane should be
- * probed now (it runs); otherwise the node's state says why not, and what it serves is its
- * repository (a scaled-to-zero endpoint still serves it, after a cold start).
+ * A Hugging Face endpoint's URL and state from the Endpoints API. The models its `/v1/models` must
+ * list when its data plane should be probed now (it runs); otherwise undefined, the node's state says
+ * why not, and what it serves is its repository (a scaled-to-zero endpoint still serves it, after a
+ * cold start).
  */
 async function lookUp(
   n: NodeState,
   endpoint: { namespace: string; name: string },
   lookup: EndpointLookupFn | undefined,
-): Promise<boolean> {
+): Promise<readonly string[] | undefined> {
   if (lookup === undefined || n.token === undefined) {
     n.state = "unsupported";
     n.lastError = "no Endpoints API client is configured on this node";
-    return false;
+    return undefined;
   }
   let info: EndpointLookup;
   try {
@@ -197,7 +208,7 @@ async function lookUp(
       n.token = undefined;
     } else n.state = "unreachable";
     n.lastError = `Endpoints API: ${(cause as Error).message}`;
-    return false;
+    return undefined;
   }
   // What HF reports it runs on; an answer without its compute keeps the label it had.
   n.gpu = endpointGpuLabel(info) ?? n.gpu;
@@ -212,16 +223,16 @@ async function lookUp(
       `${endpoint.namespace}/${endpoint.name} is public: PAIR manages only private or authenticated ` +
       "endpoints; make it private on Hugging Face, or attach it with lifecycle.managed: false";
     n.models = served;
-    return false;
+    return undefined;
   }
   n.warnings = info.accessType === "public" ? [OPEN_WARNING] : [];
   const state = HF_STATES[info.state];
   n.lastError = state === "failed" ? (info.message ?? "the endpoint failed") : undefined;
-  if (state === "running") return true;
+  if (state === "running") return served;
   n.state = state ?? "unreachable";
   if (state === undefined) n.lastError = `Hugging Face reports an unknown state "${info.state}"`;
   n.models = served;
-  return false;
+  return undefined;
 }
 
 /** A node not probed yet. */

@@ -89,7 +89,11 @@ async function prepare(a: AttemptRun): Promise<string | Attempt> {
   a.abort.once("abort", onAbort);
   const prepared = await upstream.prepare(wake.signal).finally(() => a.abort.off("abort", onAbort));
   if (prepared.ok) return prepared.baseUrl;
-  return a.interrupted() ?? { kind: "next", error: prepared.error };
+  const interrupted = a.interrupted();
+  // The budget ran out during the wake: the wake's own error says what it was waiting for.
+  if (interrupted !== undefined && interrupted !== CANCELLED && prepared.error.code === "cold_start_timeout")
+    return { kind: "next", error: prepared.error };
+  return interrupted ?? { kind: "next", error: prepared.error };
 }
 
 /**

@@ -96,6 +96,7 @@ export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
     ],
     credentials,
     transportFor: endpointsTransport(config, hfGate),
+    dispatcher: o.outbound,
     inFlight: (name) => scheduler.inFlight(`rented:${name}`),
     log,
     ledger,

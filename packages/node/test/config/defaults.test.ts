@@ -100,6 +100,7 @@ describe("defaults", () => {
         idlePauseMs: 15 * 60_000,
         pauseOnSponsorExit: true,
         exitTimeoutMs: 60_000,
+        startupDeadlineMs: 1_800_000,
       },
       budget: { unlimited: true },
     });

@@ -39,6 +39,7 @@ describe("the documented example", () => {
           idlePauseMs: 900_000,
           pauseOnSponsorExit: true,
           exitTimeoutMs: 60_000,
+          startupDeadlineMs: 1_800_000,
         },
         budget: { budgetMicroUsdPerDay: 10_000_000, budgetMicroUsdPerMonth: 100_000_000 },
       },
@@ -119,6 +120,7 @@ describe("a file with every key", () => {
         idlePauseMs: 15_000,
         pauseOnSponsorExit: false,
         exitTimeoutMs: 12_500,
+        startupDeadlineMs: 2_700_000,
       },
       budget: { budgetMicroUsdPerDay: 100_000, budgetMicroUsdPerMonth: 2_500_000 },
     });

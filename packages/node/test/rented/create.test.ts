@@ -55,6 +55,18 @@ async function whileAdvancing<T>(w: CreateWorld, done: Promise<T>): Promise<T> {
   return done;
 }
 
+/** `pair rented create ARGS`, followed to its end while virtual time moves; it must succeed. */
+async function createFollowed(w: CreateWorld, args: readonly string[]) {
+  const run = startCli(
+    ["rented", "create", ...args, "--credential", w.credential, "--config", w.configFile],
+    { env: ENV },
+  );
+  const result = await whileAdvancing(w, run.done);
+  expect(result.stderr).toBe("");
+  expect(result.code).toBe(0);
+  return result;
+}
+
 async function rentedRow(w: CreateWorld, name: string): Promise<Record<string, unknown>> {
   const res = await request(`${w.node.url}/pair/v1/rented`, {
     headers: { authorization: `Bearer ${w.node.adminToken}` },
@@ -107,27 +119,7 @@ function meterMatchesLedger(w: CreateWorld, name: string): void {
 describe("pair rented create", () => {
   it("creates a private endpoint through the CLI, shows pending → initializing → running, and serves the model", async () => {
     const w = await world();
-    const run = startCli(
-      [
-        "rented",
-        "create",
-        "qwen-t4",
-        "--repo",
-        MODEL,
-        "--gpu",
-        "T4",
-        "--usd-per-day",
-        "5",
-        "--credential",
-        w.credential,
-        "--config",
-        w.configFile,
-      ],
-      { env: ENV },
-    );
-    const result = await whileAdvancing(w, run.done);
-    expect(result.stderr).toBe("");
-    expect(result.code).toBe(0);
+    const result = await createFollowed(w, ["qwen-t4", "--repo", MODEL, "--gpu", "T4", "--usd-per-day", "5"]);
     const lines = result.stdout.trim().split("\n");
     expect(lines[0]).toContain(
       "creating qwen-t4: Qwen/Qwen3-0.6B on T4 x1 (aws/us-east-1, nvidia-t4, $0.50/h)",
@@ -163,6 +155,32 @@ describe("pair rented create", () => {
     expect(answered.status).toBe(200);
     await w.node.managed.tick();
     meterMatchesLedger(w, "qwen-t4");
+  });
+
+  it("creates --catalog through the catalog's deploy: its engine and hardware, PAIR's rules, the real price", async () => {
+    const w = await world();
+    await createFollowed(w, ["qwen-cat", "--catalog", MODEL, "--gpu", "T4", "--usd-per-day", "5"]);
+    expect(w.hf.faults.arrived({ method: "POST", path: "/api/catalog/deploy" })).toBe(1);
+    expect(w.hf.faults.arrived({ method: "POST", path: /^\/v2\/endpoint\/alice$/ })).toBe(0);
+    // The recipe's engine (not HF's default Toolkit) and hardware; PAIR's access, backstop and marks.
+    const endpoint = await w.api.getEndpoint("alice", "qwen-cat");
+    expect(endpoint).toMatchObject({ accessType: "private", minReplica: 0, scaleToZeroTimeoutMin: 15 });
+    expect(endpoint).toMatchObject({ instanceType: "nvidia-l4", instanceSize: "x1" });
+    expect(endpoint.tags.some((t) => t.startsWith("pair:owner="))).toBe(true);
+    expect(w.hf.endpoints.get("alice", "qwen-cat")?.image).toMatchObject({ vLLM: { port: 8000 } });
+    // Checked at the T4's $0.50/h before the deploy, budgeted at the L4's $0.80/h it runs on.
+    expect(w.log.join("\n")).toContain(
+      "the catalog's recipe runs at $0.8/h (the create was checked at $0.5/h)",
+    );
+    expect(w.node.managed.view("qwen-cat")).toMatchObject({ usd_per_hour: 0.8 });
+    const res = await request(`${w.node.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: 3 }),
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers["x-pair-served-by"]).toBe("qwen-cat");
+    await res.body.dump();
   });
 
   it("refuses a create the ledger does not authorize: nothing is created on Hugging Face", async () => {
