@@ -3,7 +3,9 @@
  * or live Hugging Face): what emulators cannot prove — error bodies of the Endpoints and Jobs APIs,
  * the 503 of a scaled-to-zero endpoint and `X-Scale-Up-Timeout`, that a pause is reported as
  * `paused` (not billed), that `createdAt` changes when a name is recreated, and the Jobs exposed-port
- * auth (no token, a wrong token, the right token) — recorded as findings for the JSON report.
+ * auth (no token, a wrong token, the right token), and what PAIR's creates rely on (serving-checks.ts:
+ * what `/v1/models` lists, resume while running, `createdAt` text, a catalog deploy) — recorded as
+ * findings for the JSON report.
  * Hard budget: before anything is created, the listed prices × the deadline must fit `maxUsd`;
  * everything created is deleted/cancelled in `finally`, and also by `cleanup()` for afterAll.
  */
@@ -17,11 +19,22 @@ import {
   type JobsTransport,
   type RevealableToken,
 } from "../../src/index.js";
+import {
+  catalogChecks,
+  emptyServingFindings,
+  runningChecks,
+  type ServingContext,
+  type ServingFindings,
+} from "./serving-checks.js";
 
 export interface HfConformanceOptions {
   readonly endpoints: EndpointsTransport;
   readonly jobs: JobsTransport;
   readonly namespace: string;
+  /** The Endpoints API's base URL, for raw answers (e.g. https://api.endpoints.huggingface.cloud). */
+  readonly endpointsApi: string;
+  /** A model of HF's endpoint catalog, deployed through the catalog's deploy call. */
+  readonly catalogModel: string;
   readonly token: RevealableToken;
   readonly extraCaPem?: string;
   /** Waits `ms` (live: real time; emulator: advances virtual time). */
@@ -75,6 +88,7 @@ export interface HfFindings {
     withToken?: HttpSeen;
     afterCancelStage?: string;
   };
+  serving: ServingFindings;
   cleanup: string[];
 }
 
@@ -97,9 +111,11 @@ export class HfConformance {
     pause: { reportsPaused: false },
     recreate: { createdAtChanged: false },
     jobs: { stagesSeen: [] },
+    serving: emptyServingFindings(),
     cleanup: [],
   };
-  #endpointCreated = false;
+  /** Endpoints this run created and has not deleted yet. */
+  readonly #created = new Set<string>();
   #jobId: string | undefined;
 
   constructor(options: HfConformanceOptions) {
@@ -125,6 +141,8 @@ export class HfConformance {
       await this.#errorBodies();
       this.#o.log("hf conformance: endpoint (scale-to-zero 503, X-Scale-Up-Timeout, pause, recreate)");
       await this.#endpointChecks();
+      this.#o.log("hf conformance: catalog deploy (its recipe, /v1/models)");
+      await this.#catalogChecks();
       this.#o.log("hf conformance: job (exposed-port auth, cancel)");
       await this.#jobChecks();
     } finally {
@@ -135,18 +153,18 @@ export class HfConformance {
 
   /** Deletes the endpoint and cancels the job this run created (idempotent; for afterAll too). */
   async cleanup(): Promise<void> {
-    const { endpoints, jobs, namespace, runName } = this.#o;
-    if (this.#endpointCreated) {
+    const { endpoints, jobs, namespace } = this.#o;
+    for (const name of [...this.#created]) {
       try {
-        await endpoints.deleteEndpoint(namespace, runName);
-        this.findings.cleanup.push(`deleted endpoint ${runName}`);
+        await endpoints.deleteEndpoint(namespace, name);
+        this.findings.cleanup.push(`deleted endpoint ${name}`);
       } catch (error) {
         if (!(error instanceof HuggingFaceApiError && error.kind === "not_found"))
           this.findings.cleanup.push(
-            `DELETE OF ENDPOINT ${runName} FAILED: ${String(error)} — delete it by hand`,
+            `DELETE OF ENDPOINT ${name} FAILED: ${String(error)} — delete it by hand`,
           );
       }
-      this.#endpointCreated = false;
+      this.#created.delete(name);
     }
     if (this.#jobId !== undefined) {
       try {
@@ -184,7 +202,8 @@ export class HfConformance {
     const endpointUsdPerHour = offer.pricePerHourUsd;
     const jobUsdPerHour = flavor.usdPerMinute * 60 + 0.01;
     const deadlineMin = this.#o.deadlineMs / 60_000;
-    const worstCaseUsd = ((endpointUsdPerHour + jobUsdPerHour) * deadlineMin) / 60;
+    // The catalog's endpoint counts at the same price: its recipe's instance is known only once deployed.
+    const worstCaseUsd = ((2 * endpointUsdPerHour + jobUsdPerHour) * deadlineMin) / 60;
     this.findings.budget = { endpointUsdPerHour, jobUsdPerHour, deadlineMin, worstCaseUsd };
     if (!(worstCaseUsd <= this.#o.maxUsd))
       throw new Error(
@@ -234,11 +253,12 @@ export class HfConformance {
     if (invalidFlavor) e.invalidFlavor = invalidFlavor;
   }
 
-  async #http(url: string, headers: Record<string, string>): Promise<HttpSeen> {
+  /** A GET, its body cut at `limit` characters, the token replaced wherever it appears. */
+  async #http(url: string, headers: Record<string, string>, limit = 500): Promise<HttpSeen> {
     const started = this.#o.nowMs();
     try {
       const res = await request(url, { method: "GET", dispatcher: this.#agent, headers });
-      const text = (await res.body.text()).slice(0, 500).split(this.#o.token.reveal()).join("[token]");
+      const text = (await res.body.text()).slice(0, limit).split(this.#o.token.reveal()).join("[token]");
       const kept: Record<string, string> = {};
       for (const name of KEEP_HEADERS) {
         const value = res.headers[name];
@@ -281,13 +301,14 @@ export class HfConformance {
       image: { vLLM: { url: image, port: 8000, healthRoute: "/health" } },
       tags: ["pair-conformance"],
     };
-    this.#endpointCreated = true;
+    this.#created.add(runName);
     const first = await endpoints.createEndpoint(namespace, spec);
     this.findings.recreate.firstCreatedAt = first.incarnation;
     const get = () => endpoints.getEndpoint(namespace, runName);
     const running = await this.#until(started, get, (ep) => ep.state === "running");
     if (running.state !== "running")
       throw new Error(`endpoint never ran before the deadline (last state ${running.rawState})`);
+    await runningChecks(this.#servingContext(started), running, this.findings.serving);
     await endpoints.scaleToZero(namespace, runName);
     const zero = await this.#until(started, get, (ep: HfEndpoint) => ep.state === "scaledToZero");
     this.findings.scaleToZero.reachedState = zero.rawState;
@@ -323,12 +344,12 @@ export class HfConformance {
     };
 
     await endpoints.deleteEndpoint(namespace, runName);
-    this.#endpointCreated = false;
+    this.#created.delete(runName);
     // The name may stay reserved while the delete finishes ([?] §7.9): retry the create until the deadline.
     let second: HfEndpoint | undefined;
     while (second === undefined && this.#left(started) > 0) {
       try {
-        this.#endpointCreated = true;
+        this.#created.add(runName);
         second = await endpoints.createEndpoint(namespace, spec);
       } catch (error) {
         if (!(
@@ -336,7 +357,7 @@ export class HfConformance {
           (error.kind === "conflict" || error.kind === "invalid_request")
         ))
           throw error;
-        this.#endpointCreated = false;
+        this.#created.delete(runName);
         await this.#o.wait(this.#o.pollMs);
       }
     }
@@ -344,7 +365,41 @@ export class HfConformance {
     this.findings.recreate.createdAtChanged =
       second !== undefined && second.incarnation !== first.incarnation;
     await endpoints.deleteEndpoint(namespace, runName);
-    this.#endpointCreated = false;
+    this.#created.delete(runName);
+  }
+
+  #servingContext(started: number): ServingContext {
+    const auth = { authorization: `Bearer ${this.#o.token.reveal()}` };
+    return {
+      endpoints: this.#o.endpoints,
+      namespace: this.#o.namespace,
+      endpointsApi: this.#o.endpointsApi.replace(/\/+$/, ""),
+      get: (url) => this.#http(url, auth, 64_000),
+      until: (read, done) => this.#until(started, read, done),
+      created: this.#created,
+    };
+  }
+
+  async #catalogChecks(): Promise<void> {
+    const { endpoints, namespace, runName, catalogModel } = this.#o;
+    const offers = await endpoints.listProviderCompute(namespace);
+    const priceOf = (e: HfEndpoint) =>
+      Promise.resolve(
+        offers.find(
+          (o) =>
+            o.instanceType === e.instanceType && o.instanceSize === e.instanceSize && o.region === e.region,
+        )?.pricePerHourUsd,
+      );
+    await catalogChecks(
+      this.#servingContext(this.#o.nowMs()),
+      {
+        repoId: catalogModel,
+        name: `${runName}-cat`.slice(0, 32),
+        maxUsdPerHour: this.findings.budget.endpointUsdPerHour,
+      },
+      priceOf,
+      this.findings.serving,
+    );
   }
 
   async #jobChecks(): Promise<void> {

@@ -7,7 +7,12 @@ import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { HfToken, HttpsEndpointsTransport, HttpsJobsTransport } from "../../src/index.js";
+import {
+  DEFAULT_ENDPOINTS_API,
+  HfToken,
+  HttpsEndpointsTransport,
+  HttpsJobsTransport,
+} from "../../src/index.js";
 import { ALICE, startTransportHarness, type TransportHarness } from "../transport-harness.js";
 import { HfConformance, type HfConformanceOptions, type HfFindings } from "./conformance-checks.js";
 
@@ -45,6 +50,8 @@ describe("Hugging Face conformance checks against the emulator (the same steps t
         endpoints: h.transport(),
         jobs,
         namespace: "alice",
+        endpointsApi: h.emu.endpointsApiUrl,
+        catalogModel: "Qwen/Qwen3-0.6B",
         token: new HfToken(ALICE),
         extraCaPem: h.caPem,
         wait: async (ms) => {
@@ -58,7 +65,7 @@ describe("Hugging Face conformance checks against the emulator (the same steps t
         image: "vllm/vllm-openai:v0.23.0",
         runName: "pair-conformance-emu",
         deadlineMs: 30 * 60_000,
-        maxUsd: 1,
+        maxUsd: 2,
         pollMs: 15_000,
         scaleUpTimeoutS: 300,
         log: () => undefined,
@@ -78,6 +85,26 @@ describe("Hugging Face conformance checks against the emulator (the same steps t
     expect(findings.scaleToZero.withHeader?.status).toBe(200);
     expect(findings.pause).toEqual({ reportedState: "paused", reportsPaused: true });
     expect(findings.recreate.createdAtChanged).toBe(true);
+    // What PAIR's creates rely on: the engine lists the repository, a resume while running is no
+    // error, one instant however the answers spell it, and a catalog deploy that serves /v1.
+    const serving = findings.serving;
+    expect(serving.models).toEqual({
+      status: 200,
+      ids: ["Qwen/Qwen2.5-0.5B-Instruct"],
+      listsRepository: true,
+    });
+    expect(serving.resumeRunning).toEqual({ ok: true, state: "running" });
+    expect(serving.createdAtTexts).toHaveLength(3);
+    expect(serving.createdAtAgree).toBe(true);
+    expect(serving.catalog).toMatchObject({
+      repoId: "Qwen/Qwen3-0.6B",
+      instance: "nvidia-l4 x1",
+      usdPerHour: 0.8,
+      scaling: { minReplica: 1, maxReplica: 1 },
+      reachedState: "running",
+      models: { status: 200, ids: ["Qwen/Qwen3-0.6B"] },
+    });
+    expect(serving.catalog.image).toMatchObject({ vLLM: { port: 8000 } });
     expect(findings.jobs.beforeReady?.status).toBe(503);
     expect(findings.jobs.withToken?.status).toBe(200);
     expect(findings.jobs.noToken?.status).toBe(401);
@@ -129,6 +156,11 @@ describe.skipIf(liveToken === undefined)(
           endpoints,
           jobs,
           namespace,
+          endpointsApi: DEFAULT_ENDPOINTS_API,
+          catalogModel: env(
+            "PAIR_LIVE_HF_CATALOG_MODEL",
+            env("PAIR_LIVE_HF_MODEL", "Qwen/Qwen2.5-0.5B-Instruct"),
+          ),
           token,
           wait: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
           nowMs: () => Date.now(),

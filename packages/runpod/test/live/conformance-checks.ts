@@ -8,6 +8,7 @@ import type { Clock } from "@pair/provision";
 import {
   HttpsVllmProbe,
   IDENTITY_ENV,
+  RunpodApiError,
   RunpodProvider,
   runpodModelSettings,
   type ProxyUrlOf,
@@ -43,6 +44,41 @@ export interface ConformanceFindings {
   readonly proxyUrl: string;
   readonly deleteEndedBilling: boolean;
   readonly worstCaseUsd: number;
+  /** v2's answer to a create no machine can take (64 GPUs of one type), as PAIR classified it. */
+  readonly createRefusal: CreateRefusalSeen;
+}
+
+export interface CreateRefusalSeen {
+  readonly status: number | undefined;
+  /** PAIR's reading: `no_capacity` moves to the next GPU type; anything unclassified stops. */
+  readonly kind: string;
+  readonly title: string | undefined;
+  readonly detail: string | undefined;
+}
+
+/**
+ * 5. How v2 words a create no machine can take (free text, status and `errors`, as PAIR classifies
+ * them: capacity → next GPU type, anything unclassified → stop). Nothing should be created; if
+ * Runpod accepts it after all, the pod is deleted at once. Real capacity refusals cannot be provoked
+ * on demand; this records the nearest answer.
+ */
+async function createRefusal(target: ConformanceTarget, name: string): Promise<CreateRefusalSeen> {
+  try {
+    const pod = await target.transport.createPod({
+      name: `${name}-refusal`,
+      image: "vllm/vllm-openai:v0.11.0",
+      gpu: { id: target.gpuTypes[0] ?? "", count: 64 },
+      disk: 20,
+      env: { [IDENTITY_ENV.owner]: OWNER },
+      cloud: target.cloudType,
+    });
+    target.log(`a 64-GPU create was accepted (${pod.id}): deleting it`);
+    await target.transport.deletePod(pod.id);
+    return { status: 200, kind: "accepted", title: undefined, detail: `pod ${pod.id}, deleted` };
+  } catch (error) {
+    if (!(error instanceof RunpodApiError)) throw error;
+    return { status: error.status, kind: error.kind, title: error.title, detail: error.detail };
+  }
 }
 
 const OWNER = "pair:live-conformance";
@@ -171,7 +207,10 @@ export async function runConformance(target: ConformanceTarget): Promise<Conform
     );
     const proxyUrl = address ?? "";
     podId = undefined; // deleted
+    const refusal = await createRefusal(target, name);
+    target.log(`a 64-GPU create: ${refusal.status ?? "no answer"} ${refusal.kind}: ${refusal.detail ?? ""}`);
     return {
+      createRefusal: refusal,
       podId: listed?.id ?? "",
       envReadBack,
       secretSubstituted: true,

@@ -36,6 +36,10 @@ describe("conformance checks against the emulator (the same steps the live run t
       log: () => undefined,
     });
     expect(findings).toMatchObject({ envReadBack: true, secretSubstituted: true, deleteEndedBilling: true });
+    // 64 GPUs of one type: a 400 problem naming the limit, a refusal PAIR does not read as capacity
+    // (it stops instead of trying the next GPU type); the live run records v2's own words.
+    expect(findings.createRefusal).toMatchObject({ status: 400, kind: "invalid_request" });
+    expect(findings.createRefusal.detail).toMatch(/gpu\.count 64/);
     expect(w.emu.pods.list().every((p) => p.wire.status === "TERMINATED")).toBe(true);
   });
 
