@@ -452,6 +452,12 @@ describe("pair rented create", () => {
     expect(Object.keys(mine?.spend_usd ?? {}).sort()).toEqual(["day", "month", "session"]);
     const table = await cli(w, ["nodes"]);
     expect(table.stdout).toMatch(/shared-t4.*\$\d+\.\d\d today/);
+    // /metrics has the same spend, as a counter by node, and the node's state.
+    const metrics = await (await request(`${w.node.url}/metrics`)).body.text();
+    const spent = /^pair_rented_spend_usd_total\{node="shared-t4"\} ([\d.e-]+)$/m.exec(metrics)?.[1];
+    expect(Number(spent)).toBeCloseTo(w.node.managed.view("shared-t4")?.spend_usd?.total ?? -1, 6);
+    expect(Number(spent)).toBeGreaterThan(0);
+    expect(metrics).toContain('pair_rented_state{node="shared-t4",state="running"} 1\n');
 
     const laptop = await startTestNodeWith("laptop", { refreshMs: 150, timeoutMs: 400 });
     defer(() => laptop.close());
