@@ -33,7 +33,8 @@ const COMMON_HELP = `Options:
 /** Largest `--limit` the node honours. */
 const MAX_HISTORY_LIMIT = 100_000;
 
-async function ask(io: CliIo, configFile: string | undefined, path: string): Promise<unknown> {
+/** GET `path` of the node the config names. @throws CliFailure naming what failed */
+export async function ask(io: CliIo, configFile: string | undefined, path: string): Promise<unknown> {
   const loaded = await loadConfig({
     file: configFile,
     env: io.env,

@@ -51,7 +51,8 @@ export interface StatusJson {
   readonly open_stop_obligations?: readonly unknown[];
 }
 
-function unexpected(what: string): CliFailure {
+/** The node's answer for `what` is not what this pair reads (versions apart). */
+export function unexpected(what: string): CliFailure {
   return new CliFailure(
     `the node's answer for ${what} has an unexpected shape — is pair older or newer than the node? ` +
       "Run `pair --version` and restart `pair serve` from the same install",

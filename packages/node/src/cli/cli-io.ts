@@ -29,6 +29,8 @@ export interface CliIo {
   readonly stdout: (text: string) => void;
   /** Messages, logs and usage errors, written as given. */
   readonly stderr: (text: string) => void;
+  /** True when stdout is a terminal: progress is then one line rewritten in place (live-line.ts). */
+  readonly stdoutIsTerminal?: boolean;
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Expands `~` in config paths; the default config file lives under it. */
   readonly homeDir: string;
@@ -74,6 +76,8 @@ export function processIo(overrides: Partial<CliIo> = {}): CliIo {
     tmpDir: tmpdir(),
     nowMs: () => Date.now(),
     signals: processSignals,
+    // A replaced stdout is not the terminal, unless the caller says it is.
+    stdoutIsTerminal: overrides.stdout === undefined && process.stdout.isTTY === true,
     ...overrides,
   };
 }

@@ -51,6 +51,7 @@ Checks, and for each problem prints the command that fixes it:
   data dir          node.data_dir is yours and mode 700
   budget NAME       every rented node PAIR starts (billed) has a cap (unlimited: a warning)
   peer NAME         the running node's paired peers are up (skipped when no node runs)
+  clock NAME        each up peer's clock is within 2 s of this node's (a warning), 5 min (a failure)
 Exit status 0 when no check failed (warnings allowed), 1 otherwise.
 --json prints [{"check", "status" (ok|warn|fail|skip), "detail", "fix"}].
 

@@ -20,6 +20,7 @@ import { asksForHelp, unknownWord } from "./command-args.js";
 import { demoCommand } from "./demo-command.js";
 import { doctorCommand } from "./doctor-command.js";
 import { joinCommand, peersCommand, pinCommand, unpairCommand } from "./pair-commands.js";
+import { psCommand } from "./ps-command.js";
 import { rentedCommand } from "./rented-command.js";
 import { serveCommand } from "./serve-command.js";
 import { serviceCommand } from "./service-command.js";
@@ -29,6 +30,7 @@ export const COMMANDS: readonly Command[] = [
   serveCommand,
   statusCommand,
   modelsCommand,
+  psCommand,
   nodesCommand,
   jobsCommand,
   historyCommand,

@@ -23,6 +23,7 @@ import { renderTable } from "./text-table.js";
 import { rentedCall } from "./rented-call.js";
 import { runCatalog, runCreate, runHardware, CREATE_USAGE } from "./rented-create-command.js";
 import { budgetOf } from "./rented-create-follow.js";
+import { resumeFollowed } from "./rented-resume-follow.js";
 
 const OPTIONS = { ...CONFIG_OPTION, ...JSON_OPTION, ...HELP_OPTION } as const;
 const ATTACH_OPTIONS = {
@@ -40,7 +41,7 @@ const ATTACH_OPTIONS = {
   unlimited: { type: "boolean" },
 } as const;
 const POST_TIMEOUT_MS = 30_000;
-/** A resume waits for the provider; the node bounds it by the endpoint's cold start. */
+/** A pause or delete waits for the provider to confirm. */
 const LIFECYCLE_TIMEOUT_MS = 15 * 60_000;
 const DELETE_OPTIONS = { ...OPTIONS, yes: { type: "boolean" } } as const;
 
@@ -95,7 +96,7 @@ Peers see their name, state, models and price — never their URL or credential.
            the node was attached or created with) apply again; the node itself stays
   check    probe every rented node now
   pause    pause a managed Hugging Face endpoint (it stops billing); resume starts it again
-           (refused while its budget is spent)
+           (refused while its budget is spent) and shows its progress until it serves
   delete   delete a managed endpoint on the provider — asks you to type its name, unless --yes
   create   create a managed Hugging Face endpoint (private; HF scale-to-zero on as the backstop),
            on the hardware offer matching --gpu (and --region/--vendor/--instance-size); shows
@@ -257,6 +258,11 @@ async function run(args: readonly string[], io: CliIo): Promise<number> {
       const name = words[0] ?? "";
       if (sub !== "delete" && values.yes === true) throw new UsageError("--yes is for delete only");
       if (sub === "delete" && values.yes !== true) await confirmDelete(io, name);
+      if (sub === "resume") {
+        const { code, view } = await resumeFollowed(io, values.config, name, values.json === true);
+        print(io, values.json === true, view, [view as unknown as RentedJson]);
+        return code;
+      }
       const node = (await call(io, values.config, "/pair/v1/rented/lifecycle", {
         body: { name, action: sub },
         timeoutMs: LIFECYCLE_TIMEOUT_MS,

@@ -1,8 +1,8 @@
 /**
  * Following a rented node being created (`pair rented create`, endpoints and jobs alike): poll the
  * node's admin API and print one line per provider state (pending → initializing → running for an
- * endpoint, scheduling → running for a job) with the time since the create and the cost so far,
- * until it runs with its model in the cluster inventory (exit 0), fails (exit 1) or a stop signal
+ * endpoint, scheduling → running for a job) with the time since the create and the cost so far —
+ * a live line on a terminal, a line per state and every 30 s elsewhere (live-line.ts) — until it runs with its model in the cluster inventory (exit 0), fails (exit 1) or a stop signal
  * arrives (it goes on being created). Also the shared number flag of the create commands.
  * Must not know: the provider's API, how the node creates anything.
  */
@@ -11,6 +11,7 @@ import { CliFailure, EXIT_FAILURE, EXIT_OK, UsageError } from "./cli-errors.js";
 import { nextStopSignal, type CliIo } from "./cli-io.js";
 import { rentedCall } from "./rented-call.js";
 import { intFlag } from "./command-args.js";
+import { liveLine } from "./live-line.js";
 
 /** How often the node is asked for progress (PAIR_RENTED_POLL_MS overrides it, for tests). */
 const POLL_MS = 1_000;
@@ -89,14 +90,44 @@ export function spendFields(
   };
 }
 
-function elapsed(view: CreatedNodeView): string {
-  const s = view.created?.elapsed_s ?? 0;
+function clock(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
 }
 
-export function progressLine(view: CreatedNodeView): string {
+/** `initializing (1:05, $0.02)`: the state, the time since `elapsedS` began (else the create), the cost. */
+export function progressLine(view: CreatedNodeView, elapsedS = view.created?.elapsed_s ?? 0): string {
   const word = view.provider_state ?? view.state;
-  return `${word} (${elapsed(view)}, $${(view.managed?.spend_usd?.total ?? 0).toFixed(2)})`;
+  return `${word} (${clock(elapsedS)}, $${(view.managed?.spend_usd?.total ?? 0).toFixed(2)})`;
+}
+
+/** How often the node is asked for progress: each second, or PAIR_RENTED_POLL_MS (tests). */
+export function pollMsOf(io: CliIo): number {
+  return Number(io.env["PAIR_RENTED_POLL_MS"] ?? POLL_MS) || POLL_MS;
+}
+
+/** The rented node's row in the node's list. @throws CliFailure when it is gone */
+export async function rentedRow(
+  io: CliIo,
+  configFile: string | undefined,
+  name: string,
+): Promise<CreatedNodeView> {
+  const rows = (await rentedCall(io, configFile, "/pair/v1/rented", undefined)) as CreatedNodeView[];
+  const row = rows.find((r) => r.name === name);
+  if (row === undefined) throw new CliFailure(`rented node ${name} is gone from the node's list`);
+  return row;
+}
+
+/** What a follow is of: a create (the default) or a resume. */
+export interface FollowOptions {
+  /** Put before each line, e.g. `resuming t4: `. */
+  readonly prefix?: string;
+  /** Elapsed time counts from here (io.nowMs) instead of from the create. */
+  readonly sinceMs?: number;
+  /** What goes on when the user stops following, e.g. "goes on being created". */
+  readonly goesOn?: string;
+  /** A state in which the wait is over though the node does not run (a resume: it wakes on request). */
+  readonly restsIn?: (state: string) => boolean;
 }
 
 /** Poll the node until it runs with its model listed, fails, or a stop signal arrives. */
@@ -105,44 +136,50 @@ export async function followCreate(
   configFile: string | undefined,
   first: CreatedNodeView,
   json: boolean,
+  options: FollowOptions = {},
 ): Promise<{ code: number; view: CreatedNodeView }> {
-  const pollMs = Number(io.env["PAIR_RENTED_POLL_MS"] ?? POLL_MS) || POLL_MS;
+  const pollMs = pollMsOf(io);
+  const live = liveLine(io);
   const stop = nextStopSignal(io.signals);
   let stopped = false;
   void stop.signal.then(() => {
     stopped = true;
   });
+  const line = (view: CreatedNodeView) =>
+    `${options.prefix ?? ""}${progressLine(
+      view,
+      options.sinceMs === undefined ? undefined : (io.nowMs() - options.sinceMs) / 1000,
+    )}`;
   let view = first;
-  let shown = "";
   try {
     for (;;) {
       const word = view.provider_state ?? view.state;
-      if (word !== shown && !json) {
-        shown = word;
-        if (word !== "running") io.stdout(`${progressLine(view)}\n`);
-      }
+      // "running" is shown once, with its model, when the inventory lists it.
+      if (!json && word !== "running") live.update(word, line(view));
       if (view.provider_state === "failed" || view.state === "failed") {
+        live.finish();
         io.stderr(
           `rented node ${view.name} failed: ${view.provider_message ?? view.last_error ?? "Hugging Face gave no reason"}\n`,
         );
         return { code: EXIT_FAILURE, view };
       }
       if (view.state === "running" && view.models.length > 0) {
-        if (!json)
-          io.stdout(`${progressLine(view)} — model ${view.models.join(", ")} is in the cluster inventory\n`);
+        if (!json) live.finish(`${line(view)} — model ${view.models.join(", ")} is in the cluster inventory`);
         return { code: EXIT_OK, view };
       }
+      if (options.restsIn?.(view.state) === true) return { code: EXIT_OK, view };
       if (stopped) {
-        io.stderr(`stopped following; ${view.name} goes on being created (pair rented list shows it)\n`);
+        live.finish();
+        io.stderr(
+          `stopped following; ${view.name} ${options.goesOn ?? "goes on being created"} (pair rented list shows it)\n`,
+        );
         return { code: EXIT_OK, view };
       }
       await new Promise((resolve) => setTimeout(resolve, pollMs));
-      const rows = (await rentedCall(io, configFile, "/pair/v1/rented", undefined)) as CreatedNodeView[];
-      const next = rows.find((r) => r.name === view.name);
-      if (next === undefined) throw new CliFailure(`rented node ${view.name} is gone from the node's list`);
-      view = next;
+      view = await rentedRow(io, configFile, view.name);
     }
   } finally {
+    live.finish();
     stop.cancel();
   }
 }

@@ -54,6 +54,11 @@ export interface MemberView {
   readonly rented: PeerInventory["rented"];
   /** When it last answered (ISO 8601), or null if it never did since this node started. */
   readonly last_seen: string | null;
+  /**
+   * Its wall clock minus this node's at its last answer, in ms (its `generated_at` against the
+   * middle of the round trip, so within half of it); null when unknown.
+   */
+  readonly clock_offset_ms: number | null;
   /** Why it is down, for people. */
   readonly last_error?: string;
 }
@@ -65,6 +70,7 @@ interface MemberState {
   up: boolean;
   inventory: PeerInventory | undefined;
   lastSeenMs: number | undefined;
+  clockOffsetMs: number | undefined;
   lastError: string | undefined;
 }
 
@@ -194,6 +200,7 @@ export class PeerMembership {
         capacity: inv?.capacity ?? 0,
         rented: inv?.rented ?? [],
         last_seen: current?.lastSeenMs === undefined ? null : new Date(current.lastSeenMs).toISOString(),
+        clock_offset_ms: current?.clockOffsetMs ?? null,
         ...(up || lastError === undefined ? {} : { last_error: lastError }),
       });
     }
@@ -259,6 +266,7 @@ export class PeerMembership {
       up: false,
       inventory: undefined,
       lastSeenMs: known?.lastSeenMs,
+      clockOffsetMs: known?.clockOffsetMs,
       lastError: undefined,
     };
     this.#members.set(peer.node_id, state);
@@ -270,6 +278,7 @@ export class PeerMembership {
     if (peer.address === undefined) return;
     const state = this.#stateOf({ ...peer, address: peer.address });
     const signal = AbortSignal.any([this.#abort.signal, AbortSignal.timeout(this.#timeoutMs)]);
+    const sentMs = this.#nowMs();
     try {
       const inventory =
         this.#o.fetchInventory === undefined
@@ -282,6 +291,7 @@ export class PeerMembership {
       state.up = true;
       state.inventory = inventory;
       state.lastSeenMs = this.#nowMs();
+      state.clockOffsetMs = clockOffsetMs(inventory.generated_at, sentMs, state.lastSeenMs);
       state.lastError = undefined;
       this.#version += 1;
     } catch (cause) {
@@ -312,6 +322,12 @@ async function fetchOverMtls(state: MemberState, signal: AbortSignal): Promise<P
   }
   if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode} for ${PEER_INVENTORY_PATH}`);
   return readInventory(JSON.parse(Buffer.concat(chunks).toString("utf8")) as unknown);
+}
+
+/** The peer's clock (`generatedAt`) minus ours at the middle of the round trip; undefined when unknown. */
+export function clockOffsetMs(generatedAt: string, sentMs: number, heardMs: number): number | undefined {
+  const theirs = Date.parse(generatedAt);
+  return Number.isNaN(theirs) ? undefined : Math.round(theirs - (sentMs + heardMs) / 2);
 }
 
 /** A peer's answer, checked field by field (a wrong one counts as no answer). */

@@ -1,6 +1,7 @@
 /**
  * `pair doctor`'s checks: each looks at one thing a node needs (the client port, the engines, the
- * OS credential store, the data dir, budgets, Node itself, the running node and its peers) and says
+ * OS credential store, the data dir, budgets, Node itself, the running node, its peers and their
+ * clocks) and says
  * ok, warn, fail or skip, with the exact command that fixes it. Every look at the machine goes through
  * `DoctorProbes`, so each check is tested against the situations it names.
  * Must not know: how results are printed, the command line.
@@ -244,6 +245,36 @@ interface NodeRow {
   readonly kind: string;
   readonly state: string;
   readonly last_seen?: string | null;
+  /** The peer's clock minus this node's, in ms (absent from older nodes). */
+  readonly clock_offset_ms?: number | null;
+}
+
+/** Clocks further apart than this put events of two nodes out of order in logs and history. */
+export const CLOCK_WARN_MS = 2_000;
+/** Further apart than this, one of the clocks is simply wrong (the bound Kerberos uses). */
+export const CLOCK_FAIL_MS = 5 * 60_000;
+
+/** The command that sets this machine's clock from the network. */
+function clockFix(platform: NodeJS.Platform, peer: string): string {
+  const here =
+    platform === "darwin"
+      ? "`sudo sntp -sS time.apple.com`"
+      : platform === "win32"
+        ? "`w32tm /resync` (in an administrator prompt)"
+        : "`sudo timedatectl set-ntp true`";
+  return `set the clocks from the network, here with ${here}, and the same on ${peer}; then run pair doctor again`;
+}
+
+function checkClock(p: NodeRow, platform: NodeJS.Platform): CheckResult {
+  const name = `clock ${p.name}`;
+  const offset = p.clock_offset_ms;
+  if (typeof offset !== "number") return result(name, "skip", "not measured (the peer has not answered yet)");
+  const abs = Math.abs(offset);
+  const how = `${p.name}'s clock is ${(abs / 1000).toFixed(1)} s ${offset > 0 ? "ahead of" : "behind"} this node's`;
+  if (abs > CLOCK_FAIL_MS) return result(name, "fail", how, clockFix(platform, p.name));
+  if (abs > CLOCK_WARN_MS)
+    return result(name, "warn", `${how}: logs and history of the two disagree`, clockFix(platform, p.name));
+  return result(name, "ok", `within ${(CLOCK_WARN_MS / 1000).toFixed(0)} s (${offset} ms)`);
 }
 
 export async function checkPeers(probes: DoctorProbes): Promise<CheckResult[]> {
@@ -251,14 +282,16 @@ export async function checkPeers(probes: DoctorProbes): Promise<CheckResult[]> {
   if (!Array.isArray(nodes)) return [result("peers", "skip", "no node runs here to ask")];
   const peers = (nodes as NodeRow[]).filter((n) => n.kind === "peer");
   if (peers.length === 0) return [result("peers", "skip", "this node is paired with no other node")];
-  return peers.map((p) =>
+  return peers.flatMap((p) =>
     p.state === "up"
-      ? result(`peer ${p.name}`, "ok", "up")
-      : result(
-          `peer ${p.name}`,
-          "fail",
-          `${p.state}${p.last_seen ? ` since ${p.last_seen}` : ""}`,
-          `check that pair serve runs on ${p.name} and that its cluster port (default 14323) is reachable from here`,
-        ),
+      ? [result(`peer ${p.name}`, "ok", "up"), checkClock(p, probes.platform)]
+      : [
+          result(
+            `peer ${p.name}`,
+            "fail",
+            `${p.state}${p.last_seen ? ` since ${p.last_seen}` : ""}`,
+            `check that pair serve runs on ${p.name} and that its cluster port (default 14323) is reachable from here`,
+          ),
+        ],
   );
 }

@@ -189,6 +189,7 @@ export function mergedNodes(deps: ClientApiDeps): unknown[] {
     in_flight: p.in_flight,
     capacity: p.capacity,
     last_seen: p.last_seen,
+    clock_offset_ms: p.clock_offset_ms,
     address: p.address,
     ...(p.last_error === undefined ? {} : { last_error: p.last_error }),
   }));

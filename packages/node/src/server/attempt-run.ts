@@ -8,7 +8,7 @@
 import { EventEmitter } from "node:events";
 import type { PairError } from "../dialects/index.js";
 import type { ExchangePlan } from "./exchange-plan.js";
-import type { ForwardDeps, ForwardRequest, Upstream } from "./forward-deps.js";
+import { WARMING_NOTE_MS, type ForwardDeps, type ForwardRequest, type Upstream } from "./forward-deps.js";
 import { FirstByteTimeout, isHeadersTimeout, PeerSilent } from "./upstream-failures.js";
 import { UpstreamExchange } from "./upstream-exchange.js";
 import { DEFAULT_MAX_UPSTREAM_BODY_BYTES, watchDown } from "./upstreams.js";
@@ -77,6 +77,7 @@ export class AttemptRun {
   #firstByteTimer: ReturnType<typeof setTimeout> | undefined;
   readonly #stopWatching: (() => void) | undefined;
   #warmingSinceMs: number | undefined = undefined;
+  #warmingNote: ReturnType<typeof setInterval> | undefined;
 
   constructor(
     readonly deps: ForwardDeps,
@@ -113,12 +114,20 @@ export class AttemptRun {
     this.heardMs = this.deps.monoMs();
   }
 
-  /** The request waits for a warming node: logged once, when the wait starts. */
+  /** The request waits for a warming node: logged when the wait starts, then every 30 s. */
   warming(): void {
     this.fr.workload.warming = true;
     if (this.#warmingSinceMs !== undefined) return;
-    this.#warmingSinceMs = this.deps.monoMs();
-    this.deps.log?.(`request ${this.fr.id} waits for ${this.upstream.label} to warm up`);
+    const since = (this.#warmingSinceMs = this.deps.monoMs());
+    const log = this.deps.log;
+    if (log === undefined) return;
+    log(`request ${this.fr.id} waits for ${this.upstream.label} to warm up`);
+    // Only a warming wait pays for this timer (rare; never on a warm request's path).
+    this.#warmingNote = setInterval(() => {
+      const s = Math.round((this.deps.monoMs() - since) / 1000);
+      log(`request ${this.fr.id} still waits for ${this.upstream.label} to warm up (${s} s)`);
+    }, this.deps.warmingNoteMs ?? WARMING_NOTE_MS);
+    this.#warmingNote.unref();
   }
 
   /** The wait, if any, ended: `how` says whether the node answered or why the request gave up. */
@@ -127,6 +136,8 @@ export class AttemptRun {
     const since = this.#warmingSinceMs;
     if (since === undefined) return;
     this.#warmingSinceMs = undefined;
+    clearInterval(this.#warmingNote);
+    this.#warmingNote = undefined;
     const ms = Math.round(this.deps.monoMs() - since);
     this.deps.log?.(`request ${this.fr.id}: ${this.upstream.label} ${how} after ${ms} ms of warming`);
   }

@@ -134,7 +134,12 @@ export interface ForwardDeps {
   readonly defaultOutputTokens?: number;
   /** The node's log (one line each; secrets already scrubbed by the node); absent: nothing logged. */
   readonly log?: (line: string) => void;
+  /** While a request waits for a warming node, a log line this often (default WARMING_NOTE_MS). */
+  readonly warmingNoteMs?: number;
 }
+
+/** A request waiting for a warming node is logged again each 30 s, so a long wake shows in the log. */
+export const WARMING_NOTE_MS = 30_000;
 
 /** Default of `node.max_upstream_body_mb`: a non-streamed reply is small, a 32 MiB one is not. */
 export const DEFAULT_MAX_UPSTREAM_BODY_BYTES = 32 * 1024 * 1024;

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WorkloadJson } from "../../src/history/workload-history.js";
 import { startCluster, type Cluster } from "../e2e/node-harness.js";
+import { processorOf } from "../../src/cli/ps-command.js";
 import { runCli, writeConfig } from "./cli-harness.js";
 
 /** The `pair jobs` / `pair history --json` fields docs/reference.md promises. */
@@ -109,6 +110,53 @@ describe("pair models", () => {
       { model: "shared:latest", nodes: ["node-a"], context_tokens: window },
       { model: "slow-model", nodes: ["node-a"], context_tokens: window },
     ]);
+  });
+});
+
+describe("pair ps", () => {
+  // ollama-1 loaded the two models it was asked for; slow-1 (OpenAI) serves its models while up.
+  it("shows what is loaded where, as ollama ps: node, engine, size, processor, until", async () => {
+    const r = await cli("ps");
+    expect(r).toMatchObject({ code: 0, stderr: "" });
+    const [header, ...rows] = r.stdout.trimEnd().split("\n");
+    expect(header?.split(/\s{2,}/)).toEqual([
+      "NAME",
+      "NODE",
+      "ENGINE",
+      "SIZE",
+      "PROCESSOR",
+      "CONTEXT",
+      "UNTIL",
+    ]);
+    expect(rows).toHaveLength(4);
+    expect(rows).toContainEqual(
+      expect.stringMatching(
+        /^llama3\.2:latest +node-a +ollama-1 +[\d.]+ [KMG]B +100% GPU +\S+ +in \dm\d\ds$/,
+      ),
+    );
+    expect(rows).toContainEqual(expect.stringMatching(/^slow-model +node-a +slow-1 +- +- +1048576 +-$/));
+    expect((await runCli(["help", "ps"])).stdout).toMatch(/^Usage: pair ps/);
+  });
+
+  it("--json prints /api/ps's models, each with its node and engine", async () => {
+    const r = await cli("ps", "--json");
+    const models = JSON.parse(r.stdout) as Record<string, unknown>[];
+    const direct = (await (await fetch(`${c.node.url}/api/ps`)).json()) as { models: unknown[] };
+    expect(models.map((m) => m["name"])).toEqual(direct.models.map((m) => (m as { name: string }).name));
+    expect(models.map((m) => `${String(m["engine"])}/${String(m["name"])}`).sort()).toEqual([
+      "ollama-1/llama3.2:latest",
+      "ollama-1/shared:latest",
+      "slow-1/shared:latest",
+      "slow-1/slow-model",
+    ]);
+    expect(models.every((m) => m["node"] === "node-a")).toBe(true);
+  });
+
+  it("the processor column is the model's share in GPU memory, as ollama ps prints it", () => {
+    expect(processorOf(100, 100)).toBe("100% GPU");
+    expect(processorOf(100, 0)).toBe("100% CPU");
+    expect(processorOf(100, 75)).toBe("25%/75% CPU/GPU");
+    expect(processorOf(undefined, 5)).toBe("-");
   });
 });
 

@@ -71,6 +71,92 @@ describe("--config and --json on every command", () => {
     expect(usage).toContain("--json");
   });
 
+  // Each reads --config (the file is missing, so the command fails on it, exit 1) and takes --json.
+  const READ_CONFIG: readonly (readonly string[])[] = [
+    ["serve"],
+    ["status"],
+    ["models"],
+    ["ls"],
+    ["ps"],
+    ["nodes"],
+    ["jobs"],
+    ["history"],
+    ["ui"],
+    ["doctor"],
+    ["pin"],
+    ["join", "127.0.0.1:1", "--pin", "123456"],
+    ["peers"],
+    ["unpair", "x"],
+    ["apikey", "create", "k"],
+    ["apikey", "list"],
+    ["apikey", "revoke", "k"],
+    ["rented", "list"],
+    ["rented", "describe", "x"],
+    ["rented", "share", "x", "on"],
+    ["rented", "policy", "x", "never"],
+    ["rented", "reset", "x"],
+    ["rented", "check"],
+    ["rented", "pause", "x"],
+    ["rented", "resume", "x"],
+    ["rented", "delete", "x", "--yes"],
+    ["rented", "attach", "x", "--provider", "openai-compatible", "--base-url", "https://a.example/v1"],
+    ["rented", "create", "x", "--repo", "a/b", "--gpu", "T4", "--unlimited"],
+    [
+      "rented",
+      "create",
+      "x",
+      "--provider",
+      "huggingface-job",
+      "--repo",
+      "a/b",
+      "--flavor",
+      "l4x1",
+      "--window",
+      "1h",
+      "--unlimited",
+    ],
+    ["rented", "catalog"],
+    ["rented", "hardware"],
+    ["batch", "plan", "f.jsonl", "--deadline", "8h"],
+    ["batch", "submit", "f.jsonl"],
+    ["batch", "list"],
+    ["batch", "status", "b"],
+    ["batch", "cancel", "b"],
+    ["batch", "results", "b"],
+    ["service", "install", "--files-only"],
+  ];
+  it.each(READ_CONFIG.map((argv) => [argv.join(" "), argv]))(
+    "pair %s --config FILE --json reads FILE",
+    async (_, argv) => {
+      const r = await runCli([...argv, "--config", "/nonexistent/pair.yaml", "--json"]);
+      expect(r.stderr).not.toMatch(/Unknown option/);
+      expect(r.stderr).toMatch(/file_not_found: no config file at \/nonexistent\/pair\.yaml/);
+      expect(r.code).toBe(1);
+    },
+  );
+
+  it("pair credential set NAME --config FILE --json is accepted (the store, not the config, holds secrets)", async () => {
+    const r = await runCli(["credential", "set", "hf", "--config", "/nonexistent/pair.yaml", "--json"]);
+    expect(r.stderr).toMatch(/^pair credential: empty secret on stdin/);
+    expect(r.code).toBe(1);
+  });
+
+  it.each([["uninstall"], ["status"]])(
+    "pair service %s --files-only --config FILE --json answers JSON",
+    async (sub) => {
+      const r = await runCli([
+        "service",
+        sub,
+        "--files-only",
+        "--config",
+        "/nonexistent/pair.yaml",
+        "--json",
+      ]);
+      expect(r).toMatchObject({ code: 0, stderr: "" });
+      expect(JSON.parse(r.stdout)).toMatchObject({ platform: process.platform });
+    },
+  );
+
   it("pair demo accepts --config and says it is not used", async () => {
     const r = await runCli(["demo", "--config", "x.yaml", "--port", "11434"]);
     // The port refusal comes after the options were read: --config itself was accepted.

@@ -166,8 +166,30 @@ describe("checks", () => {
     );
     expect(results.map((r) => [r.check, r.status])).toEqual([
       ["peer b", "ok"],
+      ["clock b", "skip"],
       ["peer c", "fail"],
     ]);
+  });
+
+  it("clocks: each up peer's offset within 2 s is ok, beyond it a warning, beyond 5 min a failure", async () => {
+    const rows = [0, -1_500, 2_500, -3 * 60_000, 6 * 60_000].map((offset, i) => ({
+      name: `p${i}`,
+      kind: "peer",
+      state: "up",
+      clock_offset_ms: offset,
+    }));
+    const results = (await checkPeers(probes({ admin: () => Promise.resolve(rows) }))).filter((r) =>
+      r.check.startsWith("clock "),
+    );
+    expect(results.map((r) => r.status)).toEqual(["ok", "ok", "warn", "warn", "fail"]);
+    expect(results[3]!.detail).toBe(
+      "p3's clock is 180.0 s behind this node's: logs and history of the two disagree",
+    );
+    expect(results[4]!.detail).toBe("p4's clock is 360.0 s ahead of this node's");
+    expect(results[4]!.fix).toBe(
+      "set the clocks from the network, here with `sudo timedatectl set-ntp true`, and the same on p4; then run pair doctor again",
+    );
+    expect(results[0]!.fix).toBeNull();
   });
 });
 

@@ -48,6 +48,7 @@ interface NodeRow {
   in_flight: number;
   capacity: number;
   last_seen: string | null;
+  clock_offset_ms?: number | null;
 }
 
 /** The merged model list, without each node's context window (docs/context.md; test/e2e/context.test.ts). */
@@ -129,6 +130,8 @@ describe("membership between two paired nodes", () => {
       }),
     ]);
     expect(Date.parse(rows[1]!.last_seen ?? "")).not.toBeNaN();
+    // One machine, one clock: the offset measured is within the round trip.
+    expect(Math.abs(rows[1]!.clock_offset_ms ?? Infinity)).toBeLessThan(1_000);
 
     // `pair nodes` shows the same, as a table and as JSON.
     const table = await runCli(["nodes", "--config", laptop.configFile]);

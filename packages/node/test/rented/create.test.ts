@@ -409,6 +409,43 @@ describe("pair rented create", () => {
     expect(String(missingJson["message"])).toContain("pair credential set");
   });
 
+  it("pair rented resume shows a live line on a terminal (state, time, cost) until the node serves", async () => {
+    const w = await world();
+    expect((await post(w, "/pair/v1/rented/create", T4_BODY(w, "t4"))).status).toBe(202);
+    await whileAdvancing(
+      w,
+      until(async () => (await rentedRow(w, "t4"))["state"] === "running", 20_000),
+    );
+    expect(
+      (
+        await whileAdvancing(
+          w,
+          cli(w, ["rented", "pause", "t4"]).then((r) => r),
+        )
+      ).code,
+    ).toBe(0);
+    expect(w.hf.endpoints.get("alice", "t4")?.state).toBe("paused");
+
+    const run = startCli(["rented", "resume", "t4", "--config", w.configFile], {
+      env: ENV,
+      stdoutIsTerminal: true,
+    });
+    const result = await whileAdvancing(w, run.done);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const [live = "", table = ""] = result.stdout.split(/\n(?=NAME)/);
+    const shown = live.split(/\r\u001b\[K|\n/).filter((t) => t !== "");
+    expect(shown.length).toBeGreaterThan(1);
+    for (const text of shown.slice(0, -1))
+      expect(text).toMatch(/^resuming t4: (paused|pending|initializing) \(\d+:\d\d, \$\d+\.\d\d\)$/);
+    expect(shown.at(-1)).toMatch(
+      /^resuming t4: running \(\d+:\d\d, \$\d+\.\d\d\) — model Qwen\/Qwen3-0\.6B is in the cluster inventory$/,
+    );
+    expect(live).toMatch(/^\r\u001b\[K/);
+    expect(table).toMatch(/^NAME +PROVIDER +STATE/);
+    expect(result.stdout).toMatch(/^t4 +huggingface-endpoint +running /m);
+  });
+
   it("shows spend in pair nodes --json on the sponsor and on its peer; a restart restores and adopts the endpoint", async () => {
     const w = await world();
     const created = await post(
@@ -433,6 +470,12 @@ describe("pair rented create", () => {
     expect(Object.keys(mine?.spend_usd ?? {}).sort()).toEqual(["day", "month", "session"]);
     const table = await cli(w, ["nodes"]);
     expect(table.stdout).toMatch(/shared-t4.*\$\d+\.\d\d today/);
+    // /metrics has the same spend, as a counter by node, and the node's state.
+    const metrics = await (await request(`${w.node.url}/metrics`)).body.text();
+    const spent = /^pair_rented_spend_usd_total\{node="shared-t4"\} ([\d.e-]+)$/m.exec(metrics)?.[1];
+    expect(Number(spent)).toBeCloseTo(w.node.managed.view("shared-t4")?.spend_usd?.total ?? -1, 6);
+    expect(Number(spent)).toBeGreaterThan(0);
+    expect(metrics).toContain('pair_rented_state{node="shared-t4",state="running"} 1\n');
 
     const laptop = await startTestNodeWith("laptop", { refreshMs: 150, timeoutMs: 400 });
     defer(() => laptop.close());

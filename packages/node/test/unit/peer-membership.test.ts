@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import type { NodeIdentity, PinnedPeer } from "../../src/cluster/index.js";
 import { PeerLinks } from "../../src/cluster-node/peer-links.js";
-import { PeerMembership } from "../../src/cluster-node/peer-membership.js";
+import { clockOffsetMs, PeerMembership } from "../../src/cluster-node/peer-membership.js";
 import type { PeerInventory } from "../../src/cluster-node/peer-routes.js";
 
 function peer(id: string, address: string | null = "127.0.0.2:14323"): PinnedPeer {
@@ -88,6 +88,25 @@ describe("PeerMembership", () => {
       last_error: expect.any(String) as unknown,
     });
     expect(views.find((v) => v.node_id === "b")).toMatchObject({ state: "up", capacity: 4, in_flight: 1 });
+    await w.m.stop();
+  });
+
+  it("measures each peer's clock against this node's from its answer's generated_at", async () => {
+    const w = world();
+    // now is 1_000 at the poll (no time passes in the fake fetch): a is 90 s ahead, b 1 s behind.
+    w.answers.set("a", { ...inventory("a", ["m"]), generated_at: new Date(91_000).toISOString() });
+    w.answers.set("b", { ...inventory("b", ["m"]), generated_at: new Date(0).toISOString() });
+    await w.m.refresh();
+    expect(w.m.members().map((v) => [v.node_id, v.clock_offset_ms])).toEqual([
+      ["a", 90_000],
+      ["b", -1_000],
+    ]);
+    // A peer down keeps its last measure; one that never answered has none.
+    w.answers.set("a", new Error("timeout"));
+    await w.tick(5_000);
+    expect(w.m.members().find((v) => v.node_id === "a")?.clock_offset_ms).toBe(90_000);
+    expect(clockOffsetMs("not a time", 0, 0)).toBeUndefined();
+    expect(clockOffsetMs(new Date(10_000).toISOString(), 4_000, 6_000)).toBe(5_000);
     await w.m.stop();
   });
 
