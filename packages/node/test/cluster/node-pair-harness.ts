@@ -46,6 +46,8 @@ export interface TestNodeOptions {
   readonly maxTokens?: number;
   /** The engine's `max_concurrent` (default 3). */
   readonly maxConcurrent?: number;
+  /** Each model's context window in the engine (default: the emulator's). */
+  readonly contextTokens?: number;
   /** The built dashboard the node serves at /ui (default: packages/dashboard/dist). */
   readonly uiDir?: string;
 }
@@ -62,7 +64,11 @@ export async function startTestNodeWith(name: string, options: TestNodeOptions):
       : await startEngineEmulator({
           api: "ollama",
           name: `${name}-ollama`,
-          models: options.models.map((model) => ({ name: model, maxTokens: options.maxTokens ?? 8 })),
+          models: options.models.map((model) => ({
+            name: model,
+            maxTokens: options.maxTokens ?? 8,
+            ...(options.contextTokens === undefined ? {} : { contextTokens: options.contextTokens }),
+          })),
           tokenDelayMs: options.tokenDelayMs ?? 0,
         });
   return launch(name, dir, engine, options, { port: 0, clusterPort: 0 });

@@ -59,6 +59,10 @@ export interface WorldOptions {
   readonly moreRented?: readonly string[];
   /** A's local Ollama engine (max_concurrent 1) with these models; none by default. */
   readonly localModels?: readonly string[];
+  /** The context window of every local model, A's and B's (default: the emulator's). */
+  readonly localContextTokens?: number;
+  /** B's own Ollama engine with these models; none by default. */
+  readonly bModels?: readonly string[];
   /** More top-level YAML (e.g. `model_aliases:`). */
   readonly topLevel?: readonly string[];
   /** 0 (default): virtual time, moved by `advance`. > 0: also this many virtual ms per real ms. */
@@ -136,7 +140,11 @@ export async function validationWorld(ca: TestCa, o: WorldOptions = {}): Promise
         : await startEngineEmulator({
             api: "ollama",
             name: "a-ollama",
-            models: o.localModels.map((name) => ({ name, maxTokens: 50 })),
+            models: o.localModels.map((name) => ({
+              name,
+              maxTokens: 50,
+              ...(o.localContextTokens === undefined ? {} : { contextTokens: o.localContextTokens }),
+            })),
             tokenDelayMs: 20,
           });
     if (local !== undefined) cleanups.push(() => local.close());
@@ -206,7 +214,12 @@ export async function validationWorld(ca: TestCa, o: WorldOptions = {}): Promise
     const aConfigFile = join(aDir, "pair.yaml");
     writeFileSync(aConfigFile, yaml(a.port, a.cluster.port));
 
-    const b = await startTestNodeWith("node-b", { refreshMs: 150, timeoutMs: 400 });
+    const b = await startTestNodeWith("node-b", {
+      refreshMs: 150,
+      timeoutMs: 400,
+      ...(o.bModels === undefined ? {} : { models: o.bModels }),
+      ...(o.localContextTokens === undefined ? {} : { contextTokens: o.localContextTokens }),
+    });
     cleanups.push(() => b.close());
     const aAsNode: TestNode = {
       node: a,
