@@ -96,3 +96,85 @@ function outputTokensOf(body: string): number {
   const limit = o["max_completion_tokens"] ?? o["max_tokens"] ?? o["num_predict"];
   return typeof limit === "number" && limit > 0 ? limit : DEFAULT_OUTPUT_TOKENS;
 }
+
+/**
+ * Output tokens per second one rented GPU gives a batch of a small (≤ 8B) model under vLLM's
+ * continuous batching, assumed until PAIR has measured it: round figures, said so in the plan. A
+ * flavor with several GPUs counts as one (one vLLM on a small model gains little from more).
+ */
+export const ASSUMED_GPU_TOKENS_PER_S: Readonly<Record<string, number>> = {
+  T4: 250,
+  L4: 500,
+  A10G: 600,
+  L40S: 1_200,
+  A100: 1_800,
+  H100: 3_000,
+  H200: 3_500,
+};
+/** A GPU this table does not know is assumed to be as slow as the slowest it does. */
+const SLOWEST_GPU_TOKENS_PER_S = 250;
+/** Seconds a rented GPU bills before it serves (the Job starting, the model loading): assumed. */
+export const RENTAL_STARTUP_S = 600;
+
+/** A GPU a batch window may rent (`GET /pair/v1/rented/job-hardware`). */
+export interface RentableGpu {
+  readonly flavor: string;
+  readonly gpu: string;
+  readonly gpus: number;
+  readonly usd_per_hour: number;
+}
+
+export interface RentalOption {
+  readonly flavor: string;
+  readonly gpu: string;
+  readonly usdPerHour: number;
+  /** Assumed (ASSUMED_GPU_TOKENS_PER_S). */
+  readonly tokensPerS: number;
+  /** With the cluster, from the submit. */
+  readonly seconds: number;
+  /** Billed from the rental's start until the batch is done, per started minute. */
+  readonly costUsd: number;
+  readonly meetsDeadline: boolean;
+  readonly withinBudget: boolean;
+}
+
+export interface RentalPlan {
+  readonly options: readonly RentalOption[];
+  /** The cheapest option that meets the deadline within the budget, if any. */
+  readonly recommended: string | null;
+}
+
+/**
+ * What each GPU would add: the cluster keeps its rate, the GPU adds its own after RENTAL_STARTUP_S
+ * (billed from the start), both until the file's output tokens are done. Cheapest first.
+ */
+export function planRental(
+  plan: BatchPlan,
+  gpus: readonly RentableGpu[],
+  budgetUsd: number | undefined,
+): RentalPlan {
+  const tokens = plan.models.reduce((sum, m) => sum + m.outputTokens, 0);
+  const clusterRate = plan.seconds > 0 ? tokens / plan.seconds : 0;
+  const options = gpus
+    .map((g): RentalOption => {
+      const rate = ASSUMED_GPU_TOKENS_PER_S[g.gpu] ?? SLOWEST_GPU_TOKENS_PER_S;
+      const alone = clusterRate > 0 ? tokens / clusterRate : Infinity;
+      const together = (tokens + rate * RENTAL_STARTUP_S) / (clusterRate + rate);
+      const seconds = Math.ceil(alone <= RENTAL_STARTUP_S ? alone : together);
+      // Per started minute, rounded up to the cent (the epsilon keeps 80.000…01 cents at 80).
+      const costUsd = Math.ceil((Math.ceil(seconds / 60) * g.usd_per_hour * 100) / 60 - 1e-9) / 100;
+      return {
+        flavor: g.flavor,
+        gpu: g.gpus > 1 ? `${g.gpu} ×${g.gpus}` : g.gpu,
+        usdPerHour: g.usd_per_hour,
+        tokensPerS: rate,
+        seconds,
+        costUsd,
+        meetsDeadline: seconds <= plan.deadlineS,
+        withinBudget: budgetUsd === undefined || costUsd <= budgetUsd,
+      };
+    })
+    .sort((a, b) => a.costUsd - b.costUsd || a.seconds - b.seconds);
+  const best = options.find((o) => o.meetsDeadline && o.withinBudget);
+  return { options, recommended: best?.flavor ?? null };
+}

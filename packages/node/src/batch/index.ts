@@ -48,10 +48,16 @@ export const BATCH_ERROR_CODES = [
   "too_many_requests",
 ] as const;
 export {
+  ASSUMED_GPU_TOKENS_PER_S,
   ASSUMED_TOKENS_PER_S,
   DEFAULT_OUTPUT_TOKENS,
   planBatch,
+  planRental,
+  RENTAL_STARTUP_S,
   type BatchPlan,
   type HistoryRow,
   type ModelPlan,
+  type RentableGpu,
+  type RentalOption,
+  type RentalPlan,
 } from "./batch-plan.js";

@@ -18,6 +18,7 @@ import {
 } from "./admin-views.js";
 import { EXIT_OK, UsageError } from "./cli-errors.js";
 import type { CliIo } from "./cli-io.js";
+import { printJson } from "./print-json.js";
 import type { Command } from "./command.js";
 import { CONFIG_OPTION, HELP_OPTION, intFlag, JSON_OPTION, parseCommandArgs } from "./command-args.js";
 import { parseSince } from "./parse-since.js";
@@ -42,10 +43,6 @@ export async function ask(io: CliIo, configFile: string | undefined, path: strin
     hostName: io.hostName,
   });
   return adminGet(adminTarget(loaded), path);
-}
-
-function printJson(io: CliIo, value: unknown): void {
-  io.stdout(`${JSON.stringify(value, null, 2)}\n`);
 }
 
 function printLines(io: CliIo, lines: readonly string[]): void {

@@ -19,6 +19,7 @@ import {
 import { formatHostPort, isLoopbackHost, loadConfig, type LoadedConfig } from "../config/index.js";
 import { CliFailure, EXIT_OK, UsageError } from "./cli-errors.js";
 import type { CliIo } from "./cli-io.js";
+import { printJson } from "./print-json.js";
 import type { Command } from "./command.js";
 import { CONFIG_OPTION, HELP_OPTION, JSON_OPTION, parseCommandWords, runSubcommand } from "./command-args.js";
 import { renderTable } from "./text-table.js";
@@ -58,10 +59,6 @@ function storeDeps(io: CliIo): ApiKeyStoreDeps {
 
 function load(io: CliIo, file: string | undefined): Promise<LoadedConfig> {
   return loadConfig({ file, env: io.env, homeDir: io.homeDir, hostName: io.hostName });
-}
-
-function printJson(io: CliIo, value: unknown): void {
-  io.stdout(`${JSON.stringify(value, null, 2)}\n`);
 }
 
 /** A store refusal as a failure (exit 1); its message already says what to do. */

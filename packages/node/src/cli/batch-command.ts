@@ -9,18 +9,11 @@
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { loadConfig } from "../config/index.js";
-import {
-  ASSUMED_TOKENS_PER_S,
-  DEFAULT_BATCH_LINES,
-  isBatchEndpoint,
-  planBatch,
-  readBatchInput,
-  windowMs,
-  type HistoryRow,
-} from "../batch/index.js";
-import { adminGet, adminTarget, type AdminTarget } from "./admin-client.js";
+import { adminTarget, type AdminTarget } from "./admin-client.js";
+import { planCommand } from "./batch-plan-command.js";
 import { CliFailure, EXIT_OK, UsageError } from "./cli-errors.js";
 import type { CliIo } from "./cli-io.js";
+import { printJson } from "./print-json.js";
 import type { Command } from "./command.js";
 import { CONFIG_OPTION, HELP_OPTION, JSON_OPTION, parseCommandWords } from "./command-args.js";
 import { renderTable } from "./text-table.js";
@@ -34,6 +27,8 @@ const OPTIONS = {
   wait: { type: "boolean" },
   errors: { type: "boolean" },
   deadline: { type: "string" },
+  "budget-usd": { type: "string" },
+  credential: { type: "string" },
 } as const;
 
 const ENDED = new Set(["completed", "failed", "cancelled", "expired"]);
@@ -90,10 +85,6 @@ function progress(b: BatchJson, nowS: number): string {
   );
 }
 
-function printJson(io: CliIo, value: unknown): void {
-  io.stdout(`${JSON.stringify(value, null, 2)}\n`);
-}
-
 /** Polls until the batch ends, a progress line on stderr whenever it moves. */
 async function waitFor(io: CliIo, t: AdminTarget, id: string): Promise<BatchJson> {
   let last = "";
@@ -110,7 +101,7 @@ async function waitFor(io: CliIo, t: AdminTarget, id: string): Promise<BatchJson
 export const batchCommand: Command = {
   name: "batch",
   summary: "run a JSONL file of requests over the cluster (OpenAI's Batch API)",
-  usage: `Usage: pair batch plan FILE [--deadline 8h] [--endpoint ROUTE] [--json]
+  usage: `Usage: pair batch plan FILE [--deadline 8h] [--budget-usd N] [--credential REF] [--endpoint ROUTE] [--json]
        pair batch submit FILE [--endpoint ROUTE] [--window 24h] [--wait] [--json]
        pair batch list [--json]
        pair batch status ID [--wait] [--json]
@@ -123,7 +114,9 @@ node that serves their model, behind users' own requests. --window is the comple
 (default 24h; e.g. 8h, 90m): lines not run by then end as batch_expired. --wait shows progress
 until the batch ends. results prints the output file (each custom_id once); --errors the error file.
 plan estimates whether the cluster alone finishes the file by --deadline (default 24h): tokens per
-model, each node's measured rate from history (or a stated assumption), the time it takes.
+model, each node's measured rate from history (or a stated assumption), the time it takes; when it
+does not, which Hugging Face Jobs GPU (listed with --credential's token, default pair/hf) would
+finish it in time, when, and at what cost, within --budget-usd if given.
 See docs/batches.md.
 
   --config FILE  the node's config (else $PAIR_CONFIG, else the default file)
@@ -143,7 +136,13 @@ See docs/batches.md.
     const needId = () => arg!;
     switch (sub) {
       case "plan":
-        return plan(io, t, arg!, flags.values.endpoint, flags.values.deadline, json);
+        return planCommand(io, t, arg!, {
+          endpoint: flags.values.endpoint,
+          deadline: flags.values.deadline,
+          budgetUsd: flags.values["budget-usd"],
+          credential: flags.values.credential,
+          json,
+        });
       case "submit": {
         if (arg === undefined) throw new UsageError("pair batch submit: missing FILE");
         const bytes = readFileOrFail(arg);
@@ -236,75 +235,10 @@ See docs/batches.md.
   },
 };
 
-function readFileOrFail(path: string): Buffer {
+export function readFileOrFail(path: string): Buffer {
   try {
     return readFileSync(path);
   } catch (cause) {
     throw new CliFailure(`cannot read ${path}: ${(cause as Error).message}`);
   }
-}
-
-async function plan(
-  io: CliIo,
-  t: AdminTarget,
-  path: string,
-  endpointFlag: string | undefined,
-  deadlineFlag: string | undefined,
-  json: boolean,
-): Promise<number> {
-  const endpoint = endpointFlag ?? "/v1/chat/completions";
-  if (!isBatchEndpoint(endpoint) || endpoint === "/v1/embeddings")
-    throw new UsageError("--endpoint: plan estimates generation: /v1/chat/completions or /v1/completions");
-  const deadlineMs = windowMs(deadlineFlag ?? "24h");
-  if (deadlineMs === undefined) throw new UsageError(`--deadline: a duration such as 8h or 90m, at most 7d`);
-  const input = readBatchInput(readFileOrFail(path).toString("utf8"), endpoint);
-  if (!input.ok) {
-    const problems = input.problems.map((e) => `  line ${e.line ?? "?"}: ${e.code}: ${e.message}`);
-    throw new CliFailure(`${path} cannot run as a batch\n${problems.join("\n")}`);
-  }
-  const history = (await adminGet(t, "/pair/v1/history?limit=10000")) as HistoryRow[];
-  const p = planBatch(input.lines, history, {
-    deadlineS: deadlineMs / 1000,
-    linesAtOnce: DEFAULT_BATCH_LINES,
-  });
-  if (json) return (printJson(io, p), EXIT_OK);
-  const rows = p.models.map((m) => [
-    m.model,
-    String(m.lines),
-    String(m.inputTokens),
-    String(m.outputTokens),
-    m.assumed ? `${m.tokensPerS.toFixed(0)} (assumed)` : m.tokensPerS.toFixed(0),
-    duration(m.seconds),
-  ]);
-  io.stdout(
-    renderTable(
-      [
-        { header: "MODEL" },
-        { header: "LINES", align: "right" },
-        { header: "IN TOKENS", align: "right" },
-        { header: "OUT TOKENS", align: "right" },
-        { header: "TOKENS/S", align: "right" },
-        { header: "TIME", align: "right" },
-      ],
-      rows,
-    ).join("\n") + "\n",
-  );
-  const assumed = p.models.some((m) => m.assumed)
-    ? `Models with no completed request in history are assumed to give ${ASSUMED_TOKENS_PER_S} tokens/s a request.\n`
-    : "";
-  io.stdout(
-    assumed +
-      (p.meetsDeadline
-        ? `The cluster alone finishes in about ${duration(p.seconds)}, within the ${duration(p.deadlineS)} deadline: nothing needs renting.\n`
-        : `The cluster alone needs about ${duration(p.seconds)}, past the ${duration(p.deadlineS)} deadline. ` +
-          "Add capacity for the window (pair rented create NAME --provider huggingface-job --window …), " +
-          "or give it a longer --window.\n"),
-  );
-  return EXIT_OK;
-}
-
-function duration(seconds: number): string {
-  if (seconds < 120) return `${Math.round(seconds)} s`;
-  if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
-  return `${(seconds / 3600).toFixed(1)} h`;
 }

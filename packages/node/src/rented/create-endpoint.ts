@@ -91,6 +91,14 @@ function fail(status: number, code: string, message: string, param?: string): Hf
   return { ok: false, status, code, message, ...(param === undefined ? {} : { param }) };
 }
 
+/** A Jobs GPU flavor as `GET /pair/v1/rented/job-hardware` lists it. */
+export interface JobHardwareRow {
+  readonly flavor: string;
+  readonly gpu: string;
+  readonly gpus: number;
+  readonly usd_per_hour: number;
+}
+
 export function hardwareRow(o: HfComputeOffer): HardwareRow {
   return {
     vendor: o.vendor,
@@ -152,6 +160,28 @@ export class RentedCreator {
       },
     );
     return answer.ok ? { ok: true, value: answer.value.map(hardwareRow) } : answer;
+  }
+
+  /** Hugging Face Jobs' GPU flavors with their price (what a batch window may rent). */
+  async jobHardware(credential?: string): Promise<HfAnswer<JobHardwareRow[]>> {
+    const { jobsTransportFor } = this.#o;
+    if (jobsTransportFor === undefined)
+      return fail(400, "invalid_value", "this node cannot reach Hugging Face Jobs");
+    const answer = await this.#withHf(credential ?? DEFAULT_HF_CREDENTIAL, jobsTransportFor, (hf) =>
+      hf.hardware(),
+    );
+    if (!answer.ok) return answer;
+    return {
+      ok: true,
+      value: answer.value
+        .filter((f) => f.gpuModel !== null && f.gpuCount > 0)
+        .map((f) => ({
+          flavor: f.name,
+          gpu: f.gpuModel ?? "",
+          gpus: f.gpuCount,
+          usd_per_hour: Math.round(f.usdPerMinute * 60 * 10_000) / 10_000,
+        })),
+    };
   }
 
   /** Create a managed endpoint (see the header); the node view with state `starting`, or why not. */

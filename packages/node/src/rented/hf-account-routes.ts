@@ -4,6 +4,7 @@
  *   GET  /pair/v1/rented/account?credential=REF              → who the stored Hugging Face token is
  *   GET  /pair/v1/rented/catalog?credential=REF              → [{repo_id}]
  *   GET  /pair/v1/rented/hardware?credential=REF[&namespace=NS] → [hardware offer]
+ *   GET  /pair/v1/rented/job-hardware?credential=REF          → [{flavor, gpu, gpus, usd_per_hour}]
  *   POST /pair/v1/rented/create {…}                          → 202 the node view (state "starting")
  * Never a token value, never a rented node's URL in an answer. A create reaches peers at once (`onChange`).
  * Must not know: the bearer token, how the create is carried out.
@@ -17,6 +18,7 @@ export const HF_ACCOUNT_PATHS = [
   "/pair/v1/rented/account",
   "/pair/v1/rented/catalog",
   "/pair/v1/rented/hardware",
+  "/pair/v1/rented/job-hardware",
   "/pair/v1/rented/create",
 ] as const;
 
@@ -71,6 +73,8 @@ async function route(
       return answer(res, await creator.catalog(credential));
     case "/pair/v1/rented/hardware":
       return answer(res, await creator.hardware(credential, url.searchParams.get("namespace") ?? undefined));
+    case "/pair/v1/rented/job-hardware":
+      return answer(res, await creator.jobHardware(credential));
     default:
       return adminFail(res, 404, "invalid_request", `no admin route ${path}`);
   }

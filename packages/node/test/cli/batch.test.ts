@@ -114,5 +114,7 @@ describe("pair batch", () => {
     expect(late.code).toBe(0);
     expect(late.stdout).toMatch(/assumed to give 20 tokens\/s/);
     expect(late.stdout).toMatch(/needs about 83 min, past the 60 min deadline/);
+    // No Hugging Face token here: the plan says why it lists no GPU to rent.
+    expect(late.stdout).toContain("No rental options: Hugging Face Jobs' hardware could not be listed");
   });
 });

@@ -323,6 +323,7 @@ function runs(c: RunContext): Run[] {
     { key: "status", argv: ["status"] },
     { key: "models", argv: ["models"] },
     { key: "nodes", argv: ["nodes"] },
+    { key: "ps", argv: ["ps"] },
     { key: "jobs", argv: ["jobs"] },
     { key: "history", argv: ["history"] },
     { key: "pin", argv: ["pin"] },
