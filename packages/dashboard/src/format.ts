@@ -44,13 +44,20 @@ export function stateTone(state: string): "good" | "busy" | "bad" | "idle" {
   switch (state) {
     case "up":
     case "running":
+    case "completed":
       return "good";
     case "starting":
     case "warming":
     case "scaled_to_zero":
     case "unknown":
+    case "validating":
+    case "in_progress":
+    case "finalizing":
+    case "cancelling":
       return "busy";
     case "paused":
+    case "cancelled":
+    case "expired":
       return "idle";
     default:
       return "bad";

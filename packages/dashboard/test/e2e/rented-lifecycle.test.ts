@@ -226,7 +226,16 @@ describe("a managed rented GPU on the dashboard", () => {
   });
 
   it("fits a 1,280-px window and a phone (390 px) on every view: no sideways scrolling", async () => {
-    const views = ["nodes", `nodes/${HF_NODE}`, "nodes/gpu-rent", "nodes/laptop", "jobs", "history", "add"];
+    const views = [
+      "nodes",
+      `nodes/${HF_NODE}`,
+      "nodes/gpu-rent",
+      "nodes/laptop",
+      "jobs",
+      "batches",
+      "history",
+      "add",
+    ];
     for (const width of [1280, 390]) {
       const p = await signedIn(cluster.sponsor, width);
       for (const view of views) {

@@ -13,6 +13,7 @@ describe("routes", () => {
     ["#/nodes/%E0%A4%A", { view: "nodes" }],
     ["#/jobs", { view: "jobs" }],
     ["#/history", { view: "history" }],
+    ["#/batches", { view: "batches" }],
     ["#/elsewhere", { view: "nodes" }],
   ] as const)("%s → %o", (hash, route) => {
     expect(parseRoute(hash)).toEqual(route);
@@ -23,6 +24,7 @@ describe("routes", () => {
       { view: "nodes" },
       { view: "jobs" },
       { view: "history" },
+      { view: "batches" },
       { view: "node", name: "odd/name #1" },
     ] as const)
       expect(parseRoute(routeHref(route))).toEqual(route);
