@@ -1,6 +1,14 @@
 // The dashboard's pure parts: which view a URL fragment names, and how values read.
 import { describe, expect, it } from "vitest";
-import { formatCost, formatDuration, formatHourly, stateText, stateTone } from "../../src/format.js";
+import {
+  formatCost,
+  formatDuration,
+  formatHourly,
+  formatTime,
+  stateText,
+  stateTone,
+  withReadableTimes,
+} from "../../src/format.js";
 import { parseRoute, routeHref } from "../../src/route.js";
 
 describe("routes", () => {
@@ -32,6 +40,16 @@ describe("routes", () => {
 });
 
 describe("formats", () => {
+  it("times inside a text read like the page's other times", () => {
+    const iso = "2026-12-01T00:00:00.000Z";
+    const text = `budget exceeded: paused until ${iso}: raise budget.usd_per_day or wait`;
+    expect(withReadableTimes(text)).toBe(
+      `budget exceeded: paused until ${formatTime(iso)}: raise budget.usd_per_day or wait`,
+    );
+    expect(withReadableTimes(text)).not.toMatch(/T00:00/);
+    expect(withReadableTimes("no time here: 2026-12-01")).toBe("no time here: 2026-12-01");
+  });
+
   it("durations", () => {
     expect(formatDuration(null)).toBe("—");
     expect(formatDuration(-1)).toBe("—");

@@ -8,6 +8,7 @@
  */
 
 import { OsCredentialStore, type SecretRedactor } from "../credentials/index.js";
+import type { Workload } from "../history/workload-history.js";
 import type { NodeOptions } from "./node-options.js";
 import {
   createOutboundAgent,
@@ -58,9 +59,17 @@ export function sponsorStage(
   });
   const { ledger, managed, runpod, jobs, rented, creator } = wiring;
   const stateHistory = new RentedStateHistory({ dataDir: core.dataDir, log });
+  // The node whose request reached a rented node since `sinceMs` (running now, or finished since).
+  const wokenBy = (name: string, sinceMs: number): string | undefined => {
+    const reached = (w: Workload) =>
+      w.servingNode === name || w.attempts.some((a) => a.target === `rented node ${name}`);
+    const running = local.history.running().find(reached);
+    if (running !== undefined) return running.originNode;
+    return local.history.history({ sinceMs, limit: 200 }).find(reached)?.originNode;
+  };
   const observe = () => {
     try {
-      stateHistory.observe(rented.list().map(observedState), core.wallMs());
+      stateHistory.observe(rented.list().map(observedState), core.wallMs(), wokenBy);
     } catch (cause) {
       log(`rented nodes' state history: ${String(cause)}`);
     }
