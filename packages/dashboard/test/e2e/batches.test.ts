@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { admin } from "../../../node/test/cluster/node-pair-harness.js";
 import { submitChatBatch } from "../../../node/test/support/batch-submit.js";
 import { launchChromium } from "./browser.js";
+import { poll, signedInPage } from "./signed-in.js";
 import { RENTED_MODEL, startUiCluster, type UiCluster } from "./ui-cluster.js";
 
 let cluster: UiCluster;
@@ -25,27 +26,13 @@ afterAll(async () => {
   await cluster?.close();
 });
 
-function poll<T>(read: () => Promise<T> | T, timeout = 15_000) {
-  return expect.poll(read, { timeout, interval: 100 });
-}
-
 /** Upload `lines` chat requests for the rented node as a batch file and create the batch. */
 function submit(lines: number): Promise<string> {
   return submitChatBatch(cluster.sponsor.node.url, RENTED_MODEL, lines);
 }
 
-async function signedIn(width: number): Promise<Page> {
-  const code = (await admin(cluster.sponsor, "/pair/v1/ui/login-code", {})).json as { path: string };
-  const context = await browser.newContext({ viewport: { width, height: 800 } });
-  contexts.push(context);
-  const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
-  const errors: string[] = [];
-  page.on("pageerror", (e) => void errors.push(e.message));
-  await page.goto(`${cluster.sponsor.node.url}${code.path}`);
-  await page.getByRole("heading", { level: 1, name: "PAIR on sponsor" }).waitFor();
-  expect(errors).toEqual([]);
-  return page;
+function signedIn(width: number): Promise<Page> {
+  return signedInPage(browser, cluster.sponsor, contexts, { width });
 }
 
 describe("the Batches view", () => {
