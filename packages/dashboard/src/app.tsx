@@ -178,8 +178,10 @@ function NodesScreen({ route, me, live, onSignedOut }: Parameters<typeof Current
     () =>
       detail === undefined
         ? Promise.all(
-            managedNames.map((name) =>
-              get<SpendSeries>(`/pair/v1/rented/spend?name=${encodeURIComponent(name)}&range=24h`),
+            managedNames.flatMap((name) =>
+              (["24h", "30d"] as const).map((range) =>
+                get<SpendSeries>(`/pair/v1/rented/spend?name=${encodeURIComponent(name)}&range=${range}`),
+              ),
             ),
           )
         : Promise.resolve(undefined),

@@ -78,6 +78,7 @@ describe("a managed rented GPU on the dashboard", () => {
     expect(await overview.innerText()).toMatch(/This month: \$[\d.]+ of \$50\.00 per month/);
     expect(await overview.locator("li[data-capped=yes] svg").count()).toBe(2);
     await page.locator(`[data-series="${HF_NODE}"] figure.series-24h`).waitFor();
+    await page.locator(`[data-series="${HF_NODE}"] figure.series-30d`).waitFor();
   });
 
   it("charts a managed node's billed spend from the ledger: the buckets add up to what it cost", async () => {
