@@ -51,7 +51,7 @@ export function SpendOverview({
       {spend.length === 0 ? null : (
         <div class="series">
           {[...new Set(spend.map((series) => series.name))].map((name) => (
-            <div key={name} data-series={name}>
+            <div key={name} class="series-node" data-series={name}>
               <h3 class="series-title">{name}</h3>
               {spend
                 .filter((series) => series.name === name)
