@@ -2,7 +2,8 @@
 // OpenAI Files and Batch APIs shows up with its status and its lines done of total, a finished one
 // says so, a running one is cancelled from the page only after a confirmation (its waiting lines end
 // as batch_cancelled on the node), and the view fits 1,280 px and a phone without sideways scrolling.
-// The admin batch routes read and cancel, never create.
+// The admin batch routes read and cancel, never create. The same cluster's gpu-hf bills with no cap
+// (`budget: { unlimited: true }`): its cost reads "no cap" with no bar, and a warning says so.
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { admin } from "../../../node/test/cluster/node-pair-harness.js";
@@ -17,7 +18,7 @@ const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
   // Each line streams 8 tokens 150 ms apart on the rented node: a 40-line batch runs for seconds.
-  cluster = await startUiCluster({ tokenDelayMs: 150, maxTokens: 8 });
+  cluster = await startUiCluster({ tokenDelayMs: 150, maxTokens: 8, hf: { usdPerDay: null } });
   browser = await launchChromium();
 });
 afterAll(async () => {
@@ -112,5 +113,23 @@ describe("the Batches view", () => {
       );
       expect(scroll, `#/batches at ${width} px`).toBeLessThanOrEqual(inner);
     }
+  });
+});
+
+describe("a billed node with no cap", () => {
+  it("shows the amount and no cap, no bar, and a warning, on its page and in the overview", async () => {
+    const page = await signedIn(1280);
+    const overview = page.locator("section.overview");
+    await poll(() => overview.innerText()).toMatch(/\$0\.80\/hr \(gpu-hf\)/);
+    await poll(() => overview.innerText()).toMatch(/No cap known here for gpu-hf/);
+    expect(await overview.innerText()).toMatch(/Today: \$[\d.]+ \(no cap\)/);
+    expect(await overview.locator("figure.spend-chart svg").count()).toBe(0);
+    await page.goto(`${cluster.sponsor.node.url}/ui/#/nodes/gpu-hf`);
+    const chart = page.locator("figure.spend-chart");
+    await poll(() => chart.innerText()).toMatch(
+      /No cap: this billed node runs with budget: \{ unlimited: true \}/,
+    );
+    expect(await chart.innerText()).toMatch(/This month: \$[\d.]+ \(no cap\)/);
+    expect(await chart.locator("svg").count()).toBe(0);
   });
 });

@@ -3,7 +3,7 @@
 // from the wall clock: gpu-hf's page shows its real GPU, the idle timer, the budget's reset time and
 // every history row on that virtual clock, never the browser's; moving the clock moves the page.
 // Each state change says why: paused by its sponsor, woken by a request from the laptop, paused by
-// the budget until the next (virtual) day.
+// the budget until the next (virtual) day, which the node list says as a short badge.
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -103,6 +103,11 @@ describe("one clock per page, and a history that explains", () => {
       /2026-08-01 09:\d\d:\d\d[\s\S]*paused: budget reached until 2026-08-02 00:00:00/,
     );
     expect(await page.locator("main").innerText()).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:/);
+    // The table says it in two words; the full text is its title and on the node's page.
+    await page.getByRole("link", { name: "Nodes", exact: true }).click();
+    const badge = page.locator(`tr[data-node="${HF_NODE}"] td[data-label="Takes requests"] .badge.reason`);
+    await poll(() => badge.getAttribute("title")).toMatch(/paused until 2026-08-02 00:00:00/);
+    expect((await badge.innerText()).trim()).toMatch(/^no: budget\b/);
     expect(await page.locator("main").innerText()).not.toContain(wallDate());
   });
 });

@@ -89,8 +89,13 @@ export interface UiClusterOptions {
   readonly tokenDelayMs?: number;
   readonly maxTokens?: number;
   /** The Hugging Face world: where its virtual clock starts (default now), gpu-hf's daily cap in USD
-   * (default 5) and its endpoint's scale-to-zero in min (default 15). */
-  readonly hf?: { readonly startMs?: number; readonly usdPerDay?: number; readonly scaleToZeroMin?: number };
+   * (default 5; null: no cap, `budget: { unlimited: true }`) and its endpoint's scale-to-zero in min
+   * (default 15). */
+  readonly hf?: {
+    readonly startMs?: number;
+    readonly usdPerDay?: number | null;
+    readonly scaleToZeroMin?: number;
+  };
 }
 
 export async function startUiCluster(options: UiClusterOptions = {}): Promise<UiCluster> {
@@ -120,7 +125,7 @@ export async function startUiCluster(options: UiClusterOptions = {}): Promise<Ui
       ca.certPem,
       rented.baseUrl,
       hf,
-      options.hf?.usdPerDay ?? 5,
+      options.hf?.usdPerDay === undefined ? 5 : options.hf.usdPerDay,
     );
     cleanups.push(() => sponsor.close());
     const laptop = await startTestNodeWith("laptop", {
@@ -177,7 +182,7 @@ async function startSponsor(
   caPem: string,
   baseUrl: string,
   hf: HuggingFaceEmulator,
-  usdPerDay: number,
+  usdPerDay: number | null,
 ): Promise<TestNode> {
   const dataDir = join(dir, "sponsor-data");
   const caFile = join(dir, "test-ca.pem");
@@ -204,7 +209,9 @@ async function startSponsor(
       "    credential: os-credential-store:pair/dashboard-hf",
       "    timeouts: { cold_start_s: 20 }",
       "    lifecycle: { managed: true, idle_pause_min: 240, exit_timeout_s: 2 }",
-      `    budget: { usd_per_day: ${usdPerDay}, usd_per_month: 50 }`,
+      usdPerDay === null
+        ? "    budget: { unlimited: true }"
+        : `    budget: { usd_per_day: ${usdPerDay}, usd_per_month: 50 }`,
       "providers:",
       `  huggingface: { endpoints_api: ${hf.endpointsApiUrl}, hub_api: ${hf.hubApiUrl}, catalog_api: ${hf.catalogApiUrl} }`,
       "tls:",
