@@ -114,6 +114,11 @@ export function stateHistory(name: string): Promise<StateChange[]> {
   return get(`/pair/v1/rented/history?name=${encodeURIComponent(name)}`);
 }
 
+/** Cancel a batch: lines not yet run end as `batch_cancelled`. */
+export function cancelBatch(id: string): Promise<unknown> {
+  return post(`/pair/v1/batches/${encodeURIComponent(id)}/cancel`, {});
+}
+
 /** Start creating a rented GPU (202: the node view, state "starting"; progress by polling). */
 export function createRented(body: CreateRentedRequest): Promise<SponsoredNode> {
   return post("/pair/v1/rented/create", body);

@@ -10,6 +10,7 @@ import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import {
   ApiError,
+  cancelBatch,
   createRented,
   get,
   lifecycle,
@@ -27,11 +28,13 @@ import { parseRoute, routeHref, type Route } from "./route.js";
 import { spendSummary } from "./spend-summary.js";
 import { usePoll } from "./use-poll.js";
 import { AddRentedView, type AddRentedDeps } from "./views/add-rented-view.js";
+import { BatchesView } from "./views/batches-view.js";
 import { HistoryView } from "./views/history-view.js";
 import { JobsView } from "./views/jobs-view.js";
 import { NodeDetailView } from "./views/node-detail-view.js";
 import { NodesView } from "./views/nodes-view.js";
 import type {
+  BatchList,
   HardwareOffer,
   NodeRow,
   RentedAccount,
@@ -44,6 +47,8 @@ import type {
 const SIGNED_OUT =
   "Your dashboard session has ended (signed out, expired, or the node restarted). Run `pair ui` on the " +
   "node's machine and open the new link.";
+
+const VIEW_NAMES = { nodes: "Nodes", jobs: "Jobs", batches: "Batches", history: "History" } as const;
 
 export function App() {
   const [route, setRoute] = useState<Route>(() => parseRoute(location.hash));
@@ -93,7 +98,7 @@ export function App() {
           PAIR <span class="where">on {me.node}</span>
         </h1>
         <nav aria-label="Views">
-          {(["nodes", "jobs", "history"] as const).map((view) => (
+          {(["nodes", "jobs", "batches", "history"] as const).map((view) => (
             <a
               key={view}
               href={routeHref({ view })}
@@ -101,7 +106,7 @@ export function App() {
                 route.view === view || (view === "nodes" && route.view === "node") ? "page" : undefined
               }
             >
-              {view === "nodes" ? "Nodes" : view === "jobs" ? "Jobs" : "History"}
+              {VIEW_NAMES[view]}
             </a>
           ))}
         </nav>
@@ -135,6 +140,8 @@ function Current(props: {
       return <AddScreen {...props} />;
     case "jobs":
       return <JobsScreen {...props} />;
+    case "batches":
+      return <BatchesScreen {...props} />;
     case "history":
       return <HistoryScreen {...props} />;
   }
@@ -171,8 +178,10 @@ function NodesScreen({ route, me, live, onSignedOut }: Parameters<typeof Current
     () =>
       detail === undefined
         ? Promise.all(
-            managedNames.map((name) =>
-              get<SpendSeries>(`/pair/v1/rented/spend?name=${encodeURIComponent(name)}&range=24h`),
+            managedNames.flatMap((name) =>
+              (["24h", "30d"] as const).map((range) =>
+                get<SpendSeries>(`/pair/v1/rented/spend?name=${encodeURIComponent(name)}&range=${range}`),
+              ),
             ),
           )
         : Promise.resolve(undefined),
@@ -260,6 +269,24 @@ function JobsScreen({ live, onSignedOut }: Parameters<typeof Current>[0]) {
   return (
     <Loaded polled={jobs} live={live}>
       {(rows) => <JobsView jobs={rows} nowMs={jobs.at ?? nodeNow()} />}
+    </Loaded>
+  );
+}
+
+function BatchesScreen({ live, onSignedOut }: Parameters<typeof Current>[0]) {
+  // A batch's lines are workloads: each one's start and end is a `jobs` event.
+  const batches = usePoll(() => get<BatchList>("/pair/v1/batches?limit=100"), [live.seen.jobs], 1_500);
+  useSignedOut(batches.error, onSignedOut);
+  return (
+    <Loaded polled={batches} live={live}>
+      {(list) => (
+        <BatchesView
+          batches={list.data}
+          nowMs={batches.at ?? nodeNow()}
+          cancel={cancelBatch}
+          refresh={batches.reload}
+        />
+      )}
     </Loaded>
   );
 }

@@ -4,7 +4,7 @@
  * Must not know: where the values come from.
  */
 
-import { reasonBadgeText, stateText, stateTone } from "./format.js";
+import { reasonBadgeText, stateText, stateTone, withReadableTimes } from "./format.js";
 
 export function StateBadge({ state }: { readonly state: string }) {
   return <span class={`badge tone-${stateTone(state)}`}>{stateText(state)}</span>;
@@ -40,7 +40,7 @@ export function TakesRequests({
   readonly reason: string | null;
 }) {
   if (eligible) return <>yes</>;
-  const full = reason ?? "not eligible";
+  const full = withReadableTimes(reason ?? "not eligible");
   return (
     <span class="badge tone-bad reason" title={full}>
       no: {reasonBadgeText(full)}

@@ -34,6 +34,14 @@ export function formatTime(iso: string | null): string {
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }
 
+/**
+ * A text with ISO instants in it (a budget's "paused until …"), each read like every other time on
+ * the page: the same clock, the same form.
+ */
+export function withReadableTimes(text: string): string {
+  return text.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?Z/g, (iso) => formatTime(iso));
+}
+
 /** A state word as people read it: `scaled_to_zero` → `scaled to zero`. */
 export function stateText(state: string): string {
   return state.replace(/_/g, " ");
@@ -44,13 +52,20 @@ export function stateTone(state: string): "good" | "busy" | "bad" | "idle" {
   switch (state) {
     case "up":
     case "running":
+    case "completed":
       return "good";
     case "starting":
     case "warming":
     case "scaled_to_zero":
     case "unknown":
+    case "validating":
+    case "in_progress":
+    case "finalizing":
+    case "cancelling":
       return "busy";
     case "paused":
+    case "cancelled":
+    case "expired":
       return "idle";
     default:
       return "bad";

@@ -1,6 +1,6 @@
 /**
  * The dashboard's views, addressed by the URL's fragment so the node serves one page:
- * `#/nodes`, `#/nodes/<name>`, `#/add` (add a rented GPU), `#/jobs`, `#/history`. Anything else is
+ * `#/nodes`, `#/nodes/<name>`, `#/add` (add a rented GPU), `#/jobs`, `#/batches`, `#/history`. Anything else is
  * the node list.
  * Must not know: the DOM, what a view shows.
  */
@@ -10,6 +10,7 @@ export type Route =
   | { readonly view: "node"; readonly name: string }
   | { readonly view: "add" }
   | { readonly view: "jobs" }
+  | { readonly view: "batches" }
   | { readonly view: "history" };
 
 export function parseRoute(hash: string): Route {
@@ -21,6 +22,8 @@ export function parseRoute(hash: string): Route {
       return { view: "add" };
     case "history":
       return { view: "history" };
+    case "batches":
+      return { view: "batches" };
     case "nodes": {
       const name = parts.slice(1).join("/");
       if (name === "") return { view: "nodes" };

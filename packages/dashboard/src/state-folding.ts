@@ -1,8 +1,9 @@
 /**
- * A rented node's state history as rows a person reads: a burst of causeless changes close together
- * (a node flapping between starting, running and paused) folds into one row that says how many
- * changes and between which states. A change with a cause always keeps its own row, so the cause
- * stays on the row it belongs to.
+ * A rented node's state history as rows a person reads: a burst of changes close together that
+ * nothing of PAIR's caused (a node flapping at the provider between starting, running and scaled to
+ * zero) folds into one row that says how many changes and between which states. A change PAIR caused
+ * (a pause, a resume, a wake by a request) always keeps its own row, so its cause stays on the row
+ * it belongs to.
  * Must not know: the DOM, where the history comes from.
  */
 
@@ -23,6 +24,11 @@ export type HistoryRow =
       readonly states: readonly string[];
     };
 
+/** The node recorded no cause of PAIR's for it: the provider's side (or, from an older node, nothing). */
+export function providerSide(c: StateChange): boolean {
+  return c.reason === null || c.reason.startsWith("provider-side change");
+}
+
 /** `history` oldest first → rows newest first. */
 export function foldStateHistory(history: readonly StateChange[]): HistoryRow[] {
   const groups: StateChange[][] = [];
@@ -30,8 +36,9 @@ export function foldStateHistory(history: readonly StateChange[]): HistoryRow[] 
     const last = groups[groups.length - 1];
     const prev = last?.[last.length - 1];
     const burst =
-      c.reason === null &&
-      prev?.reason === null &&
+      providerSide(c) &&
+      prev !== undefined &&
+      providerSide(prev) &&
       last !== undefined &&
       Date.parse(c.at) - Date.parse(prev.at) <= BURST_GAP_MS;
     if (burst) last.push(c);

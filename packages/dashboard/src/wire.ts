@@ -173,3 +173,30 @@ export interface SpendSeries {
   readonly bucket_s: number;
   readonly points: readonly { readonly start: string; readonly usd: number }[];
 }
+
+/** A batch as `GET /pair/v1/batches` lists it (OpenAI's batch object, with PAIR's `pair` counts). */
+export interface Batch {
+  readonly id: string;
+  readonly endpoint: string;
+  /** OpenAI's batch status: validating, in_progress, finalizing, completed, failed, expired, cancelling, cancelled. */
+  readonly status: string;
+  readonly created_at: number;
+  readonly expires_at: number | null;
+  readonly completed_at: number | null;
+  readonly failed_at: number | null;
+  readonly expired_at: number | null;
+  readonly cancelled_at: number | null;
+  readonly request_counts: { readonly total: number; readonly completed: number; readonly failed: number };
+  readonly errors: { readonly data: readonly { readonly code: string; readonly message: string }[] } | null;
+  readonly pair: {
+    readonly requester: string;
+    readonly pending: number;
+    readonly running: number;
+    readonly reruns: number;
+  };
+}
+
+export interface BatchList {
+  readonly data: readonly Batch[];
+  readonly has_more: boolean;
+}

@@ -19,7 +19,7 @@ export function NodesView({
 }: {
   readonly nodes: readonly NodeRow[];
   readonly summary?: SpendSummary;
-  /** This node's managed rented nodes' billed spend over the last 24 h. */
+  /** This node's managed rented nodes' billed spend over the last 24 h and 30 days. */
   readonly spend?: readonly SpendSeries[] | undefined;
 }) {
   return (

@@ -13,7 +13,14 @@ import { useEffect, useState } from "preact/hooks";
 import { KindLabel, StateBadge } from "../badges.js";
 import { SpendChart, SpendSeriesChart } from "../charts.js";
 import { ConfirmDialog } from "../confirm-dialog.js";
-import { formatDuration, formatHourly, formatTime, providerName, stateText } from "../format.js";
+import {
+  formatDuration,
+  formatHourly,
+  formatTime,
+  providerName,
+  stateText,
+  withReadableTimes,
+} from "../format.js";
 import { foldStateHistory, type HistoryRow } from "../state-folding.js";
 import {
   ROUTING_USES,
@@ -68,7 +75,9 @@ export function RentedDetail(props: RentedDetailProps) {
         {sponsored?.provider_state == null ? null : (
           <Fact term="Provider's state">{sponsored.provider_state}</Fact>
         )}
-        <Fact term="Takes requests">{node.eligible ? "yes" : `no: ${node.reason ?? "not eligible"}`}</Fact>
+        <Fact term="Takes requests">
+          {node.eligible ? "yes" : `no: ${withReadableTimes(node.reason ?? "not eligible")}`}
+        </Fact>
         <Fact term="Provider">
           {providerName(node.provider)} <span class="muted">({node.provider})</span>
         </Fact>
@@ -93,7 +102,7 @@ export function RentedDetail(props: RentedDetailProps) {
       {message === null ? null : (
         <div class="provider-message" role="note" aria-label="Provider message">
           <h3>Provider message</h3>
-          <p>{message}</p>
+          <p>{withReadableTimes(message)}</p>
         </div>
       )}
       {warnings.length === 0 ? null : (
@@ -207,7 +216,7 @@ function historyRow(row: HistoryRow) {
         <td data-label="State">
           <StateBadge state={c.state} />
         </td>
-        <td data-label="Why">{c.reason ?? "—"}</td>
+        <td data-label="Why">{c.reason === null ? "—" : withReadableTimes(c.reason)}</td>
       </tr>
     );
   }
@@ -227,12 +236,13 @@ function historyRow(row: HistoryRow) {
         <details>
           <summary>
             {row.changes.length} changes in {formatDuration(spanMs)} between{" "}
-            {row.states.map(stateText).join(", ")}, no cause recorded
+            {row.states.map(stateText).join(", ")}, all at the provider
           </summary>
           <ol class="burst">
             {row.changes.map((c) => (
               <li key={`${c.at}-${c.state}`}>
                 {formatTime(c.at).slice(11)} {stateText(c.state)}
+                {c.reason === null ? "" : ` — ${c.reason}`}
               </li>
             ))}
           </ol>

@@ -1,7 +1,7 @@
 /**
  * The top of the Nodes page: spend now, today and this month (against caps only where they exist),
  * how much of today's traffic left the LAN, and each managed rented node's billed spend per hour over
- * the last 24 h. Text first; the bars only add to it.
+ * the last 24 h and per day over the last 30 days. Text first; the bars only add to it.
  * Must not know: how the numbers were gathered (spend-summary.ts).
  */
 
@@ -50,10 +50,14 @@ export function SpendOverview({
       />
       {spend.length === 0 ? null : (
         <div class="series">
-          {spend.map((series) => (
-            <div key={series.name} data-series={series.name}>
-              <h3 class="series-title">{series.name}</h3>
-              <SpendSeriesChart points={series.points} range={series.range} />
+          {[...new Set(spend.map((series) => series.name))].map((name) => (
+            <div key={name} class="series-node" data-series={name}>
+              <h3 class="series-title">{name}</h3>
+              {spend
+                .filter((series) => series.name === name)
+                .map((series) => (
+                  <SpendSeriesChart key={series.range} points={series.points} range={series.range} />
+                ))}
             </div>
           ))}
         </div>

@@ -78,6 +78,7 @@ describe("a managed rented GPU on the dashboard", () => {
     expect(await overview.innerText()).toMatch(/This month: \$[\d.]+ of \$50\.00 per month/);
     expect(await overview.locator("li[data-capped=yes] svg").count()).toBe(2);
     await page.locator(`[data-series="${HF_NODE}"] figure.series-24h`).waitFor();
+    await page.locator(`[data-series="${HF_NODE}"] figure.series-30d`).waitFor();
   });
 
   it("charts a managed node's billed spend from the ledger: the buckets add up to what it cost", async () => {
@@ -226,7 +227,16 @@ describe("a managed rented GPU on the dashboard", () => {
   });
 
   it("fits a 1,280-px window and a phone (390 px) on every view: no sideways scrolling", async () => {
-    const views = ["nodes", `nodes/${HF_NODE}`, "nodes/gpu-rent", "nodes/laptop", "jobs", "history", "add"];
+    const views = [
+      "nodes",
+      `nodes/${HF_NODE}`,
+      "nodes/gpu-rent",
+      "nodes/laptop",
+      "jobs",
+      "batches",
+      "history",
+      "add",
+    ];
     for (const width of [1280, 390]) {
       const p = await signedIn(cluster.sponsor, width);
       for (const view of views) {

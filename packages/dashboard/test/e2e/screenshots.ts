@@ -2,7 +2,8 @@
  * Screenshots of the dashboard's main views for README.md, taken from a real loopback cluster (the
  * browser tests' sponsor + laptop + rented nodes, the Hugging Face emulator) in Debian Chromium:
  * Nodes, a rented node's detail on its sponsor, a managed one's (cost against caps, state history),
- * the pause confirmation, Add rented GPU, Jobs with a request running off the LAN, History with the
+ * the pause confirmation, Add rented GPU, Jobs with a request running off the LAN, Batches (one done,
+ * one running), History with the
  * daily cost chart, and a node's detail at a phone's width. Until the create API is merged, the Add
  * rented GPU view's account/catalog/hardware answers are stubbed in the browser with the emulator's
  * own default catalog and hardware (what the real routes would relay).
@@ -15,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import type { Page } from "playwright-core";
 import { request } from "undici";
 import { admin, type TestNode } from "../../../node/test/cluster/node-pair-harness.js";
+import { submitChatBatch } from "../../../node/test/support/batch-submit.js";
 import { launchChromium } from "./browser.js";
 import { DEFAULT_CATALOG, DEFAULT_HARDWARE } from "@pair/emulators";
 import { HF_MODEL, HF_NODE, LAPTOP_MODEL, RENTED_MODEL, startUiCluster } from "./ui-cluster.js";
@@ -144,6 +146,20 @@ async function main(): Promise<void> {
     await page.waitForTimeout(1_200);
     await shot(page, "jobs");
     await Promise.all(running);
+
+    // A finished batch and one running (its lines behind users' requests), on the Batches view.
+    const finished = await submitChatBatch(sponsor.node.url, RENTED_MODEL, 4);
+    for (let i = 0; ; i++) {
+      const b = (await admin(sponsor, `/pair/v1/batches/${finished}`)).json as { status: string };
+      if (b.status === "completed") break;
+      if (i > 300) throw new Error(`batch ${finished} did not complete: ${b.status}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await submitChatBatch(sponsor.node.url, RENTED_MODEL, 60);
+    await page.getByRole("link", { name: "Batches" }).click();
+    await page.locator('tr[data-batch][data-status="in_progress"]').waitFor();
+    await page.waitForTimeout(2_000);
+    await shot(page, "batches");
 
     await page.getByRole("link", { name: "History" }).click();
     await page.locator("tr[data-workload]").nth(5).waitFor();

@@ -2,7 +2,7 @@
  * A real loopback cluster for the dashboard's browser tests and screenshots: a sponsor node holding
  * a rented node `gpu-rent` (an HTTPS OpenAI-compatible emulator behind a throwaway CA, reached with
  * a bearer token) and a managed Hugging Face endpoint `gpu-hf` (alice/qwen on the Hugging Face
- * emulator over HTTPS, virtual time running at real speed from now, caps $5/day and $50/month), and
+ * emulator over HTTPS, virtual time running at real speed from now, caps $5/day and $50/month, unless told), and
  * a peer `laptop` with a local Ollama emulator, paired by PIN. Both serve the dashboard built into a
  * temp folder from the current sources. The sponsor's tokens are handed to it in memory (the
  * credential store has its own tests), so no Secret Service is needed.
@@ -88,6 +88,14 @@ export interface UiClusterOptions {
   /** The rented node's delay between tokens (ms) and tokens per answer: how long a job runs. */
   readonly tokenDelayMs?: number;
   readonly maxTokens?: number;
+  /** The Hugging Face world: where its virtual clock starts (default now), gpu-hf's daily cap in USD
+   * (default 5; null: no cap, `budget: { unlimited: true }`) and its endpoint's scale-to-zero in min
+   * (default 15). */
+  readonly hf?: {
+    readonly startMs?: number;
+    readonly usdPerDay?: number | null;
+    readonly scaleToZeroMin?: number;
+  };
 }
 
 export async function startUiCluster(options: UiClusterOptions = {}): Promise<UiCluster> {
@@ -109,9 +117,16 @@ export async function startUiCluster(options: UiClusterOptions = {}): Promise<Ui
       maxTokens: options.maxTokens ?? 6,
     });
     cleanups.push(() => rented.engine.close());
-    const hf = await startHf(ca);
+    const hf = await startHf(ca, options.hf?.startMs ?? Date.now(), options.hf?.scaleToZeroMin ?? 15);
     cleanups.push(() => hf.close());
-    const sponsor = await startSponsor(dir, uiDir, ca.certPem, rented.baseUrl, hf);
+    const sponsor = await startSponsor(
+      dir,
+      uiDir,
+      ca.certPem,
+      rented.baseUrl,
+      hf,
+      options.hf?.usdPerDay === undefined ? 5 : options.hf.usdPerDay,
+    );
     cleanups.push(() => sponsor.close());
     const laptop = await startTestNodeWith("laptop", {
       models: [LAPTOP_MODEL],
@@ -130,12 +145,16 @@ export async function startUiCluster(options: UiClusterOptions = {}): Promise<Ui
 }
 
 /** The Hugging Face emulator with alice/qwen created (running within a second of real time). */
-async function startHf(ca: Awaited<ReturnType<typeof createTestCa>>): Promise<HuggingFaceEmulator> {
+async function startHf(
+  ca: Awaited<ReturnType<typeof createTestCa>>,
+  startMs: number,
+  scaleToZeroTimeoutMin: number,
+): Promise<HuggingFaceEmulator> {
   const leaf = await ca.issue();
   const hf = await startHuggingFaceEmulator({
     tls: { key: leaf.keyPem, cert: leaf.certPem },
     tokens: { [HF_TOKEN]: { namespace: "alice" } },
-    startMs: Date.now(),
+    startMs,
     timeScale: 1,
     timings: { pendingMs: 200, initializingMs: 400, scaleUpMs: 400, updatingMs: 400 },
   });
@@ -146,7 +165,7 @@ async function startHf(ca: Awaited<ReturnType<typeof createTestCa>>): Promise<Hu
     extraCaPem: ca.certPem,
   });
   try {
-    await api.createEndpoint("alice", HF_SPEC);
+    await api.createEndpoint("alice", { ...HF_SPEC, scaleToZeroTimeoutMin });
   } finally {
     await api.close();
   }
@@ -163,6 +182,7 @@ async function startSponsor(
   caPem: string,
   baseUrl: string,
   hf: HuggingFaceEmulator,
+  usdPerDay: number | null,
 ): Promise<TestNode> {
   const dataDir = join(dir, "sponsor-data");
   const caFile = join(dir, "test-ca.pem");
@@ -189,7 +209,9 @@ async function startSponsor(
       "    credential: os-credential-store:pair/dashboard-hf",
       "    timeouts: { cold_start_s: 20 }",
       "    lifecycle: { managed: true, idle_pause_min: 240, exit_timeout_s: 2 }",
-      "    budget: { usd_per_day: 5, usd_per_month: 50 }",
+      usdPerDay === null
+        ? "    budget: { unlimited: true }"
+        : `    budget: { usd_per_day: ${usdPerDay}, usd_per_month: 50 }`,
       "providers:",
       `  huggingface: { endpoints_api: ${hf.endpointsApiUrl}, hub_api: ${hf.hubApiUrl}, catalog_api: ${hf.catalogApiUrl} }`,
       "tls:",

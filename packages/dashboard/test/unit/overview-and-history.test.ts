@@ -83,12 +83,12 @@ function at(minute: number, second = 0): string {
 }
 
 describe("foldStateHistory", () => {
-  it("folds a burst of causeless changes into one row, newest first", () => {
+  it("folds a burst of provider-side (or causeless) changes into one row, newest first", () => {
     const history: StateChange[] = [
-      { at: at(0), state: "starting", reason: null },
+      { at: at(0), state: "starting", reason: "provider-side change" },
       { at: at(0, 20), state: "running", reason: null },
-      { at: at(0, 50), state: "paused", reason: null },
-      { at: at(1, 30), state: "running", reason: null },
+      { at: at(0, 50), state: "paused", reason: "provider-side change: scaled down" },
+      { at: at(1, 30), state: "running", reason: "provider-side change" },
       { at: at(30), state: "paused", reason: "idle for 15 min" },
     ];
     const rows = foldStateHistory(history);
@@ -102,7 +102,7 @@ describe("foldStateHistory", () => {
     const history: StateChange[] = [
       { at: at(0), state: "running", reason: null },
       { at: at(0, 10), state: "paused", reason: "paused by its sponsor" },
-      { at: at(0, 20), state: "running", reason: null },
+      { at: at(0, 20), state: "running", reason: "woken by a request from laptop" },
       { at: at(0, 30), state: "paused", reason: null },
     ];
     expect(foldStateHistory(history).map((r) => r.kind)).toEqual(["change", "change", "change", "change"]);

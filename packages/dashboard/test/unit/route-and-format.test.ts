@@ -1,6 +1,14 @@
 // The dashboard's pure parts: which view a URL fragment names, and how values read.
 import { describe, expect, it } from "vitest";
-import { formatCost, formatDuration, formatHourly, stateText, stateTone } from "../../src/format.js";
+import {
+  formatCost,
+  formatDuration,
+  formatHourly,
+  formatTime,
+  stateText,
+  stateTone,
+  withReadableTimes,
+} from "../../src/format.js";
 import { parseRoute, routeHref } from "../../src/route.js";
 
 describe("routes", () => {
@@ -13,6 +21,7 @@ describe("routes", () => {
     ["#/nodes/%E0%A4%A", { view: "nodes" }],
     ["#/jobs", { view: "jobs" }],
     ["#/history", { view: "history" }],
+    ["#/batches", { view: "batches" }],
     ["#/elsewhere", { view: "nodes" }],
   ] as const)("%s → %o", (hash, route) => {
     expect(parseRoute(hash)).toEqual(route);
@@ -23,6 +32,7 @@ describe("routes", () => {
       { view: "nodes" },
       { view: "jobs" },
       { view: "history" },
+      { view: "batches" },
       { view: "node", name: "odd/name #1" },
     ] as const)
       expect(parseRoute(routeHref(route))).toEqual(route);
@@ -30,6 +40,16 @@ describe("routes", () => {
 });
 
 describe("formats", () => {
+  it("times inside a text read like the page's other times", () => {
+    const iso = "2026-12-01T00:00:00.000Z";
+    const text = `budget exceeded: paused until ${iso}: raise budget.usd_per_day or wait`;
+    expect(withReadableTimes(text)).toBe(
+      `budget exceeded: paused until ${formatTime(iso)}: raise budget.usd_per_day or wait`,
+    );
+    expect(withReadableTimes(text)).not.toMatch(/T00:00/);
+    expect(withReadableTimes("no time here: 2026-12-01")).toBe("no time here: 2026-12-01");
+  });
+
   it("durations", () => {
     expect(formatDuration(null)).toBe("—");
     expect(formatDuration(-1)).toBe("—");

@@ -24,6 +24,8 @@ export interface ManagedView {
   /** When a PAIR workload last ran on it (the idle timer counts from here) and the idle pause, in min. */
   readonly last_active_at: string;
   readonly idle_pause_min: number;
+  /** When its sponsor last resumed it (`pair rented resume`, the dashboard), or null. */
+  readonly resumed_at: string | null;
 }
 
 /** When PAIR created a node's endpoint, and how long ago (for progress lines). */
@@ -61,6 +63,7 @@ export function managedView(s: {
   readonly lastError: string | undefined;
   readonly lastActiveMs: number;
   readonly idlePauseMs: number;
+  readonly resumedAtMs?: number | undefined;
 }): ManagedView {
   const usd = (micro: number) => Math.round(micro) / USD;
   return {
@@ -81,6 +84,7 @@ export function managedView(s: {
     last_error: s.lastError ?? null,
     last_active_at: new Date(s.lastActiveMs).toISOString(),
     idle_pause_min: s.idlePauseMs / 60_000,
+    resumed_at: s.resumedAtMs === undefined ? null : new Date(s.resumedAtMs).toISOString(),
   };
 }
 

@@ -97,6 +97,8 @@ export class ManagedEndpoint {
   #priceMicroUsdPerHour: number | undefined;
   #lastActiveMs: number;
   #pausedBy: StopReason | undefined;
+  /** When its sponsor last resumed it (a wake on request is not counted): the state history's cause. */
+  #resumedAtMs: number | undefined;
   #lastError: string | undefined;
   #wake: Promise<ManagedAction> | undefined;
   #observing: Promise<unknown> | undefined;
@@ -399,6 +401,7 @@ export class ManagedEndpoint {
         ),
       };
     this.#lastActiveMs = this.#o.clock.now().wallMs;
+    if (why === "user") this.#resumedAtMs = this.#lastActiveMs;
     if (this.#live() !== undefined) {
       this.#pausedBy = undefined;
       return { ok: true };
@@ -493,6 +496,7 @@ export class ManagedEndpoint {
       lastError: this.#lastError,
       lastActiveMs: this.#lastActiveMs,
       idlePauseMs: this.#o.config.lifecycle.idlePauseMs,
+      resumedAtMs: this.#resumedAtMs,
     });
   }
 

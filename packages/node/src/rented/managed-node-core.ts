@@ -98,6 +98,8 @@ export class ManagedNodeCore {
   lastError: string | undefined;
   /** Wall time of the last PAIR workload on this node (its start, or a pass that saw one open). */
   lastActiveMs: number;
+  /** When its sponsor last resumed it: the state history's cause. */
+  resumedAtMs: number | undefined;
   readonly #o: OnDemandNodeOptions;
   readonly #s: ManagedNodeCoreSetup;
   /** Stops sent and not confirmed so far (StopFailed events): a pause on request reports its own. */
@@ -236,6 +238,7 @@ export class ManagedNodeCore {
     const refused = this.budgetRefusal();
     if (refused !== undefined) return { ok: false, error: refused };
     this.pausedBy = undefined;
+    this.resumedAtMs = this.#o.clock.now().wallMs;
     return { ok: true };
   }
 
@@ -282,6 +285,7 @@ export class ManagedNodeCore {
       lastError: this.lastError,
       lastActiveMs: this.lastActiveMs,
       idlePauseMs,
+      resumedAtMs: this.resumedAtMs,
     });
   }
 

@@ -1,6 +1,6 @@
 /**
- * Each rented node's state history: every change of state (or of the reason it gives) with its time,
- * the last `maxPerNode` kept per node, in `<data_dir>/rented-state-history.json` (replaced
+ * Each rented node's state history: every change of state (or of PAIR's cause for it) with its time
+ * and cause (PAIR's action, a request's wake, else the provider's side), the last `maxPerNode` kept per node, in `<data_dir>/rented-state-history.json` (replaced
  * atomically), so it survives a restart. Fed level-triggered: `observe` is given what the nodes say
  * now, as often as the caller likes, and writes only when something changed.
  * Must not know: how states are probed, HTTP, who reads the history.
@@ -21,16 +21,27 @@ export interface StateChange {
   /** ISO time it was seen. */
   readonly at: string;
   readonly state: string;
-  /** Why (the node's reason, who paused it, the provider's message), or null. */
+  /**
+   * Why: what PAIR did (paused by its sponsor, for the idle time, by the budget, at the sponsor's
+   * exit; resumed by its sponsor; woken by a request from a node), else a change at the provider.
+   */
   readonly reason: string | null;
 }
 
-/** What a node says now. */
+/** What a node says now, and what PAIR did to it. */
 export interface ObservedState {
   readonly name: string;
   readonly state: string;
-  readonly reason: string | null;
+  /** PAIR's own cause for the state it is in (who paused it), or null. */
+  readonly cause: string | null;
+  /** The provider's or the node's words for a change PAIR did not make (its last error), or null. */
+  readonly detail: string | null;
+  /** When its sponsor last resumed it (epoch ms), if ever. */
+  readonly resumedAtMs?: number | undefined;
 }
+
+/** Which node's request (if any) reached a rented node since a time: the wake's cause. */
+export type WokenBy = (name: string, sinceMs: number) => string | undefined;
 
 /** Who paused a managed node, as people read it. */
 const PAUSED_BY: Readonly<Record<string, string>> = {
@@ -40,14 +51,43 @@ const PAUSED_BY: Readonly<Record<string, string>> = {
   "sponsor-exit": "paused: its sponsor stopped",
 };
 
-/** A rented node's state and the reason worth keeping with it. */
+/** States in which a node is (coming) up: entering one from a resting state is a wake or a resume. */
+const AWAKE: ReadonlySet<string> = new Set(["pending", "starting", "initializing", "warming", "running"]);
+
+/** The words for a change no action of PAIR's explains. */
+export const PROVIDER_SIDE = "provider-side change";
+
+/** A rented node's state and what explains it. */
 export function observedState(view: RentedNodeView): ObservedState {
   const pausedBy = view.managed?.paused_by ?? null;
-  const reason =
-    view.state === "paused" && pausedBy !== null
-      ? (PAUSED_BY[pausedBy] ?? `paused (${pausedBy})`)
-      : (view.reason ?? view.last_error);
-  return { name: view.name, state: view.state, reason };
+  const resumedAt = Date.parse(view.managed?.resumed_at ?? "");
+  let cause: string | null = null;
+  if (pausedBy !== null && !AWAKE.has(view.state)) {
+    cause = PAUSED_BY[pausedBy] ?? `paused (${pausedBy})`;
+    // The budget's own words say until when (the window's reset, on the node's clock).
+    const until = /paused until (\d{4}-\d\d-\d\dT[\d:.]+Z)/.exec(view.reason ?? "")?.[1];
+    if (pausedBy === "budget-exceeded" && until !== undefined) cause += ` until ${until}`;
+  }
+  return {
+    name: view.name,
+    state: view.state,
+    cause,
+    detail: view.last_error,
+    ...(Number.isNaN(resumedAt) ? {} : { resumedAtMs: resumedAt }),
+  };
+}
+
+/** Why a node went from `last` to `now`'s state (or, first seen, why it is in it). */
+function causeOf(last: StateChange | undefined, now: ObservedState, wokenBy: WokenBy | undefined): string {
+  if (now.cause !== null) return now.cause;
+  if (last === undefined) return now.detail ?? "first seen by PAIR";
+  const sinceMs = Date.parse(last.at);
+  if (AWAKE.has(now.state) && !AWAKE.has(last.state)) {
+    if (now.resumedAtMs !== undefined && now.resumedAtMs >= sinceMs) return "resumed by its sponsor";
+    const from = wokenBy?.(now.name, sinceMs);
+    if (from !== undefined) return `woken by a request from ${from}`;
+  }
+  return now.detail === null ? PROVIDER_SIDE : `${PROVIDER_SIDE}: ${now.detail}`;
 }
 
 interface HistoryFile {
@@ -75,18 +115,21 @@ export class RentedStateHistory {
     this.#nodes = new Map(Object.entries(readFile(this.#path, options.log).nodes));
   }
 
-  /** Record what changed since the last look; true when anything did (and was written). */
-  observe(now: readonly ObservedState[], atMs: number): boolean {
+  /**
+   * Record what changed since the last look, each change with its cause; true when anything did
+   * (and was written). `wokenBy` names the node whose request reached a node since a time.
+   */
+  observe(now: readonly ObservedState[], atMs: number, wokenBy?: WokenBy): boolean {
     let changed = false;
     const at = new Date(atMs).toISOString();
     for (const n of now) {
       const list = this.#nodes.get(n.name) ?? [];
       const last = list[list.length - 1];
-      // A reason that goes away while the state stays is no news (a resume clears who paused it
-      // a moment before the node reports its new state).
-      if (last !== undefined && last.state === n.state && (last.reason === n.reason || n.reason === null))
+      // In the same state only a new cause of PAIR's is news (paused by its sponsor, then by the
+      // budget); a cause going away, or the provider's words changing, is not.
+      if (last !== undefined && last.state === n.state && (n.cause === null || n.cause === last.reason))
         continue;
-      list.push({ at, state: n.state, reason: n.reason });
+      list.push({ at, state: n.state, reason: causeOf(last, n, wokenBy) });
       if (list.length > this.#maxPerNode) list.splice(0, list.length - this.#maxPerNode);
       this.#nodes.set(n.name, list);
       changed = true;

@@ -22,6 +22,7 @@ import {
 } from "../rented/index.js";
 import { adminCaller, CSRF_HEADER, isUiAdminPath, serveUiAdmin } from "../ui/index.js";
 import { adminFail } from "../http/admin-json.js";
+import { isAdminBatchPath, serveAdminBatches } from "./batch-routes.js";
 import type { ClientApiDeps } from "./client-api.js";
 
 /** Serves one /pair/v1/… request on the client port. */
@@ -34,7 +35,7 @@ export function serveAdmin(
   res: ServerResponse,
   path: string,
   url: URL,
-): void {
+): void | Promise<void> {
   const header = (name: string): string | undefined => {
     const value = req.headers[name];
     return Array.isArray(value) ? value[0] : value;
@@ -79,6 +80,8 @@ export function serveAdmin(
     return serveStateHistory(deps.rentedStateHistory, req, res, url);
   if (path === SPEND_PATH && deps.rentedLedger !== undefined)
     return serveSpend(deps.rentedLedger, req, res, url);
+  if (deps.batches !== undefined && isAdminBatchPath(path))
+    return serveAdminBatches(deps.batches, req, res, path, url);
   switch (path) {
     case "/pair/v1/status":
       return sendJson(res, 200, {

@@ -88,6 +88,43 @@ export async function serveBatchRoute(
   fail(res, 404, "invalid_request", `no route ${method} ${path}`);
 }
 
+/** The dashboard's batches under the admin API (session or admin token). */
+export const ADMIN_BATCHES_PATH = "/pair/v1/batches";
+
+export function isAdminBatchPath(path: string): boolean {
+  return path === ADMIN_BATCHES_PATH || path.startsWith(`${ADMIN_BATCHES_PATH}/`);
+}
+
+/**
+ * `GET /pair/v1/batches`, `GET /pair/v1/batches/{id}` and `POST /pair/v1/batches/{id}/cancel`: the
+ * same objects as /v1/batches, for the dashboard. No upload and no create here: a page never starts
+ * a batch, it only watches and cancels.
+ */
+export function serveAdminBatches(
+  deps: BatchRouteDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  url: URL,
+): Promise<void> {
+  const method = req.method ?? "GET";
+  const [id, action, ...rest] = path.slice(ADMIN_BATCHES_PATH.length + 1).split("/");
+  // No body is read: drain whatever was sent so the connection stays usable.
+  req.resume();
+  const read = method === "GET" && action === undefined;
+  const cancel = method === "POST" && id !== undefined && id !== "" && action === "cancel";
+  if (rest.length > 0 || !(read || cancel)) {
+    fail(
+      res,
+      405,
+      "invalid_request",
+      `use GET ${ADMIN_BATCHES_PATH}[/{id}] or POST ${ADMIN_BATCHES_PATH}/{id}/cancel`,
+    );
+    return Promise.resolve();
+  }
+  return serveBatchRoute(deps, req, res, path.slice("/pair".length), url, "dashboard");
+}
+
 async function uploadFile(deps: BatchRouteDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const type = req.headers["content-type"] ?? "";
   if (!/^multipart\/form-data/i.test(type))

@@ -8,6 +8,7 @@
  */
 
 import { OsCredentialStore, type SecretRedactor } from "../credentials/index.js";
+import type { Workload } from "../history/workload-history.js";
 import type { NodeOptions } from "./node-options.js";
 import {
   createOutboundAgent,
@@ -58,9 +59,23 @@ export function sponsorStage(
   });
   const { ledger, managed, runpod, jobs, rented, creator } = wiring;
   const stateHistory = new RentedStateHistory({ dataDir: core.dataDir, log });
+  // The node whose request reached a rented node since `sinceMs`: one it served (running, or finished
+  // since), else one still waiting for a model only it serves (a wake's request learns its serving
+  // node only when the answer comes).
+  const wokenBy = (name: string, sinceMs: number): string | undefined => {
+    const reached = (w: Workload) =>
+      w.servingNode === name || w.attempts.some((a) => a.target === `rented node ${name}`);
+    const running = local.history.running();
+    const served = running.find(reached) ?? local.history.history({ sinceMs, limit: 200 }).find(reached);
+    if (served !== undefined) return served.originNode;
+    const models = rented.list().find((v) => v.name === name)?.models ?? [];
+    return running.find(
+      (w) => w.servingNode === undefined && w.startedAtMs >= sinceMs && models.includes(w.model),
+    )?.originNode;
+  };
   const observe = () => {
     try {
-      stateHistory.observe(rented.list().map(observedState), core.wallMs());
+      stateHistory.observe(rented.list().map(observedState), core.wallMs(), wokenBy);
     } catch (cause) {
       log(`rented nodes' state history: ${String(cause)}`);
     }

@@ -9,6 +9,7 @@ import { startEngineEmulator, type EngineEmulator } from "@pair/emulators";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { until } from "../support/eventually.js";
 import { ServeChild } from "../support/serve-child.js";
+import { submitChatBatch } from "../support/batch-submit.js";
 
 const LINES = 60;
 let dir: string;
@@ -48,30 +49,7 @@ async function batch(id: string): Promise<BatchView> {
 
 describe("a batch across SIGKILLs of its node", () => {
   it("completes with every custom_id once, the cut lines run again and counted", async () => {
-    const text = Array.from({ length: LINES }, (_, i) =>
-      JSON.stringify({
-        custom_id: `line-${i}`,
-        method: "POST",
-        url: "/v1/chat/completions",
-        body: { model: "m1:8b", messages: [{ role: "user", content: `question ${i}` }] },
-      }),
-    ).join("\n");
-    const form = new FormData();
-    form.set("purpose", "batch");
-    form.set("file", new Blob([text]), "in.jsonl");
-    const file = (await (await fetch(`${node.url}/v1/files`, { method: "POST", body: form })).json()) as {
-      id: string;
-    };
-    const created = await fetch(`${node.url}/v1/batches`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        input_file_id: file.id,
-        endpoint: "/v1/chat/completions",
-        completion_window: "24h",
-      }),
-    });
-    const { id } = (await created.json()) as { id: string };
+    const id = await submitChatBatch(node.url, "m1:8b", LINES, (i) => `line-${i}`);
 
     const killAt = [1, 25, LINES - 5];
     for (const completed of killAt) {
