@@ -105,7 +105,7 @@ async function handle(deps: ClientApiDeps, req: IncomingMessage, res: ServerResp
       case "/":
         return sendText(res, 200, "PAIR is running\n");
       case "/v1/models":
-        return listOpenAiModels(deps, res);
+        return listOpenAiModels(deps, res, "cluster");
       case "/api/tags":
         return ollamaTags(deps, res, "cluster");
       case "/api/ps":
@@ -126,8 +126,8 @@ async function handle(deps: ClientApiDeps, req: IncomingMessage, res: ServerResp
 /**
  * A paired peer's request, forwarded to this node over mTLS (`POST /pair/v1/peer/route/<client
  * route>`): served by this node's own engines only, recorded with the peer as origin node, answered
- * in the client's dialect for the peer to relay unchanged. `/api/tags`, `/api/show` and `/api/ps`
- * answer for this node alone, for the asking node to merge (ollama-model-routes.ts).
+ * in the client's dialect for the peer to relay unchanged. `/api/tags`, `/api/show`, `/api/ps` and
+ * `/v1/models` answer for this node alone, for the asking node to merge (ollama-model-routes.ts).
  */
 export function peerRouteHandler(
   deps: ClientApiDeps,
@@ -164,6 +164,7 @@ function nodeModelRoute(
   req.resume();
   if (route === "/api/tags") return ollamaTags(deps, res, "node");
   if (route === "/api/ps") return ollamaPs(deps, res, "node");
+  if (route === "/v1/models") return listOpenAiModels(deps, res, "node");
   const reply = pairErrorReply("openai", { code: "invalid_request", message: `no route ${route}` });
   sendJson(res, 404, reply.body);
   return Promise.resolve();

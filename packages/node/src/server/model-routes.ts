@@ -13,6 +13,7 @@ import type { EngineModelMeta, EngineState } from "../engines/engine-inventory.j
 import { pairErrorReply } from "../dialects/index.js";
 import type { ClientApiDeps } from "./client-api.js";
 import { NO_ALIASES } from "./model-aliases.js";
+import { askPeers, peerServes, upPeers } from "./peer-questions.js";
 
 /** The keys Ollama's `details` always carries, with its empty values. */
 export const EMPTY_DETAILS = {
@@ -95,19 +96,82 @@ function modelObject(deps: ClientApiDeps, id: string): Record<string, unknown> {
   };
 }
 
-export function listOpenAiModels(deps: ClientApiDeps, res: ServerResponse): void {
-  sendJson(res, 200, { object: "list", data: clusterModels(deps).map((id) => modelObject(deps, id)) });
+/** `model` first, then the other names of its alias group. */
+export function namesInOrder(deps: ClientApiDeps, model: string): string[] {
+  const names = (deps.aliases ?? NO_ALIASES).namesOf(model);
+  return [model, ...names.filter((n) => n !== model)];
+}
+
+/** Models this node answers for to a peer: its engines' and those of the rented nodes it shares. */
+export function nodeModels(deps: ClientApiDeps): string[] {
+  const models = new Set(deps.inventory.models().keys());
+  for (const r of deps.rentedNodes?.list() ?? []) if (r.shared) for (const m of r.models) models.add(m);
+  return [...models].sort();
+}
+
+/** Peers' Model objects by id (the first peer by name wins), for the ids no local engine serves. */
+async function peerModelObjects(
+  deps: ClientApiDeps,
+  ids: readonly string[],
+): Promise<Map<string, Record<string, unknown>>> {
+  const byId = new Map<string, Record<string, unknown>>();
+  const wanted = ids
+    .filter((id) => localOwners(deps, id).length === 0)
+    .flatMap((id) => namesInOrder(deps, id));
+  const peers = wanted.length === 0 ? [] : upPeers(deps, (m) => wanted.some((n) => peerServes(m, n)));
+  if (peers.length === 0) return byId;
+  for (const { answer } of await askPeers(deps, peers, "/v1/models"))
+    for (const entry of Array.isArray(answer["data"]) ? (answer["data"] as unknown[]) : []) {
+      const id = (entry as Record<string, unknown> | null)?.["id"];
+      if (typeof id === "string" && !byId.has(id)) byId.set(id, entry as Record<string, unknown>);
+    }
+  return byId;
+}
+
+/** A Model object: a local engine's metadata, else a peer's `created`/`owned_by`, else `0`/`pair`. */
+function clusterModelObject(
+  deps: ClientApiDeps,
+  id: string,
+  fromPeers: ReadonlyMap<string, Record<string, unknown>>,
+): Record<string, unknown> {
+  const local = modelObject(deps, id);
+  if (localOwners(deps, id).length > 0) return local;
+  const peer = namesInOrder(deps, id)
+    .map((n) => fromPeers.get(n))
+    .find((e) => e !== undefined);
+  return {
+    ...local,
+    ...(typeof peer?.["created"] === "number" ? { created: peer["created"] } : {}),
+    ...(typeof peer?.["owned_by"] === "string" ? { owned_by: peer["owned_by"] } : {}),
+  };
+}
+
+/** `GET /v1/models`; for a peer (`node`), this node's own models only. */
+export async function listOpenAiModels(
+  deps: ClientApiDeps,
+  res: ServerResponse,
+  scope: "cluster" | "node",
+): Promise<void> {
+  const ids = scope === "cluster" ? clusterModels(deps) : nodeModels(deps);
+  const fromPeers =
+    scope === "cluster" ? await peerModelObjects(deps, ids) : new Map<string, Record<string, unknown>>();
+  sendJson(res, 200, { object: "list", data: ids.map((id) => clusterModelObject(deps, id, fromPeers)) });
 }
 
 /** `GET /v1/models/{id}` (the id URL-encoded, as the openai client sends it). */
-export function retrieveOpenAiModel(deps: ClientApiDeps, res: ServerResponse, encodedId: string): void {
+export async function retrieveOpenAiModel(
+  deps: ClientApiDeps,
+  res: ServerResponse,
+  encodedId: string,
+): Promise<void> {
   let id: string;
   try {
     id = decodeURIComponent(encodedId);
   } catch {
     id = encodedId;
   }
-  if (id !== "" && clusterServes(deps, id)) return sendJson(res, 200, modelObject(deps, id));
+  if (id !== "" && clusterServes(deps, id))
+    return sendJson(res, 200, clusterModelObject(deps, id, await peerModelObjects(deps, [id])));
   const reply = pairErrorReply("openai", {
     code: "model_not_found",
     message: `model "${id}" not found on any node`,

@@ -13,7 +13,6 @@ import { jsonNestsDeeperThan } from "../http/json-depth.js";
 import { readBody } from "../http/request-body.js";
 import { askJson } from "./ask-json.js";
 import type { ClientApiDeps } from "./client-api.js";
-import { NO_ALIASES } from "./model-aliases.js";
 import {
   EMPTY_DETAILS,
   clusterModels,
@@ -21,6 +20,8 @@ import {
   firstMeta,
   localOwners,
   nameDigest,
+  namesInOrder,
+  nodeModels,
   sendJson,
 } from "./model-routes.js";
 import { askPeers, peerServes, upPeers } from "./peer-questions.js";
@@ -37,21 +38,8 @@ export type ModelScope = "cluster" | "node";
  */
 const NEVER_UNLOADED_MS = 9_223_372_036_854;
 
-/** Models this node answers for to a peer: its engines' and those of the rented nodes it shares. */
-function nodeModels(deps: ClientApiDeps): string[] {
-  const models = new Set(deps.inventory.models().keys());
-  for (const r of deps.rentedNodes?.list() ?? []) if (r.shared) for (const m of r.models) models.add(m);
-  return [...models].sort();
-}
-
 function scopeModels(deps: ClientApiDeps, scope: ModelScope): string[] {
   return scope === "cluster" ? clusterModels(deps) : nodeModels(deps);
-}
-
-/** `model` first, then the other names of its alias group. */
-function namesInOrder(deps: ClientApiDeps, model: string): string[] {
-  const names = (deps.aliases ?? NO_ALIASES).namesOf(model);
-  return [model, ...names.filter((n) => n !== model)];
 }
 
 function objectsIn(value: unknown): Record<string, unknown>[] {

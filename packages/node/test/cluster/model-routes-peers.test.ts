@@ -2,6 +2,7 @@
 // what each node's engines have loaded with the serving node; /api/show and /api/tags pass on the
 // engine's answer for a model only a peer serves, the same on every call.
 import { Ollama } from "ollama";
+import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { fastNodes, joinWith, sees, showPin, type TestNode } from "./node-pair-harness.js";
 import { cleanupAfterEach } from "../support/eventually.js";
@@ -87,5 +88,10 @@ describe("Ollama model routes across peers", () => {
     const info = shown.model_info as unknown as Record<string, unknown>;
     expect(info[`${String(info["general.architecture"])}.context_length`]).toBe(32_768);
     expect((shown as unknown as Record<string, unknown>)["modified_at"]).toBeUndefined();
+    // The engine's created/owned_by reach a client of another node, listed and retrieved.
+    const openai = new OpenAI({ baseURL: `${laptop.node.url}/v1`, apiKey: "unused", maxRetries: 0 });
+    const expected = { id: "qwen-7b", object: "model", created: 1_700_000_000, owned_by: "pair-emulator" };
+    expect((await openai.models.list()).data).toEqual([expected]);
+    expect(await openai.models.retrieve("qwen-7b")).toEqual(expected);
   });
 });
