@@ -13,8 +13,10 @@ export {
   type RentedPeerView,
 } from "./peer-view.js";
 export {
+  BUDGET_REASON_PREFIX,
   failureKindOf,
   peerReasonText,
+  refusalCodeOfReason,
   RENTED_PROBLEMS,
   rentedProblemOf,
   type RentedProblem,

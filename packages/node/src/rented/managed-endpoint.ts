@@ -371,12 +371,22 @@ export class ManagedEndpoint {
     }
   }
 
-  /** Refused for money: the node reached a cap (`budget_exceeded`), until the window resets. */
+  /**
+   * Refused for money: the node reached a cap (`budget_exceeded`), until the window resets; or it is
+   * paused and its wake would cost more than is left (the check `resume` makes): the view and the
+   * router ask this one function, so they agree.
+   */
   budgetRefusal(): PairError | undefined {
     if (this.#priceMicroUsdPerHour === undefined) return undefined;
     const at = this.#o.clock.now().wallMs;
     const e = routeEligibility(this.#o.ledger.state, { kind: "rented", nodeId: this.name }, at);
-    if (e.eligible || e.reason === "no-reservation") return undefined;
+    if (e.eligible || e.reason === "no-reservation") {
+      if (this.#live() !== undefined) return undefined;
+      const wake = resumeAllowed(this.#o.ledger.state, this.name, at);
+      return wake.ok || wake.error.code !== "budget_exceeded"
+        ? undefined
+        : this.#error("budget_exceeded", `a wake would cost more than is left: ${wake.error.message}`);
+    }
     return {
       code: "budget_exceeded",
       message:

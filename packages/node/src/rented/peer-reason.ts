@@ -24,6 +24,29 @@ export const RENTED_PROBLEMS = {
 
 export type RentedProblem = keyof typeof RENTED_PROBLEMS;
 
+/** How a budget refusal's reason starts, in the sponsor's view and in what its peers are told. */
+export const BUDGET_REASON_PREFIX = "budget exceeded: ";
+
+/** The codes a sponsor refuses with for a node's state, and a peer with for the same reason. */
+export type RentedRefusalCode =
+  | "budget_exceeded"
+  | "rented_node_paused"
+  | "credential_rejected"
+  | "public_endpoint_refused"
+  | "rented_node_ineligible";
+
+/**
+ * The refusal a peer gives for a sponsored node's published reason: the sponsor's own code for it
+ * (rented-nodes.ts `serving`), so a client gets the same status whichever node it asked.
+ */
+export function refusalCodeOfReason(reason: string | null): RentedRefusalCode {
+  if (reason?.startsWith(BUDGET_REASON_PREFIX) === true) return "budget_exceeded";
+  const problem = reason?.split(":", 1)[0];
+  if (problem === "paused") return "rented_node_paused";
+  if (problem === "credential_rejected" || problem === "public_endpoint_refused") return problem;
+  return "rented_node_ineligible";
+}
+
 /** `code: fixed text`, as a peer's `reason` shows it. */
 export function peerReasonText(problem: RentedProblem): string {
   return `${problem}: ${RENTED_PROBLEMS[problem]}`;

@@ -25,7 +25,7 @@ import type { CreatedInfo, ManagedView } from "./managed-endpoint.js";
 import { estimateCostMicroUsd, outputPricePerMillion } from "./cost-estimate.js";
 import type { EndpointLookupFn } from "./hf-endpoint-states.js";
 import { OFF_LAN_LABEL, type RentedPeerView } from "./peer-view.js";
-import { peerReasonText, rentedProblemOf } from "./peer-reason.js";
+import { BUDGET_REASON_PREFIX, peerReasonText, rentedProblemOf } from "./peer-reason.js";
 import { readSavedEntry } from "./attached-configs.js";
 import { readRentedFile, writeRentedFile, type RentedFile, type RentedOverride } from "./rented-file.js";
 import {
@@ -512,7 +512,7 @@ export class RentedNodes {
       policy === "never"
         ? (own?.why ?? "routing policy is never")
         : overBudget !== undefined
-          ? `budget exceeded: ${overBudget.message}`
+          ? `${BUDGET_REASON_PREFIX}${overBudget.message}`
           : ELIGIBLE_STATES.includes(n.state) ||
               (n.state === "paused" && managed?.wakeable(n.config.name) === true)
             ? null

@@ -20,14 +20,8 @@ import { isUiPath, serveUi, type LiveEvents, type UiDeps } from "../ui/index.js"
 import { serveAdmin } from "./admin-routes.js";
 import { isBatchPath, serveBatchRoute, type BatchRouteDeps } from "./batch-routes.js";
 import { PEER_PRIORITY_HEADER, PEER_REQUESTER_HEADER, type ForwardDeps } from "./forward.js";
-import {
-  listOpenAiModels,
-  ollamaPs,
-  ollamaShow,
-  ollamaTags,
-  retrieveOpenAiModel,
-  sendJson,
-} from "./model-routes.js";
+import { listOpenAiModels, retrieveOpenAiModel, sendJson } from "./model-routes.js";
+import { ollamaPs, ollamaShow, ollamaTags } from "./ollama-model-routes.js";
 import { routed } from "./routed.js";
 
 /** The Ollama version PAIR reports on /api/version, for clients that check for features. */
@@ -103,7 +97,7 @@ async function handle(deps: ClientApiDeps, req: IncomingMessage, res: ServerResp
     return routed(deps, path, req, res, { requester: auth.requester, originNode: deps.nodeName });
   if (deps.batches !== undefined && isBatchPath(path))
     return serveBatchRoute(deps.batches, req, res, path, url, auth.requester);
-  if (method === "POST" && path === "/api/show") return ollamaShow(deps, req, res);
+  if (method === "POST" && path === "/api/show") return ollamaShow(deps, req, res, "cluster");
   if (method === "GET" || method === "HEAD") {
     if (path.startsWith("/v1/models/"))
       return retrieveOpenAiModel(deps, res, path.slice("/v1/models/".length));
@@ -111,11 +105,11 @@ async function handle(deps: ClientApiDeps, req: IncomingMessage, res: ServerResp
       case "/":
         return sendText(res, 200, "PAIR is running\n");
       case "/v1/models":
-        return listOpenAiModels(deps, res);
+        return listOpenAiModels(deps, res, "cluster");
       case "/api/tags":
-        return ollamaTags(deps, res);
+        return ollamaTags(deps, res, "cluster");
       case "/api/ps":
-        return ollamaPs(deps, res);
+        return ollamaPs(deps, res, "cluster");
       case "/api/version":
         return sendJson(res, 200, { version: OLLAMA_COMPAT_VERSION, pair_version: deps.version });
       case "/metrics":
@@ -132,7 +126,8 @@ async function handle(deps: ClientApiDeps, req: IncomingMessage, res: ServerResp
 /**
  * A paired peer's request, forwarded to this node over mTLS (`POST /pair/v1/peer/route/<client
  * route>`): served by this node's own engines only, recorded with the peer as origin node, answered
- * in the client's dialect for the peer to relay unchanged.
+ * in the client's dialect for the peer to relay unchanged. `/api/tags`, `/api/show`, `/api/ps` and
+ * `/v1/models` answer for this node alone, for the asking node to merge (ollama-model-routes.ts).
  */
 export function peerRouteHandler(
   deps: ClientApiDeps,
@@ -143,13 +138,7 @@ export function peerRouteHandler(
     const priority = req.headers[PEER_PRIORITY_HEADER] === "batch" ? "batch" : "interactive";
     const run = isDialectRoute(route)
       ? routed(deps, route, req, res, { requester, originNode: peer.name, fromPeer: true, priority })
-      : Promise.resolve(
-          sendJson(
-            res,
-            404,
-            pairErrorReply("openai", { code: "invalid_request", message: `no route ${route}` }).body,
-          ),
-        );
+      : nodeModelRoute(deps, req, res, route);
     void run.catch((cause: unknown) => {
       if (!res.headersSent)
         sendJson(res, 500, {
@@ -162,6 +151,23 @@ export function peerRouteHandler(
       else res.destroy();
     });
   };
+}
+
+/** A peer's question about this node's models, or 404. */
+function nodeModelRoute(
+  deps: ClientApiDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: string,
+): Promise<void> {
+  if (route === "/api/show") return ollamaShow(deps, req, res, "node");
+  req.resume();
+  if (route === "/api/tags") return ollamaTags(deps, res, "node");
+  if (route === "/api/ps") return ollamaPs(deps, res, "node");
+  if (route === "/v1/models") return listOpenAiModels(deps, res, "node");
+  const reply = pairErrorReply("openai", { code: "invalid_request", message: `no route ${route}` });
+  sendJson(res, 404, reply.body);
+  return Promise.resolve();
 }
 
 function refuse(deps: ClientApiDeps, res: ServerResponse, path: string, reason: ClientAuthRefusal): void {

@@ -8,6 +8,7 @@
 
 import type { RoutingUse } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
+import { refusalCodeOfReason } from "../rented/index.js";
 
 /** What the policy reads of a candidate: the scheduler's target id and its concurrency limit. */
 export interface RoutingCandidate {
@@ -199,7 +200,7 @@ export function sponsoredRefusal(r: SponsoredView, model: string): PairError | u
     };
   if (!r.eligible)
     return {
-      code: "rented_node_ineligible",
+      code: refusalCodeOfReason(r.reason),
       message: `rented node ${r.name} (sponsored by ${sponsor}) cannot take requests now: ${r.reason ?? "ineligible"}`,
       node: r.name,
     };

@@ -7,35 +7,21 @@ import type { WorkloadJson } from "../../src/history/workload-history.js";
 import {
   admin,
   agentBetween,
+  fastNodes,
   joinWith,
+  sees,
   showPin,
-  startTestNodeWith,
   type TestNode,
-  type TestNodeOptions,
 } from "./node-pair-harness.js";
 import { cleanupAfterEach, until } from "../support/eventually.js";
 
 const defer = cleanupAfterEach();
 
-const FAST = { refreshMs: 150, timeoutMs: 400 };
-
-async function node(name: string, options: TestNodeOptions = {}): Promise<TestNode> {
-  const n = await startTestNodeWith(name, { ...FAST, ...options });
-  defer(() => n.close());
-  return n;
-}
+const node = fastNodes(defer);
 
 async function pair(a: TestNode, b: TestNode): Promise<void> {
   const joined = await joinWith(a, b, await showPin(b));
   expect(joined.status).toBe(200);
-}
-
-/** Wait until `n` sees `model` served by the cluster (a peer's inventory reached it). */
-async function sees(n: TestNode, model: string): Promise<void> {
-  await until(async () => {
-    const rows = (await admin(n, "/pair/v1/models")).json as { model: string; nodes: string[] }[];
-    return rows.some((r) => r.model === model && r.nodes.length > 0);
-  });
 }
 
 async function jobs(n: TestNode): Promise<WorkloadJson[]> {

@@ -8,12 +8,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startEngineEmulator, type EngineEmulator } from "@pair/emulators";
+import { startEngineEmulator, type EngineEmulator, type EngineModelConfig } from "@pair/emulators";
 import { request, type Agent } from "undici";
 import { createPeerAgent } from "../../src/cluster/index.js";
 import { PEER_HELLO_PATH, type PeerJson } from "../../src/cluster-node/index.js";
 import { parseConfig } from "../../src/config/index.js";
 import { startNode, type RunningNode } from "../../src/node.js";
+import { until } from "../support/eventually.js";
 
 export interface TestNode {
   readonly node: RunningNode;
@@ -36,8 +37,10 @@ export interface TestNode {
 }
 
 export interface TestNodeOptions {
-  /** Models of an Ollama engine emulator the node adopts (none: no engine). */
-  readonly models?: readonly string[];
+  /** Models of an engine emulator the node adopts (none: no engine). */
+  readonly models?: readonly (string | EngineModelConfig)[];
+  /** That engine's API (default `ollama`). */
+  readonly engineApi?: "ollama" | "openai";
   /** Membership refresh and timeout (ms). */
   readonly refreshMs?: number;
   readonly timeoutMs?: number;
@@ -62,12 +65,12 @@ export async function startTestNodeWith(name: string, options: TestNodeOptions):
     options.models === undefined
       ? undefined
       : await startEngineEmulator({
-          api: "ollama",
-          name: `${name}-ollama`,
+          api: options.engineApi ?? "ollama",
+          name: `${name}-${options.engineApi ?? "ollama"}`,
           models: options.models.map((model) => ({
-            name: model,
             maxTokens: options.maxTokens ?? 8,
             ...(options.contextTokens === undefined ? {} : { contextTokens: options.contextTokens }),
+            ...(typeof model === "string" ? { name: model } : model),
           })),
           tokenDelayMs: options.tokenDelayMs ?? 0,
         });
@@ -95,9 +98,9 @@ async function launch(
         ? ["engines: []"]
         : [
             "engines:",
-            `  - name: ${name}-ollama`,
-            "    api: ollama",
-            `    base_url: ${engine.url}`,
+            `  - name: ${name}-${options.engineApi ?? "ollama"}`,
+            `    api: ${options.engineApi ?? "ollama"}`,
+            `    base_url: ${engine.url}${options.engineApi === "openai" ? "/v1" : ""}`,
             `    max_concurrent: ${options.maxConcurrent ?? 3}`,
             "    probe_interval_s: 0.2",
           ]),
@@ -195,4 +198,26 @@ export async function peerHello(to: TestNode, agent: Agent): Promise<{ status: n
 
 export function peersOf(n: TestNode): readonly PeerJson[] {
   return n.node.cluster.pairedPeers();
+}
+
+/** Membership quick enough for tests: a poll every 150 ms, down after 400 ms of silence. */
+export const FAST_MEMBERSHIP = { refreshMs: 150, timeoutMs: 400 } as const;
+
+/** Start nodes with FAST_MEMBERSHIP (options win), each closed by `defer` after its test. */
+export function fastNodes(
+  defer: (cleanup: () => unknown) => void,
+): (name: string, options?: TestNodeOptions) => Promise<TestNode> {
+  return async (name, options = {}) => {
+    const n = await startTestNodeWith(name, { ...FAST_MEMBERSHIP, ...options });
+    defer(() => n.close());
+    return n;
+  };
+}
+
+/** Wait until `n` sees `model` served by the cluster (a peer's inventory reached it). */
+export async function sees(n: TestNode, model: string): Promise<void> {
+  await until(async () => {
+    const rows = (await admin(n, "/pair/v1/models")).json as { model: string; nodes: string[] }[];
+    return rows.some((r) => r.model === model && r.nodes.length > 0);
+  });
 }

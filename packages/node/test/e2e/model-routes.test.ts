@@ -118,6 +118,8 @@ describe("Ollama model routes", () => {
     expect(qwen).toMatchObject({ engine: "vllm-1", context_length: 32_768 });
     expect(qwen?.["size"]).toBeUndefined();
     expect(String(qwen?.["digest"]).length).toBeGreaterThanOrEqual(12);
+    // Never unloaded while served: Ollama's own far-future instant, which its CLI shows as "Forever".
+    expect(Date.parse(String(qwen?.["expires_at"])) - Date.now()).toBeGreaterThan(20 * 365 * 86_400_000);
   });
 });
 

@@ -92,6 +92,8 @@ describe("a rented node attached to a sponsor", () => {
       sponsor: "sponsor",
       eligible: true,
       off_lan: true,
+      // An attached URL says nothing of its hardware: no GPU is invented for it.
+      gpu: null,
     });
 
     // `pair nodes` shows it labelled off-LAN, with its sponsor, on the sponsor itself.
