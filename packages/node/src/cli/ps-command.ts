@@ -45,10 +45,15 @@ export function processorOf(size: number | undefined, vram: number | undefined):
   return `${100 - gpu}%/${gpu}% CPU/GPU`;
 }
 
+/** Beyond this an expiry is no expiry. */
+const FOREVER_MS = 100 * 365 * 24 * 3_600_000;
+
 function untilOf(expiresAt: string | undefined, nowMs: number): string {
   const at = expiresAt === undefined ? Number.NaN : Date.parse(expiresAt);
   if (Number.isNaN(at)) return UNKNOWN;
-  return at <= nowMs ? "now" : `in ${formatDurationMs(at - nowMs)}`;
+  if (at <= nowMs) return "now";
+  // Engines that never unload (vLLM, llama.cpp) say so with a far date, as Ollama does: `ollama ps` prints Forever.
+  return at - nowMs > FOREVER_MS ? "forever" : `in ${formatDurationMs(at - nowMs)}`;
 }
 
 export function psLines(models: readonly LoadedModelJson[], nowMs: number): string[] {

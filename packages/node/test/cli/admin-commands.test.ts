@@ -134,7 +134,10 @@ describe("pair ps", () => {
         /^llama3\.2:latest +node-a +ollama-1 +[\d.]+ [KMG]B +100% GPU +\S+ +in \dm\d\ds$/,
       ),
     );
-    expect(rows).toContainEqual(expect.stringMatching(/^slow-model +node-a +slow-1 +- +- +1048576 +-$/));
+    // An OpenAI-dialect engine keeps what it serves loaded: no size known, never unloaded.
+    expect(rows).toContainEqual(
+      expect.stringMatching(/^slow-model +node-a +slow-1 +- +- +1048576 +forever$/),
+    );
     expect((await runCli(["help", "ps"])).stdout).toMatch(/^Usage: pair ps/);
   });
 

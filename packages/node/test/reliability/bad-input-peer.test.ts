@@ -81,7 +81,9 @@ const OTHER: Readonly<Record<string, { method: string; valid: Record<string, unk
   [PEER_CHANGED_PATH]: { method: "POST", valid: { state: "changed" } },
   "/pair/v1/peer/hello": { method: "POST", valid: {} },
   "/pair/v1/peer/inventory": { method: "POST", valid: {} },
-  [`${ROUTE}/v1/models`]: { method: "POST", valid: {} },
+  // The peer route answers model listings (a node's own /v1/models, /api/tags, /api/ps) to merge:
+  // a route it does not know is 404, whatever the body.
+  [`${ROUTE}/v1/no-such-route`]: { method: "POST", valid: {} },
   [`${ROUTE}/pair/v1/status`]: { method: "POST", valid: {} },
   "/pair/v1/pin": { method: "POST", valid: {} },
   "/pair/v1/peer/nothing": { method: "PUT", valid: { state: "changed" } },
