@@ -40,7 +40,7 @@ import { hardwareOf, offerFor } from "./endpoint-hardware.js";
 import { dischargesMissedByLedger } from "./ledger-catch-up.js";
 import { ledgerBudget, reservationIdOf, type ManagedLedger } from "./managed-ledger.js";
 import type { ServeCheck } from "./models-probe.js";
-import { credentialRejectedReason } from "./rented-probe.js";
+import { ServeGate } from "./serve-gate.js";
 import {
   describeBudget,
   managedView,
@@ -52,9 +52,6 @@ import {
 } from "./managed-endpoint-view.js";
 
 export type { CreatedInfo, ManagedAction, ManagedView, NewEndpointSpec } from "./managed-endpoint-view.js";
-
-/** What a request may do with the live spell: use its URL, fail with this error, or (undefined) wait. */
-type Servable = { readonly url: string } | { readonly error: PairError } | undefined;
 
 /** Deployment ids chosen before the declaration: the ledger's authorization names the id. */
 export interface PresetIdSource extends IdSource {
@@ -106,19 +103,19 @@ export class ManagedEndpoint {
   #createDetail: string | undefined;
   /** Stops sent and not confirmed so far (StopFailed events): a pause on request reports its own. */
   #stopFailures = 0;
-  /** The live spell seen listing its model on `/v1/models`: requests reach a spell only after that. */
-  #servingSpell: string | undefined;
-  /** Why the live spell does not serve yet (the last `/v1/models` look), for errors and the view. */
-  #notServing: string | undefined;
-  #serveCheck: Promise<ServeCheck> | undefined;
-  /** A spell's startup deadline counts from its start, or from this process's start if later. */
-  readonly #openedAtMs: number;
+  /** Requests reach the live spell only once its engine lists the model on `/v1/models`. */
+  readonly #gate: ServeGate;
 
   constructor(options: ManagedEndpointOptions) {
     this.#o = options;
     this.name = options.config.name;
     this.#lastActiveMs = options.clock.now().wallMs;
-    this.#openedAtMs = this.#lastActiveMs;
+    this.#gate = new ServeGate({
+      config: options.config,
+      servesModel: options.servesModel,
+      openedAtMs: this.#lastActiveMs,
+      error: (code, message) => this.#error(code, message),
+    });
     const adopting = new AdoptingProvider(options.provider, options.transport);
     this.#controller = HostingController.open({
       controllerId: options.controllerId,
@@ -338,7 +335,7 @@ export class ManagedEndpoint {
     this.#lastActiveMs = this.#o.clock.now().wallMs;
     const refused = this.budgetRefusal();
     if (refused !== undefined) return { ok: false, error: refused };
-    const ready = await this.#servable(this.#live());
+    const ready = await this.#gate.servable(this.#live());
     if (ready !== undefined) return "url" in ready ? { ok: true, url: ready.url } : { ok: false, ...ready };
     if (this.#pausedBy === "unhealthy") return { ok: false, error: this.#neverServed() };
     if (!this.#o.config.lifecycle.wakeOnRequest && this.#live() === undefined)
@@ -352,7 +349,7 @@ export class ManagedEndpoint {
       // ledger as an observation: it sees billing begin within one poll, and starts the run at the
       // idle look before it (the cautious start, docs/ledger.md).
       await this.#observe().catch(() => undefined);
-      const servable = await this.#servable(this.#live());
+      const servable = await this.#gate.servable(this.#live());
       if (servable !== undefined)
         return "url" in servable ? { ok: true, url: servable.url } : { ok: false, ...servable };
       const budget = this.budgetRefusal();
@@ -364,7 +361,7 @@ export class ManagedEndpoint {
             code: "cold_start_timeout",
             message:
               `rented node ${this.name} did not come up within its cold-start budget` +
-              (this.#notServing === undefined ? "" : ` (${this.#notServing})`),
+              (this.#gate.notServing === undefined ? "" : ` (${this.#gate.notServing})`),
             node: this.name,
           },
         };
@@ -511,54 +508,19 @@ export class ManagedEndpoint {
   }
 
   /**
-   * Whether a request may use the live spell now: HF says it runs and its engine was seen listing the
-   * model on `/v1/models` (an image that serves no `/v1` never is), or answers 503 there (loading, or
-   * scaled to zero: the request itself wakes it, and a 503 to it is waited out within its budget). A
-   * scaled-to-zero endpoint passes; a refused token ends the wait at once.
-   */
-  async #servable(live: DeploymentRecord | undefined): Promise<Servable> {
-    const observed = live?.observed;
-    if (live === undefined || observed?.address === undefined || observed.status === "paused")
-      return undefined;
-    const address = observed.address;
-    if (observed.status === "scaledToZero" || this.#servingSpell === live.id) return { url: address };
-    if (observed.status !== "running") return undefined;
-    const models = [...new Set([observed.servedModel, ...this.#o.config.models])].filter(
-      (m): m is string => m !== undefined,
-    );
-    const check = await (this.#serveCheck ??= this.#o.servesModel(address, models).finally(() => {
-      this.#serveCheck = undefined;
-    }));
-    if (check.serves) {
-      this.#servingSpell = live.id;
-      this.#notServing = undefined;
-      return { url: address };
-    }
-    this.#notServing = check.why;
-    if (check.refused !== undefined)
-      return {
-        error: this.#error("credential_rejected", credentialRejectedReason(this.#o.config, check.refused)),
-      };
-    return check.warming === true ? { url: address } : undefined;
-  }
-
-  /**
    * A spell billing for `startup_deadline_min` without ever serving its model is paused through the
    * contract (the obligation closes on evidence), and a request does not wake it again: that would
    * bill another deadline for nothing. `pair rented resume` tries again.
    */
   async #stopIfNeverServed(live: DeploymentRecord): Promise<boolean> {
-    const status = live.observed?.status;
-    if (live.phase !== "Active" || status === "paused" || status === "scaledToZero") return false;
-    if (status === "running") await this.#servable(live);
-    if (this.#servingSpell === live.id) return false;
-    const since = Math.max(live.intent?.sentAtMs ?? live.declaredAtMs, this.#openedAtMs);
     const deadlineMs = this.#o.config.lifecycle.startupDeadlineMs;
-    if (this.#o.clock.now().wallMs - since < deadlineMs) return false;
+    const unserved = await this.#gate.unservedMs(live, this.#o.clock.now().wallMs);
+    if (unserved === undefined || unserved < deadlineMs) return false;
+    const status = live.observed?.status;
     this.#pausedBy = "unhealthy";
     this.#lastError =
       `it billed ${Math.round(deadlineMs / 60_000)} min (lifecycle.startup_deadline_min) without serving ` +
-      `its model on /v1/models (${this.#notServing ?? `still ${status ?? "starting"}`}): paused; its ` +
+      `its model on /v1/models (${this.#gate.notServing ?? `still ${status ?? "starting"}`}): paused; its ` +
       "engine image may not serve the OpenAI API. Fix it on Hugging Face, then pair rented resume";
     this.#o.log(`rented node ${this.name}: ${this.#lastError}`);
     await this.#controller.requireStop(live.id, "unhealthy");
