@@ -69,27 +69,41 @@ describe("figures and targets", () => {
     expect(m.errors).toBe(1);
   });
 
-  it("passes the local route within the targets and misses it outside them", () => {
-    const cells = (local: Partial<LoadFigures>, rss: number): Cell[] => [
-      { target: "direct", delayMs: 5, concurrency: 64, figures: fig({}), rssBytes: 0 },
-      { target: "local", delayMs: 5, concurrency: 64, figures: fig(local), rssBytes: 0 },
-      { target: "direct", delayMs: 0, concurrency: 64, figures: fig({ rps: 1000 }), rssBytes: 0 },
-      { target: "local", delayMs: 0, concurrency: 64, figures: fig({ rps: local.rps ?? 900 }), rssBytes: 0 },
-      { target: "local", delayMs: 5, concurrency: 256, figures: fig({}), rssBytes: rss },
+  it("judges each PAIR route by its ratio to the bare relays doing the same hops", () => {
+    const cell = (
+      target: Cell["target"],
+      delayMs: number,
+      c: number,
+      over: Partial<LoadFigures>,
+      rss = 0,
+    ): Cell => ({
+      target,
+      delayMs,
+      concurrency: c,
+      figures: fig(over),
+      rssBytes: rss,
+    });
+    const chunk = (p50: number, p99: number) => ({ firstChunk: { p50, p90: p50, p99 } });
+    const cells = (peer: Partial<LoadFigures>, localRss: number): Cell[] => [
+      cell("direct", 5, 64, chunk(1, 5)),
+      cell("bare-peer", 5, 64, chunk(3, 15)),
+      cell("peer", 5, 64, peer),
+      cell("direct", 0, 256, { ...chunk(1, 5), rps: 1000 }),
+      cell("bare", 0, 256, { ...chunk(1.05, 4), rps: 900 }, 100 * 2 ** 20),
+      cell("local", 0, 256, { ...chunk(1.1, 5.1), rps: 860 }, localRss),
     ];
-    const good = evaluateCompare(
-      cells({ firstChunk: { p50: 1.5, p90: 3, p99: 8 }, total: { p50: 322, p90: 0, p99: 0 } }, 100 * 2 ** 20),
-    );
-    expect(good.every((c) => c.met)).toBe(true);
-    const bad = evaluateCompare(
-      cells({ firstChunk: { p50: 3, p90: 3, p99: 20 }, readsPerRequest: 30, rps: 700 }, 200 * 2 ** 20),
-    );
-    expect(bad.filter((c) => !c.met).map((c) => c.name)).toEqual([
-      "local, 5 ms, 64 streams: added first chunk p50",
-      "local, 5 ms, 64 streams: added first chunk p99",
-      "local, 0 ms, 64 streams: requests/s vs direct",
-      "local, 5 ms, 64 streams: reads per request (no coalescing: as many as direct)",
-      "local node RSS at 256 streams",
+    // Peer: added 2.4 / 14 ms against the baseline's 2 / 10 (1.2×, 1.4×). Local: the baseline's added
+    // 0.05 / −1 ms count as the 0.1 ms floor, so PAIR's 0.1 / 0.1 ms are 1×.
+    const good = evaluateCompare(cells({ ...chunk(3.4, 19), rps: 100 }, 125 * 2 ** 20));
+    expect(good.map((c) => [c.name, c.measured, c.met])).toEqual([
+      ["local, 0 ms, 256 streams: × minimal Node proxy", "1.00× / 1.00×, 0.96×", true],
+      ["peer, 5 ms, 64 streams: × two bare relays (mTLS, HTTP/2)", "1.20× / 1.40×, 1.00×", true],
+      ["local node RSS at 256 streams × the minimal Node proxy's", "125 / 100 MB = 1.25×", true],
+    ]);
+    const bad = evaluateCompare(cells({ ...chunk(3.5, 21), rps: 94 }, 126 * 2 ** 20));
+    expect(bad.filter((c) => !c.met).map((c) => c.measured)).toEqual([
+      "1.25× / 1.60×, 0.94× (missed: p50, p99, req/s)",
+      "126 / 100 MB = 1.26×",
     ]);
   });
 });

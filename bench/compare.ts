@@ -1,10 +1,11 @@
 /**
- * The comparison benchmark (issue 13), `npm run bench`: a streamed chat completion against the
- * engine emulator directly (the limit), through nginx (`proxy_buffering off`), through a minimal
- * hand-written Node proxy, and through PAIR — local route, peer hop (node A → node B over mTLS) and
- * rented route (node → HTTPS + bearer to an emulator attached as an openai-compatible rented node) —
- * at 1, 16, 64 and 256 concurrent streams with 5 ms and 0 ms per token, in interleaved rounds.
- * Each process runs alone (engines, the local route's node, node B, node A, bare relay, nginx, load
+ * The comparison benchmark, `npm run bench`: a streamed chat completion against the engine emulator
+ * directly (the limit), through nginx (`proxy_buffering off`), and through PAIR — local route, peer hop
+ * (node A → node B over mTLS) and rented route (node → HTTPS + bearer to an emulator attached as an
+ * openai-compatible rented node) — each beside its baseline, the same hops done by bare relays
+ * (bare-baselines.ts), at 1, 16, 64 and 256 concurrent streams with 5 ms and 0 ms per token, in
+ * interleaved rounds.
+ * Each process runs alone (engines, the local route's node, node B, node A, bare relays, nginx, load
  * generator); all listen on 127.0.0.1 and are stopped at the end, on a signal, or by the watchdog.
  *
  *   npm run bench -- [--quick] [--rounds 3] [--write] [--no-nginx] [--max-seconds 1500]
@@ -22,7 +23,7 @@ import { parseArgs } from "node:util";
 import { createTestCa } from "@pair/testkit";
 import { checkRunsAndSeconds, guardChildren } from "./bench-setup.js";
 import { forkChild, type BenchChild } from "./child-protocol.js";
-import type { BareProxyArg, BareProxyReady } from "./bare-proxy-child.js";
+import { bareUrl, startBareBaselines } from "./bare-baselines.js";
 import {
   evaluateCompare,
   renderCompare,
@@ -244,17 +245,18 @@ async function main(): Promise<void> {
       3 * MEMBERSHIP_REFRESH_MS,
     );
     const routes = Object.fromEntries(DELAYS.map((d) => [`d${d}`, engineUrl(model(d, false))]));
-    const bare = await forkChild({
-      name: "bare-proxy",
-      script: resolve(HERE, "bare-proxy-child.ts"),
-      arg: { routes } satisfies BareProxyArg,
+    const bases = await startBareBaselines({
+      routes,
+      rented: { route: "d5", origin: engineUrl(model(5, true)), caPem: ca.certPem, token },
+      children,
+      here: HERE,
       cwd: ROOT,
     });
-    children.push(bare);
     if (nginxBinary !== undefined) nginx = await startNginx(nginxBinary, routes);
     const nginxVersion = nginx?.version;
     log(
-      `engines pid ${engine.pid}, local node ${local.pid}, node B ${b.pid}, node A ${a.pid}, bare ${bare.pid}` +
+      `engines pid ${engine.pid}, local node ${local.pid}, node B ${b.pid}, node A ${a.pid}, ` +
+        `bare ${bases.bare.pid}, bare peer ${bases.peerNear.pid} → ${bases.peerFar.pid}, bare rented ${bases.rented.pid}` +
         (nginx ? `, nginx ${nginx.pid} (${nginx.version})` : ""),
     );
 
@@ -274,10 +276,22 @@ async function main(): Promise<void> {
         pids: [engine.pid],
       },
       bare: {
-        target: plain("bare", (bare.ready as BareProxyReady).url),
+        target: plain("bare", bareUrl(bases.bare)),
         body: (d) => chatBody(model(d, false), TOKENS),
         path: (d) => `/d${d}${chat}`,
-        pids: [bare.pid],
+        pids: [bases.bare.pid],
+      },
+      "bare-peer": {
+        target: plain("bare-peer", bareUrl(bases.peerNear)),
+        body: (d) => chatBody(model(d, false), TOKENS),
+        path: (d) => `/d${d}${chat}`,
+        pids: [bases.peerNear.pid, bases.peerFar.pid],
+      },
+      "bare-rented": {
+        target: plain("bare-rented", bareUrl(bases.rented)),
+        body: () => chatBody(model(5, true), TOKENS),
+        path: () => `/d5${chat}`,
+        pids: [bases.rented.pid],
       },
       local: {
         target: plain("node", (local.ready as NodeChildReady).url, {
@@ -337,7 +351,8 @@ async function main(): Promise<void> {
           : { requestsPerWorker: warm ? 1 : plan.perWorker[c], staggerMs: TOKENS * delayMs }),
       });
     };
-    const skip = (name: TargetName, delayMs: number) => name === "rented" && delayMs === 0;
+    const skip = (name: TargetName, delayMs: number) =>
+      (name === "rented" || name === "bare-rented") && delayMs === 0;
 
     log(`warm-up: every target, 64 streams at each delay`);
     for (const name of names) for (const d of delays) if (!skip(name, d)) await load(name, d, 64, true);
@@ -349,7 +364,10 @@ async function main(): Promise<void> {
       ["node (local route)", local.pid],
       ["node B", b.pid],
       ["node A", a.pid],
-      ["minimal Node proxy", bare.pid],
+      ["minimal Node proxy", bases.bare.pid],
+      ["bare peer near", bases.peerNear.pid],
+      ["bare peer far", bases.peerFar.pid],
+      ["bare rented relay", bases.rented.pid],
       ...(nginx ? ([["nginx", nginx.pid]] as [string, number][]) : []),
     ];
     for (let r = 0; r < plan.rounds; r++) {

@@ -11,7 +11,7 @@ import { Agent, request, type IncomingHttpHeaders } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 
 export interface Target {
-  readonly label: "direct" | "bare" | "node" | "via-peer" | "nginx" | "rented";
+  readonly label: "direct" | "bare" | "bare-peer" | "bare-rented" | "node" | "via-peer" | "nginx" | "rented";
   readonly host: string;
   readonly port: number;
   /** Path of the chat-completions route on this target. */

@@ -37,6 +37,8 @@ export interface NodeChildArg {
   readonly historyOnThread?: boolean;
   /** `false`: no idle collector (the node's default runs one: packages/node/src/memory/). */
   readonly idleCollect?: false;
+  /** Batch lines in flight at once (the node's default otherwise). */
+  readonly batchLines?: number;
   readonly rented?: {
     /** `https://127.0.0.1:PORT/v1` */
     readonly baseUrl: string;
@@ -107,6 +109,7 @@ try {
     ...(arg.membershipRefreshMs === undefined ? {} : { membership: { refreshMs: arg.membershipRefreshMs } }),
     ...(arg.historyOnThread === undefined ? {} : { historyOnThread: arg.historyOnThread }),
     ...(arg.idleCollect === false ? { idleCollect: false } : {}),
+    ...(arg.batchLines === undefined ? {} : { batchLines: arg.batchLines }),
   });
   const deadline = performance.now() + INVENTORY_WAIT_MS;
   while (!arg.engines.every((e) => node.inventory.models().has(e.model))) {

@@ -14,12 +14,12 @@
  * Must not know: what B serves, the load, the report.
  */
 
-import { connect as http2Connect, constants as h2, type ClientHttp2Session } from "node:http2";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createSecureContext } from "node:tls";
 import { Agent, Client, type Dispatcher } from "undici";
 import { pinnedServerIdentity } from "../packages/node/src/cluster/peer-client.js";
+import { openUpstream } from "./bare-relay.js";
 import { childArg, serveParent } from "./child-protocol.js";
 import { PEER_HTTP_VERSION_HEADER, type Transport } from "./peer-transport-report.js";
 
@@ -67,19 +67,21 @@ const dispatcher: Dispatcher | undefined =
         })
       : undefined;
 
-let session: ClientHttp2Session | undefined;
-/** The node:http2 session to B, opened again if it went away. */
-function http2Session(): ClientHttp2Session {
-  if (session === undefined || session.closed || session.destroyed) {
-    const s = http2Connect(origin, { secureContext, checkServerIdentity });
-    s.on("error", (error: Error) =>
-      console.error(`peer-transport relay: HTTP/2 session to B: ${error.message}`),
-    );
-    s.unref();
-    session = s;
-  }
-  return session;
-}
+/** h2-node: the bare relay's HTTP/2 upstream (bare-relay.ts), one session as PAIR's peer link keeps. */
+const http2Upstream =
+  arg.transport === "h2-node"
+    ? openUpstream(
+        {
+          kind: "h2-mtls",
+          origin,
+          certPem: arg.certPem,
+          keyPem: arg.keyPem,
+          serverCertPem: arg.serverCertPem,
+          serverFingerprint: arg.serverFingerprint,
+        },
+        [VERSION],
+      )
+    : undefined;
 
 function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -145,32 +147,6 @@ function relayUndici(d: Dispatcher, path: string, body: Buffer, res: ServerRespo
   );
 }
 
-function relayHttp2(path: string, body: Buffer, res: ServerResponse): void {
-  const stream = http2Session().request({
-    [h2.HTTP2_HEADER_METHOD]: "POST",
-    [h2.HTTP2_HEADER_PATH]: path,
-    [h2.HTTP2_HEADER_CONTENT_TYPE]: "application/json",
-  });
-  res.once("close", () => {
-    if (!res.writableFinished && !stream.closed) stream.close(h2.NGHTTP2_CANCEL);
-  });
-  res.on("drain", () => stream.resume());
-  // The body is read only once the headers are written: node:http2 emits 'response' on the next
-  // tick, and a DATA frame that came in the same read as the HEADERS could otherwise come first.
-  stream.once("response", (headers) => {
-    res.writeHead(Number(headers[h2.HTTP2_HEADER_STATUS]), {
-      "content-type": String(headers[h2.HTTP2_HEADER_CONTENT_TYPE] ?? ""),
-      [VERSION]: String(headers[VERSION] ?? ""),
-    });
-    stream.on("data", (chunk: Buffer) => {
-      if (!res.write(chunk)) stream.pause();
-    });
-    stream.once("end", () => res.end());
-  });
-  stream.once("error", (error: Error) => res.destroy(error));
-  stream.end(body);
-}
-
 const server = createServer((req, res) => {
   if (req.method === "GET" && req.url === "/health") {
     res.writeHead(200, { "content-type": "text/plain" }).end("ok");
@@ -184,7 +160,11 @@ const server = createServer((req, res) => {
     (body) => {
       try {
         if (dispatcher !== undefined) relayUndici(dispatcher, CHAT_PATH, body, res);
-        else relayHttp2(CHAT_PATH, body, res);
+        else
+          http2Upstream?.relay(
+            { method: "POST", path: CHAT_PATH, body, contentType: "application/json" },
+            res,
+          );
       } catch (error) {
         // e.g. a request on an HTTP/2 session that failed meanwhile: this stream fails, not A.
         res.destroy(error instanceof Error ? error : new Error(String(error)));
@@ -199,6 +179,6 @@ const ready: PeerRelayChildReady = { port: (server.address() as AddressInfo).por
 serveParent(ready, async () => {
   server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  session?.destroy();
+  await http2Upstream?.close();
   await dispatcher?.destroy();
 });

@@ -6,13 +6,18 @@ export async function submitChatBatch(
   model: string,
   lines: number,
   customId: (i: number) => string = (i) => `q${i}`,
+  maxTokens?: number,
 ): Promise<string> {
   const text = Array.from({ length: lines }, (_, i) =>
     JSON.stringify({
       custom_id: customId(i),
       method: "POST",
       url: "/v1/chat/completions",
-      body: { model, messages: [{ role: "user", content: `question ${i}` }] },
+      body: {
+        model,
+        messages: [{ role: "user", content: `question ${i}` }],
+        ...(maxTokens === undefined ? {} : { max_tokens: maxTokens }),
+      },
     }),
   ).join("\n");
   const form = new FormData();
