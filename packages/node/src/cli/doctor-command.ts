@@ -1,6 +1,6 @@
 /**
  * `pair doctor`: runs every check of doctor/doctor-checks.ts against this machine and the config,
- * prints each with the command that fixes it, and exits 0 only when none failed.
+ * prints each with the command that fixes it, and exits 0 only when all is well (no failure, no warning).
  * Must not know: what each check looks at (doctor-checks.ts).
  */
 
@@ -52,7 +52,7 @@ Checks, and for each problem prints the command that fixes it:
   budget NAME       every rented node PAIR starts (billed) has a cap (unlimited: a warning)
   peer NAME         the running node's paired peers are up (skipped when no node runs)
   clock NAME        each up peer's clock is within 2 s of this node's (a warning), 5 min (a failure)
-Exit status 0 when no check failed (warnings allowed), 1 otherwise.
+Exit status 0 only when all is well (every check ok or skipped), 1 when one failed or warned.
 --json prints [{"check", "status" (ok|warn|fail|skip), "detail", "fix"}].
 
 Options:
@@ -119,7 +119,21 @@ Options:
       io.stdout(`${lines.join("\n")}\n`);
       const fixes = results.filter((r) => r.fix !== null && r.status !== "ok");
       if (fixes.length > 0) io.stdout(`\nTo fix:\n${fixes.map((r) => `  ${r.check}: ${r.fix}\n`).join("")}`);
+      io.stdout(`\n${verdict(results)}\n`);
     }
-    return results.some((r) => r.status === "fail") ? EXIT_FAILURE : EXIT_OK;
+    return results.some((r) => r.status === "fail" || r.status === "warn") ? EXIT_FAILURE : EXIT_OK;
   },
 };
+
+/** The last line: all well, or how many checks failed and warned (either makes the exit status 1). */
+function verdict(results: readonly CheckResult[]): string {
+  const count = (status: CheckResult["status"]) => results.filter((r) => r.status === status).length;
+  const failed = count("fail");
+  const warned = count("warn");
+  if (failed === 0 && warned === 0) return "All well.";
+  const parts = [
+    failed === 0 ? "" : `${failed} failed`,
+    warned === 0 ? "" : `${warned} warning${warned === 1 ? "" : "s"}`,
+  ].filter(Boolean);
+  return `${parts.join(", ")}: fix ${failed + warned === 1 ? "it" : "them"} and run pair doctor again.`;
+}

@@ -1,6 +1,8 @@
 // `pair doctor`: each check against the situations it names (probes stand in for the machine), and
 // the command against a real loopback Ollama emulator that holds the client port.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -223,6 +225,40 @@ describe("pair doctor on this machine", () => {
       expect(text.stdout).toContain("To fix:\n");
     } finally {
       await ollama.close();
+    }
+  });
+
+  const configFor = (listenPort: string, engineUrl: string) => {
+    const file = join(dir, "pair.yaml");
+    mkdirSync(join(dir, "data"), { mode: 0o700 });
+    writeFileSync(
+      file,
+      `node:\n  listen: 127.0.0.1:${listenPort}\n  data_dir: ${join(dir, "data")}\n` +
+        `engines:\n  - { name: o, api: ollama, base_url: '${engineUrl}' }\n`,
+    );
+    return file;
+  };
+
+  it("exits 0 only when all is well, and 1 on a warning alone", async () => {
+    const engine = await startEngineEmulator({ api: "ollama", name: "o", models: [{ name: "m" }] });
+    // What a running node answers on its client port (the check reads only the root's text).
+    const node = createServer((_req, res) => res.end("PAIR is running\n"));
+    await new Promise<void>((done) => node.listen(0, "127.0.0.1", done));
+    try {
+      const port = String((node.address() as AddressInfo).port);
+      const well = await runCli(["doctor", "--config", configFor(port, engine.url)]);
+      expect(well.stdout).toMatch(/^client port +OK /m);
+      expect(well.stdout.trimEnd().split("\n").at(-1)).toBe("All well.");
+      expect(well.code).toBe(0);
+      // No node on the client port: a warning, and the exit status says so.
+      await new Promise<void>((done) => node.close(() => done()));
+      const warned = await runCli(["doctor", "--config", join(dir, "pair.yaml")]);
+      expect(warned.stdout).toMatch(/^client port +WARN +nothing answers/m);
+      expect(warned.stdout.trimEnd().split("\n").at(-1)).toBe("1 warning: fix it and run pair doctor again.");
+      expect(warned.code).toBe(1);
+    } finally {
+      node.close();
+      await engine.close();
     }
   });
 });
