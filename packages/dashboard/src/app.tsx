@@ -22,7 +22,7 @@ import {
   signOut,
   stateHistory,
 } from "./api.js";
-import { formatTime } from "./format.js";
+import { contextWindows, formatTime } from "./format.js";
 import { pollInterval, useLiveEvents, type Live } from "./live.js";
 import { parseRoute, routeHref, type Route } from "./route.js";
 import { spendSummary } from "./spend-summary.js";
@@ -36,6 +36,7 @@ import { NodesView } from "./views/nodes-view.js";
 import type {
   BatchList,
   HardwareOffer,
+  ModelRow,
   NodeRow,
   RentedAccount,
   SessionInfo,
@@ -150,6 +151,12 @@ function Current(props: {
 function NodesScreen({ route, me, live, onSignedOut }: Parameters<typeof Current>[0]) {
   const every = pollInterval(live);
   const nodes = usePoll(() => get<NodeRow[]>("/pair/v1/nodes"), [live.seen.nodes, live.seen.rented], every);
+  const models = usePoll(
+    () => get<ModelRow[]>("/pair/v1/models"),
+    [live.seen.nodes, live.seen.rented],
+    every,
+  );
+  const windows = contextWindows(models.data);
   const detail = route.view === "node" ? route.name : undefined;
   // The caps of this node's own rented nodes: the detail's facts and the overview's sums.
   const sponsored = usePoll(() => get<SponsoredNode[]>("/pair/v1/rented"), [live.seen.rented], every);
@@ -201,6 +208,7 @@ function NodesScreen({ route, me, live, onSignedOut }: Parameters<typeof Current
   useSignedOut(nodes.error, onSignedOut);
   const reload = () => {
     nodes.reload();
+    models.reload();
     sponsored.reload();
     history.reload();
     spend.reload();
@@ -217,6 +225,7 @@ function NodesScreen({ route, me, live, onSignedOut }: Parameters<typeof Current
             history={history.data}
             spend={spend.data}
             actions={{ setShare, setPolicy, lifecycle, reset: resetRented }}
+            windows={windows}
             nowMs={nowMs}
             refresh={reload}
           />
@@ -225,6 +234,7 @@ function NodesScreen({ route, me, live, onSignedOut }: Parameters<typeof Current
             nodes={rows}
             summary={spendSummary(rows, sponsored.data, today.data, nowMs)}
             spend={overviewSpend.data}
+            windows={windows}
           />
         )
       }

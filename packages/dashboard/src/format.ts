@@ -3,6 +3,8 @@
  * Must not know: the DOM, where the values come from.
  */
 
+import type { ModelRow } from "./wire.js";
+
 /** `1.2 s`, `3 min 05 s`, `2 h 03 min`. */
 export function formatDuration(ms: number | null): string {
   if (ms === null || !Number.isFinite(ms) || ms < 0) return "—";
@@ -114,4 +116,35 @@ export function reasonBadgeText(reason: string): string {
   if (known !== undefined) return known;
   const words = head.replace(/_/g, " ");
   return words.length <= 24 ? words : `${words.slice(0, 23)}…`;
+}
+
+/** A context window in tokens, short: 32768 → "32k", 4000 → "4,000". */
+export function formatTokens(n: number): string {
+  return n >= 1024 && n % 1024 === 0 ? `${n / 1024}k` : n.toLocaleString("en-US");
+}
+
+/** Node → model → context window, from `/pair/v1/models`. */
+export type ContextWindows = ReadonlyMap<string, ReadonlyMap<string, number>>;
+
+export function contextWindows(rows: readonly ModelRow[] | undefined): ContextWindows {
+  const byNode = new Map<string, Map<string, number>>();
+  for (const row of rows ?? [])
+    for (const [node, tokens] of Object.entries(row.context_tokens ?? {})) {
+      const models = byNode.get(node) ?? new Map<string, number>();
+      models.set(row.model, tokens);
+      byNode.set(node, models);
+    }
+  return byNode;
+}
+
+/** A node's models, each with its context window where the node published one. */
+export function formatModels(models: readonly string[], node: string, windows: ContextWindows): string {
+  if (models.length === 0) return "none";
+  const known = windows.get(node);
+  return models
+    .map((m) => {
+      const tokens = known?.get(m);
+      return tokens === undefined ? m : `${m} (${formatTokens(tokens)} context)`;
+    })
+    .join(", ");
 }

@@ -45,6 +45,14 @@ export interface RentedRow {
 
 export type NodeRow = SelfOrPeerRow | RentedRow;
 
+/** One model of the cluster (`GET /pair/v1/models`, as `pair models --json`). */
+export interface ModelRow {
+  readonly model: string;
+  readonly nodes: readonly string[];
+  /** Each node's context window for the model, in tokens, where known (absent from older nodes). */
+  readonly context_tokens?: Readonly<Record<string, number>>;
+}
+
 /** A rented node as its sponsor's admin API shows it (`GET /pair/v1/rented`). */
 export interface SponsoredNode {
   readonly name: string;

@@ -5,7 +5,7 @@
  */
 
 import { KindLabel, StateBadge } from "../badges.js";
-import { formatLoad, formatTime } from "../format.js";
+import { formatLoad, formatModels, formatTime, type ContextWindows } from "../format.js";
 import type { NodeRow, SpendSeries, SponsoredNode, StateChange } from "../wire.js";
 import { Fact, RentedDetail, type RentedActions } from "./rented-detail.js";
 
@@ -14,6 +14,8 @@ export type { RentedActions } from "./rented-detail.js";
 export interface NodeDetailProps {
   readonly name: string;
   readonly nodes: readonly NodeRow[];
+  /** Each node's context window per model (`/pair/v1/models`). */
+  readonly windows: ContextWindows;
   /** This node's name: a rented node it sponsors gets actions. */
   readonly selfName: string;
   /** The rented nodes this node sponsors (GET /pair/v1/rented). */
@@ -48,6 +50,7 @@ export function NodeDetailView(props: NodeDetailProps) {
           history={node.sponsor === props.selfName ? props.history : undefined}
           spend={node.sponsor === props.selfName ? props.spend : undefined}
           actions={props.actions}
+          windows={props.windows}
           nowMs={props.nowMs}
           refresh={props.refresh}
         />
@@ -60,7 +63,7 @@ export function NodeDetailView(props: NodeDetailProps) {
             <StateBadge state={node.state} />
           </Fact>
           <Fact term="Load">{formatLoad(node.in_flight, node.capacity)} requests</Fact>
-          <Fact term="Models">{node.models.length === 0 ? "none" : node.models.join(", ")}</Fact>
+          <Fact term="Models">{formatModels(node.models, node.name, props.windows)}</Fact>
           <Fact term="Last answered">{formatTime(node.last_seen)}</Fact>
           {node.address === undefined ? null : <Fact term="Cluster address">{node.address}</Fact>}
           {node.last_error === undefined ? null : <Fact term="Last error">{node.last_error}</Fact>}

@@ -6,7 +6,7 @@
  */
 
 import { KindLabel, StateBadge, TakesRequests } from "../badges.js";
-import { formatHourly, formatLoad, providerName } from "../format.js";
+import { formatHourly, formatLoad, formatModels, providerName, type ContextWindows } from "../format.js";
 import { routeHref } from "../route.js";
 import type { SpendSummary } from "../spend-summary.js";
 import type { NodeRow, SpendSeries } from "../wire.js";
@@ -16,8 +16,11 @@ export function NodesView({
   nodes,
   summary,
   spend,
+  windows,
 }: {
   readonly nodes: readonly NodeRow[];
+  /** Each node's context window per model (`/pair/v1/models`). */
+  readonly windows: ContextWindows;
   readonly summary?: SpendSummary;
   /** This node's managed rented nodes' billed spend over the last 24 h and 30 days. */
   readonly spend?: readonly SpendSeries[] | undefined;
@@ -65,7 +68,7 @@ export function NodesView({
                 {n.kind === "rented" ? `${providerName(n.provider)} · via ${n.sponsor}` : "on the LAN"}
               </td>
               <td data-label="Price">{n.kind === "rented" ? formatHourly(n.usd_per_hour) : "—"}</td>
-              <td data-label="Models">{n.models.length === 0 ? "none" : n.models.join(", ")}</td>
+              <td data-label="Models">{formatModels(n.models, n.name, windows)}</td>
               <td data-label="Load">{n.kind === "rented" ? "—" : formatLoad(n.in_flight, n.capacity)}</td>
               <td data-label="Shared">{n.kind === "rented" ? (n.shared ? "shared" : "not shared") : "—"}</td>
               <td data-label="Policy">{n.kind === "rented" ? n.policy : "—"}</td>

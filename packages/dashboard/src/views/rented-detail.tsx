@@ -16,8 +16,10 @@ import { ConfirmDialog } from "../confirm-dialog.js";
 import {
   formatDuration,
   formatHourly,
+  formatModels,
   formatTime,
   providerName,
+  type ContextWindows,
   stateText,
   withReadableTimes,
 } from "../format.js";
@@ -51,6 +53,8 @@ export interface RentedDetailProps {
   /** Billed spend over the last 24 h and 30 days, from the sponsor's ledger (managed nodes). */
   readonly spend?: readonly SpendSeries[] | undefined;
   readonly actions: RentedActions;
+  /** Each node's context window per model (`/pair/v1/models`). */
+  readonly windows: ContextWindows;
   readonly nowMs: number;
   /** Ask the node again now (after a change). */
   readonly refresh: () => void;
@@ -84,7 +88,7 @@ export function RentedDetail(props: RentedDetailProps) {
         <Fact term="Sponsor">{own ? `${node.sponsor} (this node)` : node.sponsor}</Fact>
         <Fact term="GPU">{node.gpu ?? "—"}</Fact>
         <Fact term="Price">{formatHourly(managed?.usd_per_hour ?? node.usd_per_hour)}</Fact>
-        <Fact term="Models">{node.models.length === 0 ? "none" : node.models.join(", ")}</Fact>
+        <Fact term="Models">{formatModels(node.models, node.name, props.windows)}</Fact>
         <Fact term="Shared with the cluster">{node.shared ? "yes" : "no"}</Fact>
         <Fact term="Routing policy">{node.policy}</Fact>
         {managed === null ? null : (

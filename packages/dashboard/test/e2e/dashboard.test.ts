@@ -87,6 +87,9 @@ describe("the dashboard in a browser", () => {
     expect(rented).toMatch(/when-no-local-node/);
     expect(await row("sponsor").innerText()).toMatch(/this node/);
     await poll(() => row("laptop").innerText()).toMatch(/peer[\s\S]*up[\s\S]*qwen2\.5:7b/);
+    // The model's window as the peer published it: its Ollama emulator states 1,048,576 tokens, and
+    // PAIR raises num_ctx as far as a prompt needs (docs/context.md), so that is what the laptop holds.
+    await poll(() => row("laptop").innerText()).toMatch(/qwen2\.5:7b \(1024k context\)/);
     // The rented node's URL and token appear nowhere on the page.
     const html = await page.content();
     expect(html).not.toContain(cluster.rented.baseUrl);

@@ -1,9 +1,12 @@
 // The dashboard's pure parts: which view a URL fragment names, and how values read.
 import { describe, expect, it } from "vitest";
 import {
+  contextWindows,
   formatCost,
   formatDuration,
   formatHourly,
+  formatModels,
+  formatTokens,
   formatTime,
   stateText,
   stateTone,
@@ -57,6 +60,25 @@ describe("formats", () => {
     expect(formatDuration(3_300)).toBe("3.3 s");
     expect(formatDuration(125_000)).toBe("2 min 05 s");
     expect(formatDuration(7_380_000)).toBe("2 h 03 min");
+  });
+
+  it("context windows: short token counts, per node and model, only where published", () => {
+    expect([32_768, 131_072, 4_000, 8_192].map(formatTokens)).toEqual(["32k", "128k", "4,000", "8k"]);
+    const windows = contextWindows([
+      {
+        model: "qwen-7b",
+        nodes: ["laptop", "gpu-box"],
+        context_tokens: { laptop: 4_096, "gpu-box": 32_768 },
+      },
+      { model: "llama-70b", nodes: ["gpu-box", "old"] },
+    ]);
+    expect(formatModels(["qwen-7b", "llama-70b"], "gpu-box", windows)).toBe(
+      "qwen-7b (32k context), llama-70b",
+    );
+    expect(formatModels(["qwen-7b"], "laptop", windows)).toBe("qwen-7b (4k context)");
+    expect(formatModels(["llama-70b"], "old", windows)).toBe("llama-70b");
+    expect(formatModels([], "old", windows)).toBe("none");
+    expect(formatModels(["qwen-7b"], "laptop", contextWindows(undefined))).toBe("qwen-7b");
   });
 
   it("prices and costs", () => {
