@@ -7,7 +7,10 @@
  *    many resources, target ≤ 200 ms at 10,000 and linear;
  *  - ledger accrual: one Tick that bills a new minute on 1,000 open episodes;
  *  - history: event-loop time to hand a batch of 512 finished workloads to SQLite, written on the
- *    event loop (before) and posted to the writer thread (after).
+ *    event loop (before) and posted to the writer thread (after);
+ *  - context fit: what asking three candidates' windows costs a short prompt (the free bound only),
+ *    against a prompt near the windows (estimated once), and against parsing the request's JSON,
+ *    which every request pays anyway.
  *
  *   npm run bench:micro [-- --quick]
  *
@@ -32,6 +35,8 @@ import {
   type PeerUpstream,
   type PeerUpstreams,
 } from "../packages/node/src/server/upstreams.js";
+import { RequestFit } from "../packages/node/src/context/request-fit.js";
+import type { DialectRequests } from "../packages/node/src/dialects/index.js";
 import { median } from "./stats.js";
 
 const { values } = parseArgs({ options: { quick: { type: "boolean", default: false } }, strict: true });
@@ -194,12 +199,47 @@ function historyBatch(): string[] {
   }
 }
 
+function contextFit(): string[] {
+  const WINDOW = 8192;
+  const chat = (words: number) => ({
+    model: "m",
+    max_tokens: 256,
+    messages: [
+      { role: "system", content: "You are terse." },
+      { role: "user", content: Array.from({ length: words }, (_, i) => `word${i % 97}`).join(" ") },
+    ],
+  });
+  const candidates = ["a", "b", "c"];
+  const fitCost = (body: string) => {
+    const request = JSON.parse(body) as DialectRequests["/v1/chat/completions"];
+    const bytes = Buffer.byteLength(body);
+    let estimated = 0;
+    const ms = timeIt(20_000, () => {
+      const fit = new RequestFit("/v1/chat/completions", request, bytes);
+      for (const id of candidates) fit.holds(WINDOW, id, id);
+      if (fit.estimated !== undefined) estimated++;
+    });
+    return { ms, estimated: estimated > 0, bytes };
+  };
+  const shortBody = JSON.stringify(chat(30));
+  const nearBody = JSON.stringify(chat(3_000));
+  const parse = timeIt(20_000, () => JSON.parse(shortBody));
+  const short = fitCost(shortBody);
+  const near = fitCost(nearBody);
+  const us = (ms: number) => `${(ms * 1000).toFixed(2)} µs`;
+  return [
+    `| context fit, short prompt (${short.bytes} B, 3 candidates × ${WINDOW}-token windows; estimated: ${short.estimated ? "yes" : "no"}) | ${us(short.ms)} | ${(short.ms / parse).toFixed(2)}× parsing its JSON (${us(parse)}) | |`,
+    `| context fit, prompt near the windows (${near.bytes} B; estimated: ${near.estimated ? "yes" : "no"}) | ${us(near.ms)} | – | |`,
+  ];
+}
+
 const rows: string[] = [];
 for (const [name, run] of [
   ["routing", () => [routing()]],
   ["reconciliation", reconciliation],
   ["accrual", () => [accrual()]],
   ["history", historyBatch],
+  ["context fit", contextFit],
 ] as const) {
   try {
     rows.push(...run());
