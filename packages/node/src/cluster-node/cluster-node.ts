@@ -22,26 +22,22 @@ import {
   type PeerServerLimits,
   type PinnedPeer,
   type PinnedPeers,
-} from "../cluster/index.js";
-import { formatHostPort, type HostPort } from "../config/index.js";
-import {
   PinIssuer,
   pinAnnouncement,
   type PinAnnouncement,
   type PinIssuerOptions,
   type PinStatus,
   type RandomBytes,
-} from "../pairing/index.js";
-import { createPairingServer, type PairingServer, type PairingServerLimits } from "./pairing-server.js";
-import { joinByPin, type JoinError } from "./pairing-join.js";
-import { peerRoutes, type LocalInventory, type PeerRoutesOptions } from "./peer-routes.js";
-import {
   startDiscovery,
   type ClusterDiscoveryOptions,
   type DiscoveredNode,
   type Discovery,
   type DiscoveryEvent,
-} from "../discovery/index.js";
+} from "@pair/cluster";
+import { formatHostPort, type HostPort } from "../config/index.js";
+import { createPairingServer, type PairingServer, type PairingServerLimits } from "./pairing-server.js";
+import { joinByPin, type JoinError } from "./pairing-join.js";
+import { peerRoutes, type LocalInventory, type PeerRoutesOptions } from "./peer-routes.js";
 
 /** A pinned peer as the admin API shows it: never a key, not even the certificate. */
 export interface PeerJson {

@@ -18,7 +18,7 @@ import {
   PeerH2Dispatcher,
   type NodeIdentity,
   type PinnedPeer,
-} from "../cluster/index.js";
+} from "@pair/cluster";
 import type { RoutingUse } from "../config/index.js";
 import type { MemberView, PeerMembership } from "./peer-membership.js";
 import type { PeerChange } from "./peer-routes.js";

@@ -2,7 +2,7 @@
 // as before, carries the lower error as `cause`, and says whether a retry can help.
 import { describe, expect, it } from "vitest";
 import { ApiKeyError } from "../../src/auth/index.js";
-import { ClusterError } from "../../src/cluster/index.js";
+import { ClusterError } from "@pair/cluster";
 import { ConfigError } from "../../src/config/index.js";
 import { CredentialError } from "../../src/credentials/index.js";
 import { CodedError } from "../../src/errors/coded-error.js";
