@@ -1,4 +1,4 @@
-// The HTTP/2 link a node forwards client requests over (cluster/peer-h2.ts), against the real peer
+// The HTTP/2 link a node forwards client requests over (peers/peer-h2.ts), against the real peer
 // server (HTTP/1.1 and HTTP/2 by ALPN) with real pinned certificates: many streams share one
 // connection, chunks arrive one by one, the pin is enforced, a server without HTTP/2 gets HTTP/1.1,
 // and the failures carry the codes the forwarder tells apart.

@@ -3,7 +3,7 @@
  * both nodes' ids, names and certificate fingerprints, with explicit key confirmation; the PIN
  * issuer; and the strict wire messages. This is the pure protocol core: the transport (plain HTTP
  * on the cluster port, each hello carrying its sender's certificate), storage of pinned
- * certificates and the CLI are wired elsewhere (cluster-node/).
+ * certificates and the CLI are wired in the daemon (node's cluster-node/).
  * Must not know: sockets, TLS, storage, the wall clock, the CLI.
  */
 

@@ -2,7 +2,7 @@
  * Who takes part in a pairing: a node's id, its display name and the SHA-256 fingerprint of its
  * certificate. Here are the shapes the protocol accepts for each and the canonical fingerprint
  * spelling (64 lowercase hex digits) that is bound into the key exchange and returned for pinning.
- * Must not know: how ids are derived or certificates made (cluster/), sockets, storage.
+ * Must not know: how ids are derived or certificates made (peers/), sockets, storage.
  */
 
 /** A node as the pairing protocol names it. `fingerprint` is canonical (see `canonicalFingerprint`). */

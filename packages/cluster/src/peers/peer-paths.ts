@@ -1,6 +1,6 @@
 /**
  * The peer API's paths on the cluster port: what a paired node may ask of another over mTLS
- * (cluster-node/peer-routes.ts answers them; discovery and the peer links ask them).
+ * (the daemon's cluster-node/peer-routes.ts answers them; discovery and the peer links ask them).
  * Must not know: what is answered, pairing, TLS.
  */
 

@@ -3,8 +3,8 @@
  * (peers.json), the PIN it shows, and the cluster port — strict mTLS for peers, plain HTTP for the
  * pairing handshake only. Pinning and revoking re-sync the peer server at once, so a node just
  * paired is accepted on its very next mTLS request and a node unpaired loses its open connections.
- * Discovery (src/discovery/: mDNS and static peers), when asked for, starts once the port listens and
- * stops first, so its mDNS goodbye goes out while the node still answers.
+ * Discovery (@pair/cluster: mDNS and static peers), when asked for, starts once the port listens
+ * and stops first, so its mDNS goodbye goes out while the node still answers.
  * Must not know: the client API, the CLI, the config file (it is given what it needs).
  */
 
