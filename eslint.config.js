@@ -1,10 +1,13 @@
-// Lint: type-aware rules, import cycles, and the package layering of design.md enforced by tools.
+// Lint: type-aware rules, import cycles, and the package layering of docs/architecture.md enforced by tools.
 import tseslint from "typescript-eslint";
 import importX from "eslint-plugin-import-x";
 import { dirname, relative, resolve } from "node:path";
 import { folderGraph, folderOf, pathBetween } from "./scripts/folder-cycles.mjs";
 
-/** Which @pair packages each package may import (dependency direction: provision ← ledger ← adapters ← node). */
+/**
+ * Which @pair packages each package may import (dependency direction: provision ← ledger ← adapters
+ * ← node; dialects and cluster sit below node and never import it).
+ */
 const layers = {
   provision: [],
   ledger: ["provision"],
@@ -13,7 +16,9 @@ const layers = {
   emulators: [],
   huggingface: ["provision", "ledger"],
   runpod: ["provision", "ledger"],
-  node: ["provision", "ledger", "store", "huggingface", "runpod"],
+  dialects: [],
+  cluster: ["provision"],
+  node: ["provision", "ledger", "store", "huggingface", "runpod", "dialects", "cluster"],
   // `pair demo` reaches demo by a dynamic import (node/src/cli/demo-command.ts), which this rule
   // does not see; a static import of @pair/demo from node is refused.
   demo: ["huggingface", "emulators", "node"],
@@ -22,7 +27,7 @@ const layers = {
 const all = Object.keys(layers);
 
 /** Packages whose src/ folders must not import each other in a cycle (scripts/folder-cycles.mjs). */
-const acyclicFolders = ["node", "demo"];
+const acyclicFolders = ["node", "demo", "cluster", "dialects"];
 
 /** The folder graph of a package's src/, read once per lint run (a second's reuse in an editor). */
 const graphs = new Map();
@@ -143,7 +148,7 @@ export default tseslint.config(
               group: all
                 .filter((other) => other !== pkg && !layers[pkg].includes(other))
                 .map((other) => `@pair/${other}`),
-              message: `packages/${pkg} may import only: ${layers[pkg].map((l) => "@pair/" + l).join(", ") || "nothing of ours"} (design.md, dependency direction).`,
+              message: `packages/${pkg} may import only: ${layers[pkg].map((l) => "@pair/" + l).join(", ") || "nothing of ours"} (docs/architecture.md, dependency direction).`,
             },
             { group: ["@pair/*/*"], message: "No deep imports: use the package's index." },
             { group: ["../../*"], message: "No reaching into another package by path." },
@@ -156,7 +161,8 @@ export default tseslint.config(
     files: [
       "packages/provision/src/**/*.ts",
       "packages/ledger/src/**/*.ts",
-      "packages/node/src/pairing/**/*.ts",
+      "packages/cluster/src/pairing/**/*.ts",
+      "packages/dialects/src/**/*.ts",
     ],
     rules: { "no-restricted-syntax": ["error", ...pureCoreSyntax] },
   },

@@ -13,7 +13,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { loadOrCreateIdentity } from "../packages/node/src/cluster/identity.js";
+import { loadOrCreateIdentity } from "@pair/cluster";
 import type { BareProxyArg, BareProxyReady, BareRoute } from "./bare-proxy-child.js";
 import { forkChild, type BenchChild } from "./child-protocol.js";
 

@@ -3,7 +3,7 @@
  * relays one request to its upstream and pipes the reply back with backpressure, and does nothing
  * else. Three upstreams, one per transport PAIR uses: plain HTTP (a local engine), HTTPS with a bearer
  * token and a trusted CA (a rented node), and mutual TLS 1.3 over one HTTP/2 session with the far end's
- * certificate pinned by fingerprint (a peer, as `packages/node/src/cluster/peer-h2.ts` reaches one).
+ * certificate pinned by fingerprint (a peer, as `packages/cluster/src/peers/peer-h2.ts` reaches one).
  * Must not know: PAIR's routing, the load, the report.
  */
 
@@ -17,7 +17,7 @@ import {
 import type { OutgoingHttpHeaders } from "node:http";
 import { createSecureContext } from "node:tls";
 import { Agent } from "undici";
-import { pinnedServerIdentity } from "../packages/node/src/cluster/peer-client.js";
+import { pinnedServerIdentity } from "@pair/cluster";
 
 /** Both node:http's and node:http2's compatibility response objects. */
 export interface RelayResponse {

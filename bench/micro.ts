@@ -36,7 +36,7 @@ import {
   type PeerUpstreams,
 } from "../packages/node/src/server/upstreams.js";
 import { RequestFit } from "../packages/node/src/context/request-fit.js";
-import type { DialectRequests } from "../packages/node/src/dialects/index.js";
+import type { DialectRequests } from "@pair/dialects";
 import { median } from "./stats.js";
 
 const { values } = parseArgs({ options: { quick: { type: "boolean", default: false } }, strict: true });

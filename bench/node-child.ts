@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { getHeapSpaceStatistics } from "node:v8";
 import { Session } from "node:inspector/promises";
-import { Redacted } from "../packages/node/src/cluster/index.js";
+import { Redacted } from "@pair/cluster";
 import { parseConfig } from "../packages/node/src/config/index.js";
 import { startNode, type RunningNode } from "../packages/node/src/node.js";
 import { childArg, serveParent } from "./child-protocol.js";

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadOrCreateIdentity, type NodeIdentity } from "../packages/node/src/cluster/identity.js";
+import { loadOrCreateIdentity, type NodeIdentity } from "@pair/cluster";
 import { forkChild, type BenchChild } from "./child-protocol.js";
 import { runLoad } from "./load-generator.js";
 import { chatBody } from "./measure.js";

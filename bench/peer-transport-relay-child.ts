@@ -18,7 +18,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { createSecureContext } from "node:tls";
 import { Agent, Client, type Dispatcher } from "undici";
-import { pinnedServerIdentity } from "../packages/node/src/cluster/peer-client.js";
+import { pinnedServerIdentity } from "@pair/cluster";
 import { openUpstream } from "./bare-relay.js";
 import { childArg, serveParent } from "./child-protocol.js";
 import { PEER_HTTP_VERSION_HEADER, type Transport } from "./peer-transport-report.js";

@@ -23,7 +23,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadOrCreateIdentity, type NodeIdentity } from "../packages/node/src/cluster/identity.js";
+import { loadOrCreateIdentity, type NodeIdentity } from "@pair/cluster";
 import { guardChildren } from "./bench-setup.js";
 import { forkChild, type BenchChild, type ResourceSample } from "./child-protocol.js";
 import { runLoad, type LoadResult, type Target } from "./load-generator.js";

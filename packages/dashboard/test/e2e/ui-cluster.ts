@@ -20,7 +20,7 @@ import { promisify } from "node:util";
 import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulators";
 import { HfToken, HttpsEndpointsTransport, vllmImage, type HfEndpointSpec } from "@pair/huggingface";
 import { createTestCa } from "@pair/testkit";
-import { Redacted } from "../../../node/src/cluster/index.js";
+import { Redacted } from "@pair/cluster";
 import { parseConfig } from "../../../node/src/config/index.js";
 import { startNode } from "../../../node/src/node.js";
 import {

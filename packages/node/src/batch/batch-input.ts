@@ -8,7 +8,7 @@
  */
 
 import { randomBytes } from "node:crypto";
-import { pairErrorOfInvalidRequest, validateRequest, type DialectRoute } from "../dialects/index.js";
+import { pairErrorOfInvalidRequest, validateRequest, type DialectRoute } from "@pair/dialects";
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "../http/json-depth.js";
 import type { BatchProblem } from "./batch-store.js";
 

@@ -9,7 +9,7 @@
 
 import type { CredentialRef, PairConfig } from "../config/index.js";
 import { CREDENTIAL_PREFIX, formatCredentialRef, loadConfig, parseCredentialRef } from "../config/index.js";
-import { Redacted } from "../cluster/index.js";
+import { Redacted } from "@pair/cluster";
 import {
   CredentialError,
   MAX_SECRET_BYTES,

@@ -8,7 +8,7 @@
  */
 
 import { loadConfig, parseHostPort } from "../config/index.js";
-import { parsePin } from "../pairing/index.js";
+import { parsePin } from "@pair/cluster";
 import { adminRequest, adminTarget, type AdminAnswer, type AdminPost } from "./admin-client.js";
 import { CliFailure, EXIT_OK, UsageError } from "./cli-errors.js";
 import type { CliIo } from "./cli-io.js";

@@ -6,7 +6,7 @@
  */
 
 import { ApiKeyError } from "../auth/index.js";
-import { ClusterError } from "../cluster/index.js";
+import { ClusterError } from "@pair/cluster";
 import { loadConfig } from "../config/index.js";
 import { ListenError, startNode } from "../node.js";
 import { CliFailure, EXIT_OK } from "./cli-errors.js";

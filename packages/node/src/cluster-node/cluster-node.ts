@@ -3,8 +3,8 @@
  * (peers.json), the PIN it shows, and the cluster port — strict mTLS for peers, plain HTTP for the
  * pairing handshake only. Pinning and revoking re-sync the peer server at once, so a node just
  * paired is accepted on its very next mTLS request and a node unpaired loses its open connections.
- * Discovery (src/discovery/: mDNS and static peers), when asked for, starts once the port listens and
- * stops first, so its mDNS goodbye goes out while the node still answers.
+ * Discovery (@pair/cluster: mDNS and static peers), when asked for, starts once the port listens
+ * and stops first, so its mDNS goodbye goes out while the node still answers.
  * Must not know: the client API, the CLI, the config file (it is given what it needs).
  */
 
@@ -22,26 +22,22 @@ import {
   type PeerServerLimits,
   type PinnedPeer,
   type PinnedPeers,
-} from "../cluster/index.js";
-import { formatHostPort, type HostPort } from "../config/index.js";
-import {
   PinIssuer,
   pinAnnouncement,
   type PinAnnouncement,
   type PinIssuerOptions,
   type PinStatus,
   type RandomBytes,
-} from "../pairing/index.js";
-import { createPairingServer, type PairingServer, type PairingServerLimits } from "./pairing-server.js";
-import { joinByPin, type JoinError } from "./pairing-join.js";
-import { peerRoutes, type LocalInventory, type PeerRoutesOptions } from "./peer-routes.js";
-import {
   startDiscovery,
   type ClusterDiscoveryOptions,
   type DiscoveredNode,
   type Discovery,
   type DiscoveryEvent,
-} from "../discovery/index.js";
+} from "@pair/cluster";
+import { formatHostPort, type HostPort } from "../config/index.js";
+import { createPairingServer, type PairingServer, type PairingServerLimits } from "./pairing-server.js";
+import { joinByPin, type JoinError } from "./pairing-join.js";
+import { peerRoutes, type LocalInventory, type PeerRoutesOptions } from "./peer-routes.js";
 
 /** A pinned peer as the admin API shows it: never a key, not even the certificate. */
 export interface PeerJson {

@@ -22,12 +22,7 @@ export {
   type PairingServerLimits,
 } from "./pairing-server.js";
 export { envelopeText, HANDSHAKE_PATH, MAX_ENVELOPE_BYTES, readEnvelope } from "./pairing-wire.js";
-export {
-  PEER_CHANGED_PATH,
-  PEER_HELLO_PATH,
-  PEER_INVENTORY_PATH,
-  PEER_ROUTE_PREFIX,
-} from "../cluster/index.js";
+export { PEER_CHANGED_PATH, PEER_HELLO_PATH, PEER_INVENTORY_PATH, PEER_ROUTE_PREFIX } from "@pair/cluster";
 export { peerRoutes, type LocalInventory, type PeerChange, type PeerInventory } from "./peer-routes.js";
 export { DEFAULT_PEER_FIRST_BYTE_TIMEOUT_MS, PeerLinks, type PeerLinkTarget } from "./peer-links.js";
 export {
@@ -47,4 +42,4 @@ export {
   type DiscoveryTiming,
   type MdnsNetwork,
   type NodeDiscoveryOptions,
-} from "../discovery/index.js";
+} from "@pair/cluster";

@@ -10,20 +10,18 @@
 import { err, ok, type Result } from "@pair/provision";
 import { Client, errors } from "undici";
 import { formatHostPort, type HostPort } from "../config/index.js";
-import type {
-  ClusterErrorCode,
-  NodeCertificate,
-  NodeIdentity,
-  PinnedPeer,
-  PinRequest,
-  PinResult,
-} from "../cluster/index.js";
 import {
+  type ClusterErrorCode,
+  type NodeCertificate,
+  type NodeIdentity,
+  type PinnedPeer,
+  type PinRequest,
+  type PinResult,
   createInitiatorPairing,
   pairingError,
   type PairingErrorCode,
   type RandomBytes,
-} from "../pairing/index.js";
+} from "@pair/cluster";
 import {
   envelopeText,
   HANDSHAKE_PATH,

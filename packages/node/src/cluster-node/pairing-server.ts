@@ -11,8 +11,11 @@
 
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
-import { checkLimit, type NodeCertificate, type PinRequest, type PinResult } from "../cluster/index.js";
 import {
+  checkLimit,
+  type NodeCertificate,
+  type PinRequest,
+  type PinResult,
   pairingError,
   refusalMessage,
   ResponderPairing,
@@ -20,7 +23,7 @@ import {
   type PairingIdentity,
   type PinIssuer,
   type RandomBytes,
-} from "../pairing/index.js";
+} from "@pair/cluster";
 import { readBody } from "../http/request-body.js";
 import { envelopeText, HANDSHAKE_PATH, MAX_ENVELOPE_BYTES, readEnvelope } from "./pairing-wire.js";
 

@@ -10,8 +10,7 @@
  */
 
 import { err, ok, type Result } from "@pair/provision";
-import { readNodeCertificate, type NodeCertificate } from "../cluster/index.js";
-import { pairingError, type PairingError } from "../pairing/index.js";
+import { readNodeCertificate, type NodeCertificate, pairingError, type PairingError } from "@pair/cluster";
 
 export const HANDSHAKE_PATH = "/pair/v1/handshake";
 /** Largest envelope accepted either way (a certificate is under 1 KiB, a message under 4 KiB). */

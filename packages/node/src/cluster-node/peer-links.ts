@@ -1,6 +1,6 @@
 /**
  * Links to paired peers for forwarding: per peer, one pinned mTLS HTTP/2 connection that carries
- * every forwarded stream (cluster/peer-h2.ts; no body timeout: a generation may pause), and a pinned
+ * every forwarded stream (peer-h2.ts in @pair/cluster; no body timeout: a generation may pause), and a pinned
  * HTTP/1.1 agent for notices and for a peer that does not speak HTTP/2, made when first needed and
  * dropped when the peer is unpaired, re-pinned or moves. It answers the forwarder's questions — which up peers serve a model, least
  * loaded first, and how to reach one — from the membership view, tells a forwarded request when its
@@ -18,7 +18,7 @@ import {
   PeerH2Dispatcher,
   type NodeIdentity,
   type PinnedPeer,
-} from "../cluster/index.js";
+} from "@pair/cluster";
 import type { RoutingUse } from "../config/index.js";
 import type { MemberView, PeerMembership } from "./peer-membership.js";
 import type { PeerChange } from "./peer-routes.js";

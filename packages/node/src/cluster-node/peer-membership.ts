@@ -11,12 +11,7 @@
  */
 
 import { request, type Agent } from "undici";
-import {
-  createPeerAgent,
-  PEER_INVENTORY_PATH,
-  type NodeIdentity,
-  type PinnedPeer,
-} from "../cluster/index.js";
+import { createPeerAgent, PEER_INVENTORY_PATH, type NodeIdentity, type PinnedPeer } from "@pair/cluster";
 import { readRentedPeerViews } from "../rented/index.js";
 import type { PeerInventory } from "./peer-routes.js";
 

@@ -20,7 +20,7 @@ import {
   PEER_ROUTE_PREFIX,
   type AuthenticatedPeer,
   type PeerHandler,
-} from "../cluster/index.js";
+} from "@pair/cluster";
 import type { RentedPeerView } from "../rented/index.js";
 
 /** What a peer tells this node about itself. */

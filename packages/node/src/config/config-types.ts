@@ -6,11 +6,10 @@
  * Must not know: YAML, file names, how values were validated.
  */
 
-/** A `host:port` pair. IPv6 hosts are kept without brackets (`::1`). */
-export interface HostPort {
-  readonly host: string;
-  readonly port: number;
-}
+import type { HostPort } from "@pair/cluster";
+
+/** A `host:port` pair: the cluster's own type (peer addresses), which listen addresses share. */
+export type { HostPort };
 
 /** Where a secret lives in the OS credential store (`os-credential-store:SERVICE/ACCOUNT`). */
 export interface CredentialRef {

@@ -12,8 +12,7 @@
  * Must not know: routing, HTTP.
  */
 
-import { engineMessageOf } from "../dialects/index.js";
-import { isRecord } from "../dialects/json-fields.js";
+import { engineMessageOf, isRecord } from "@pair/dialects";
 
 export interface ContextRefusal {
   /** The window the engine named, when it did. */

@@ -9,7 +9,7 @@
  */
 
 import type { ContextTokensConfig } from "../config/index.js";
-import { isRecord } from "../dialects/json-fields.js";
+import { isRecord } from "@pair/dialects";
 
 export type { ContextTokensConfig };
 

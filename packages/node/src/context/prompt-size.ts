@@ -16,7 +16,7 @@
  * Must not know: windows, engines, routing.
  */
 
-import type { DialectRequests, DialectRoute } from "../dialects/index.js";
+import type { DialectRequests, DialectRoute } from "@pair/dialects";
 
 export const TEMPLATE_MARGIN_TOKENS = 64;
 export const BYTES_PER_TOKEN = 3;

@@ -8,7 +8,7 @@
  * Must not know: how windows are discovered, how requests are sent.
  */
 
-import type { DialectRequests, DialectRoute, PairError } from "../dialects/index.js";
+import type { DialectRequests, DialectRoute, PairError } from "@pair/dialects";
 import type { ModelWindow } from "./model-window.js";
 import { estimatePromptTokens, promptUpperBound, requestedOutputTokens } from "./prompt-size.js";
 

@@ -7,7 +7,7 @@
  */
 
 import type { Dispatcher } from "undici";
-import type { DialectRequests, DialectRoute } from "../dialects/index.js";
+import type { DialectRequests, DialectRoute } from "@pair/dialects";
 import type { ModelWindow } from "./model-window.js";
 import { askedNumCtx, plannedNumCtx, withNumCtx } from "./ollama-num-ctx.js";
 import { tokenizerInput } from "./prompt-size.js";

@@ -6,7 +6,7 @@
  * Must not know: which platform store or library is behind it, the command line, config files.
  */
 
-import type { Redacted } from "../cluster/index.js";
+import type { Redacted } from "@pair/cluster";
 import type { CredentialRef } from "../config/index.js";
 
 /** The longest secret PAIR stores, UTF-8 bytes (tokens are well under 1 KiB). */

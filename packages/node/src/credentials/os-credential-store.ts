@@ -27,7 +27,7 @@
  * Must not know: the command line, config files, what the secrets are for.
  */
 
-import { Redacted } from "../cluster/index.js";
+import { Redacted } from "@pair/cluster";
 import {
   CREDENTIAL_PREFIX,
   DEFAULT_CREDENTIAL_SERVICE,

@@ -7,11 +7,13 @@
  * Must not know: requests, scheduling, dialect translation.
  */
 
+import type { Dialect } from "@pair/dialects";
 import type { Dispatcher } from "undici";
 import { WindowProber, type ContextTokensConfig, type ModelWindow } from "../context/index.js";
 import { boundedText } from "../http/bounded-text.js";
 
-export type EngineApi = "ollama" | "openai";
+/** An engine serves one of the dialects. */
+export type EngineApi = Dialect;
 
 export interface EngineSpec {
   readonly name: string;

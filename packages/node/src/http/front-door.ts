@@ -16,7 +16,7 @@
 import type { IncomingMessage, RequestListener } from "node:http";
 import { isIP } from "node:net";
 import { isLoopbackHost } from "../config/index.js";
-import { pairErrorReply, type PairError } from "../dialects/index.js";
+import { pairErrorReply, type PairError } from "@pair/dialects";
 
 export interface FrontDoorPolicy {
   /** Whose `Host` is checked: every caller (a loopback listen), or only those on this machine. */

@@ -19,7 +19,7 @@ import {
   type HfComputeOffer,
   type JobsTransport,
 } from "@pair/huggingface";
-import type { Redacted } from "../cluster/index.js";
+import type { Redacted } from "@pair/cluster";
 import {
   formatCredentialRef,
   parseCredentialRef,

@@ -4,7 +4,7 @@
  * Must not know: HTTP, the transport, routing.
  */
 
-import type { Redacted } from "../cluster/index.js";
+import type { Redacted } from "@pair/cluster";
 
 /** A Hugging Face endpoint as the Endpoints API reports it (the sponsor looks it up by name). */
 export interface EndpointLookup {

@@ -40,7 +40,7 @@ import {
   type StopReason,
 } from "@pair/provision";
 import type { HuggingFaceJobNode, RoutingUse } from "../config/index.js";
-import type { PairError } from "../dialects/index.js";
+import type { PairError } from "@pair/dialects";
 import { jobGpuLabel } from "./gpu-label.js";
 import { jobDeploymentSpec, jobRentalWindow, jobRoutingUse, type JobNodeSettings } from "./job-node-plan.js";
 import type { CreatedInfo, ManagedAction, ManagedView } from "./managed-endpoint.js";

@@ -7,7 +7,7 @@
 
 import type { NodeSpend } from "@pair/ledger";
 import type { HuggingFaceEndpointNode } from "../config/index.js";
-import type { PairError } from "../dialects/index.js";
+import type { PairError } from "@pair/dialects";
 
 /** Micro-USD per USD. */
 export const USD = 1_000_000;

@@ -34,7 +34,7 @@ import {
   type StopReason,
 } from "@pair/provision";
 import type { HuggingFaceEndpointNode } from "../config/index.js";
-import type { PairError } from "../dialects/index.js";
+import type { PairError } from "@pair/dialects";
 import { ADOPT_INCARNATION, ADOPTED_HARDWARE, AdoptingProvider } from "./adopting-provider.js";
 import { hardwareOf, offerFor } from "./endpoint-hardware.js";
 import { dischargesMissedByLedger } from "./ledger-catch-up.js";

@@ -14,9 +14,9 @@ import { HuggingFaceEndpointsProvider, type EndpointsTransport } from "@pair/hug
 import type { Clock } from "@pair/provision";
 import { SqliteHostingStore, SqliteLedgerStore } from "@pair/store";
 import type { Dispatcher } from "undici";
-import type { Redacted } from "../cluster/index.js";
+import type { Redacted } from "@pair/cluster";
 import type { CredentialRef, HuggingFaceEndpointNode, RentedNodeConfig } from "../config/index.js";
-import type { PairError } from "../dialects/index.js";
+import type { PairError } from "@pair/dialects";
 import {
   ManagedEndpoint,
   type CreatedInfo,

@@ -28,7 +28,7 @@ import {
   type StopReason,
 } from "@pair/provision";
 import type { RentedBudget, RentedLifecycle } from "../config/index.js";
-import type { PairError } from "../dialects/index.js";
+import type { PairError } from "@pair/dialects";
 import { dischargesMissedByLedger } from "./ledger-catch-up.js";
 import { managedView, type ManagedAction, type ManagedView } from "./managed-endpoint-view.js";
 import type { PresetIds } from "./managed-endpoints.js";

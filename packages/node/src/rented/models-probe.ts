@@ -6,7 +6,7 @@
  */
 
 import { request, type Dispatcher } from "undici";
-import type { Redacted } from "../cluster/index.js";
+import type { Redacted } from "@pair/cluster";
 import { boundedText } from "../http/bounded-text.js";
 
 /** USD per million tokens. */

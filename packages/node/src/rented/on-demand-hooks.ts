@@ -5,9 +5,9 @@
  * Must not know: which provider the nodes run on, HTTP, timers.
  */
 
-import type { Redacted } from "../cluster/index.js";
+import type { Redacted } from "@pair/cluster";
 import type { CredentialRef, RoutingUse } from "../config/index.js";
-import type { PairError } from "../dialects/index.js";
+import type { PairError } from "@pair/dialects";
 import type { CreatedInfo, ManagedAction, ManagedView } from "./managed-endpoint.js";
 import type { CredentialReader, ManagedHooks, ManagedStatus } from "./rented-nodes.js";
 

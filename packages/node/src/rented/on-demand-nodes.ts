@@ -11,7 +11,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Clock } from "@pair/provision";
 import { SqliteHostingStore } from "@pair/store";
-import type { Redacted } from "../cluster/index.js";
+import type { Redacted } from "@pair/cluster";
 import type { CredentialRef } from "../config/index.js";
 import type { OnDemandNodeOptions } from "./managed-node-core.js";
 import { PresetIds } from "./managed-endpoints.js";

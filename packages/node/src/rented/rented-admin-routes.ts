@@ -13,7 +13,7 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ROUTING_USES, type RoutingUse } from "../config/index.js";
-import { isPairErrorCode, PAIR_ERROR_CODES } from "../dialects/index.js";
+import { isPairErrorCode, PAIR_ERROR_CODES } from "@pair/dialects";
 import { adminFail, BodyRefusal, readJsonObject, refuseBody, sendAdminJson } from "../http/admin-json.js";
 import type { RentedChange, RentedNodes } from "./rented-nodes.js";
 

@@ -20,7 +20,7 @@ import {
   type RoutingUse,
 } from "../config/index.js";
 import { configuredWindow } from "../context/index.js";
-import type { PairError } from "../dialects/index.js";
+import type { PairError } from "@pair/dialects";
 import type { CreatedInfo, ManagedView } from "./managed-endpoint.js";
 import { estimateCostMicroUsd, outputPricePerMillion } from "./cost-estimate.js";
 import type { EndpointLookupFn } from "./hf-endpoint-states.js";

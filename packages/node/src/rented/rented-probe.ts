@@ -9,7 +9,7 @@
 
 import { podApiBaseUrl, RUNPOD_PROXY_URL, type ProxyUrlOf } from "@pair/runpod";
 import type { Dispatcher } from "undici";
-import type { Redacted } from "../cluster/index.js";
+import type { Redacted } from "@pair/cluster";
 import {
   formatCredentialRef,
   RENTED_DEFAULTS,

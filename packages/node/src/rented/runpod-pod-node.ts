@@ -36,9 +36,9 @@ import {
   type RunpodTransport,
   type StreamLease,
 } from "@pair/runpod";
-import type { Redacted } from "../cluster/index.js";
+import type { Redacted } from "@pair/cluster";
 import type { RunpodPodNode } from "../config/index.js";
-import type { PairError } from "../dialects/index.js";
+import type { PairError } from "@pair/dialects";
 import { podGpuLabel } from "./gpu-label.js";
 import type { ManagedAction, ManagedView } from "./managed-endpoint.js";
 import { reservationIdOf } from "./managed-ledger.js";

@@ -8,7 +8,7 @@
 
 import type { DeploymentRecord } from "@pair/provision";
 import type { HuggingFaceEndpointNode } from "../config/index.js";
-import type { PairError } from "../dialects/index.js";
+import type { PairError } from "@pair/dialects";
 import type { ServeCheck } from "./models-probe.js";
 import { credentialRejectedReason } from "./rented-probe.js";
 

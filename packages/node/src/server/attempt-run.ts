@@ -6,8 +6,7 @@
  */
 
 import { EventEmitter } from "node:events";
-import type { PairError } from "../dialects/index.js";
-import type { ExchangePlan } from "./exchange-plan.js";
+import type { PairError, ExchangePlan } from "@pair/dialects";
 import { WARMING_NOTE_MS, type ForwardDeps, type ForwardRequest, type Upstream } from "./forward-deps.js";
 import { FirstByteTimeout, isHeadersTimeout, PeerSilent } from "./upstream-failures.js";
 import { UpstreamExchange } from "./upstream-exchange.js";

@@ -7,10 +7,9 @@
  */
 
 import { contextRefusalOf, ollamaBodyFor, type RequestFit } from "../context/index.js";
-import { pairErrorHeaders, pairErrorOfInvalidRequest } from "../dialects/index.js";
+import { pairErrorHeaders, pairErrorOfInvalidRequest, planExchange } from "@pair/dialects";
 import { engineTarget } from "../engines/engine-inventory.js";
 import { AttemptRun, CANCELLED, sleep, type Attempt } from "./attempt-run.js";
-import { planExchange } from "./exchange-plan.js";
 import type { ForwardDeps, ForwardRequest, Upstream } from "./forward-deps.js";
 import { parseMaybeJson, relayStream, relayWhole, replyHeaders } from "./relay.js";
 import {

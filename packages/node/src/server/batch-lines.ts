@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import { createServer, request, type IncomingMessage } from "node:http";
 import { duplexPair } from "node:stream";
 import type { LineReply, RunLine } from "../batch/index.js";
-import { isDialectRoute } from "../dialects/index.js";
+import { isDialectRoute } from "@pair/dialects";
 import type { ClientApiDeps } from "./client-api.js";
 import { routed } from "./routed.js";
 

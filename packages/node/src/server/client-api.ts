@@ -12,7 +12,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ClusterNode, PeerMembership } from "../cluster-node/index.js";
 import { unauthorizedReply, type ClientAuth, type ClientAuthRefusal } from "../auth/index.js";
-import { isDialectRoute, pairErrorReply, type PairError } from "../dialects/index.js";
+import { isDialectRoute, pairErrorReply, type PairError } from "@pair/dialects";
 import type { WorkloadHistory } from "../history/workload-history.js";
 import type { Metrics } from "../observability/metrics.js";
 import type { RentedCreator, RentedNodes, RentedStateHistory, SharedLedger } from "../rented/index.js";

@@ -8,7 +8,7 @@
 import type { ServerResponse } from "node:http";
 import type { Dispatcher } from "undici";
 import type { RoutingUse } from "../config/index.js";
-import type { DialectRequests, DialectRoute, PairError } from "../dialects/index.js";
+import type { DialectRequests, DialectRoute, PairError } from "@pair/dialects";
 import type { EngineApi, EngineInventory } from "../engines/engine-inventory.js";
 import type { Workload } from "../history/workload-history.js";
 import type { RequestTimeline } from "../observability/request-timeline.js";

@@ -16,7 +16,7 @@
 
 import type { ServerResponse } from "node:http";
 import { refineFit, requestFit } from "../context/index.js";
-import type { PairError } from "../dialects/index.js";
+import type { PairError } from "@pair/dialects";
 import type { CancelSignal } from "../scheduler/scheduler.js";
 import { attemptOn } from "./attempt.js";
 import { CANCELLED_OUTCOME, type Attempt, type ForwardOutcome } from "./attempt-run.js";

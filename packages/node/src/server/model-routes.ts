@@ -10,7 +10,7 @@
 import { createHash } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import type { EngineModelMeta, EngineState } from "../engines/engine-inventory.js";
-import { pairErrorReply } from "../dialects/index.js";
+import { pairErrorReply } from "@pair/dialects";
 import type { ClientApiDeps } from "./client-api.js";
 import { NO_ALIASES } from "./model-aliases.js";
 import { askPeers, peerServes, upPeers } from "./peer-questions.js";

@@ -8,7 +8,7 @@
 
 import type { Workload } from "../history/workload-history.js";
 import { CANCELLED, COMPLETED, type Attempt, type AttemptRun } from "./attempt-run.js";
-import { countTokens, type TokenCounts } from "./exchange-plan.js";
+import { countTokens, type TokenCounts } from "@pair/dialects";
 import { ROUTE_REASON_HEADER } from "../context/index.js";
 import { OFF_LAN_HEADER, SERVED_BY_HEADER } from "./forward-deps.js";
 import { describe, PeerSilent, scrubbedTail } from "./upstream-failures.js";

@@ -15,7 +15,7 @@ import {
   type DialectRequests,
   type DialectRoute,
   type PairError,
-} from "../dialects/index.js";
+} from "@pair/dialects";
 import type { Workload } from "../history/workload-history.js";
 import { startTimeline } from "../observability/request-timeline.js";
 import type { Priority } from "../scheduler/scheduler.js";

@@ -7,7 +7,7 @@
  * Must not know: the attempt loop (attempt.ts), how replies are relayed.
  */
 
-import { isPairErrorCode, PAIR_ERROR_CODES, type PairError, type PairErrorCode } from "../dialects/index.js";
+import { isPairErrorCode, PAIR_ERROR_CODES, type PairError, type PairErrorCode } from "@pair/dialects";
 import type { StreamRedactor } from "../credentials/index.js";
 import { failureKindOf, peerReasonText } from "../rented/index.js";
 import type { Upstream } from "./forward-deps.js";

@@ -8,7 +8,7 @@
 
 import type { Dispatcher } from "undici";
 import { engineWindow, type RequestFit } from "../context/index.js";
-import type { DialectRoute } from "../dialects/index.js";
+import type { DialectRoute } from "@pair/dialects";
 import type { EngineApi, EngineSpec } from "../engines/engine-inventory.js";
 import type { Workload } from "../history/workload-history.js";
 import type { Priority } from "../scheduler/scheduler.js";

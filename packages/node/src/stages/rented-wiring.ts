@@ -16,7 +16,7 @@ import {
 } from "@pair/huggingface";
 import { proxyUrlFromTemplate, type ProxyUrlOf } from "@pair/runpod";
 import type { Dispatcher } from "undici";
-import type { Redacted } from "../cluster/index.js";
+import type { Redacted } from "@pair/cluster";
 import type { PairConfig } from "../config/index.js";
 import {
   attachedRentedConfigs,

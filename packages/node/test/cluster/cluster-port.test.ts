@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { Client } from "undici";
 import { afterEach, beforeAll, afterAll, describe, expect, it } from "vitest";
-import { CLUSTER_PORT_CHANNEL, type NodeIdentity } from "../../src/cluster/index.js";
+import { CLUSTER_PORT_CHANNEL, type NodeIdentity, createInitiatorPairing } from "@pair/cluster";
 import {
   envelopeText,
   HANDSHAKE_PATH,
@@ -15,8 +15,7 @@ import {
   type ClusterNode,
   type ClusterNodeOptions,
 } from "../../src/cluster-node/index.js";
-import { createInitiatorPairing } from "../../src/pairing/index.js";
-import { makeIdentity, TempDirs } from "./cluster-fixtures.js";
+import { makeIdentity, TempDirs } from "../../../cluster/test/cluster-fixtures.js";
 
 const dirs = new TempDirs();
 let mallory: NodeIdentity;

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Bonjour from "bonjour-service";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadOrCreateIdentity } from "../../src/cluster/index.js";
+import { loadOrCreateIdentity } from "@pair/cluster";
 import type { DiscoveryEvent } from "../../src/cluster-node/index.js";
 import { runCli } from "../cli/cli-harness.js";
 import {

@@ -8,7 +8,7 @@ import { dirname, join, relative } from "node:path";
 import { connect, createServer as createTlsServer } from "node:tls";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadOrCreateIdentity, pinnedServerIdentity, startClusterPort } from "../../src/cluster/index.js";
+import { loadOrCreateIdentity, pinnedServerIdentity, startClusterPort } from "@pair/cluster";
 import { startDiscoveryNode, until, type DiscoveryNode } from "./discovery-harness.js";
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), "../../../..");

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
-import { PEERS_FILE } from "../../src/cluster/index.js";
+import { PEERS_FILE } from "@pair/cluster";
 import { PEER_INVENTORY_PATH, readEnvelope, envelopeText } from "../../src/cluster-node/index.js";
 import { runCli } from "../cli/cli-harness.js";
 import {

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startEngineEmulator, type EngineEmulator, type EngineModelConfig } from "@pair/emulators";
 import { request, type Agent } from "undici";
-import { createPeerAgent } from "../../src/cluster/index.js";
+import { createPeerAgent } from "@pair/cluster";
 import { PEER_HELLO_PATH, type PeerJson } from "../../src/cluster-node/index.js";
 import { parseConfig } from "../../src/config/index.js";
 import { startNode, type RunningNode } from "../../src/node.js";

@@ -4,9 +4,9 @@ import type { AddressInfo, Socket } from "node:net";
 import { connect } from "node:net";
 import { Client } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { NodeIdentity } from "../../src/cluster/index.js";
+import type { NodeIdentity } from "@pair/cluster";
 import { HANDSHAKE_PATH } from "../../src/cluster-node/index.js";
-import { makeIdentity, TempDirs } from "./cluster-fixtures.js";
+import { makeIdentity, TempDirs } from "../../../cluster/test/cluster-fixtures.js";
 import { errorCode, joinWith, peersOf, showPin, startTestNode, type TestNode } from "./node-pair-harness.js";
 
 const dirs = new TempDirs();

@@ -3,10 +3,10 @@
 // found among many peers, follows the store when a peer is unpaired or moves, and is undefined for
 // an unknown peer or one without an address.
 import { afterEach, describe, expect, it } from "vitest";
-import type { PinnedPeer } from "../../src/cluster/index.js";
+import type { PinnedPeer } from "@pair/cluster";
 import { PeerLinks } from "../../src/cluster-node/peer-links.js";
 import type { PeerMembership } from "../../src/cluster-node/peer-membership.js";
-import { makeIdentity, TempDirs } from "./cluster-fixtures.js";
+import { makeIdentity, TempDirs } from "../../../cluster/test/cluster-fixtures.js";
 
 const dirs = new TempDirs();
 const links: PeerLinks[] = [];

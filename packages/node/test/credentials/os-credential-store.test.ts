@@ -4,7 +4,7 @@
 // the shared index entry.
 import { inspect } from "node:util";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { Redacted } from "../../src/cluster/index.js";
+import { Redacted } from "@pair/cluster";
 import type { CredentialRef } from "../../src/config/index.js";
 import { OsCredentialStore } from "../../src/credentials/index.js";
 import { requireSecretService, uniqueName } from "./secret-service.js";

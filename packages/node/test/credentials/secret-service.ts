@@ -1,7 +1,7 @@
 // The real OS credential store for tests: fail (never skip) when it is missing, and names unique to
 // this run so reruns and parallel files do not collide.
 import { randomBytes } from "node:crypto";
-import { Redacted } from "../../src/cluster/index.js";
+import { Redacted } from "@pair/cluster";
 import type { CredentialRef } from "../../src/config/index.js";
 import { CredentialError, OsCredentialStore } from "../../src/credentials/index.js";
 

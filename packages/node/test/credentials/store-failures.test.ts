@@ -3,7 +3,7 @@
 // never the secret; a locked keyring is an error, not "absent"; a store that does not answer is
 // bounded; listing keeps names only.
 import { describe, expect, it } from "vitest";
-import { Redacted } from "../../src/cluster/index.js";
+import { Redacted } from "@pair/cluster";
 import {
   CredentialError,
   OsCredentialStore,

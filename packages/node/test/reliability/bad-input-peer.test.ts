@@ -13,9 +13,13 @@ import fc from "fast-check";
 import { Client, request, type Agent } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HANDSHAKE_PATH, PEER_CHANGED_PATH } from "../../src/cluster-node/index.js";
-import { calculateGenerator, sampleScalar, scalarMult } from "../../src/pairing/cpace-ristretto255.js";
-import { createInitiatorPairing, PAIRING_ERROR_CODES } from "../../src/pairing/index.js";
-import { makeIdentity, TempDirs } from "../cluster/cluster-fixtures.js";
+import {
+  calculateGenerator,
+  sampleScalar,
+  scalarMult,
+} from "../../../cluster/src/pairing/cpace-ristretto255.js";
+import { createInitiatorPairing, PAIRING_ERROR_CODES } from "@pair/cluster";
+import { makeIdentity, TempDirs } from "../../../cluster/test/cluster-fixtures.js";
 import {
   agentBetween,
   joinWith,

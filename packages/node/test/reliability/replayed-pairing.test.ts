@@ -6,7 +6,7 @@
 // says: a failure counts only once the responder has sent its PIN-derived share.
 // Wrong PINs beyond the limit (3, then burnt even for the right PIN) are proved by
 // test/cluster/pairing-nodes.test.ts ("counts wrong PINs and burns the PIN after 3") and, on the
-// core, test/pairing/pairing-flow.test.ts; not repeated here.
+// core, packages/cluster/test/pairing/pairing-flow.test.ts; not repeated here.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { Client } from "undici";

@@ -17,7 +17,7 @@ import { spendOf, type NodeSpend } from "@pair/ledger";
 import type { HostingState } from "@pair/provision";
 import { SqliteHostingStore, SqliteLedgerStore } from "@pair/store";
 import type { TestCa } from "@pair/testkit";
-import { Redacted } from "../../src/cluster/index.js";
+import { Redacted } from "@pair/cluster";
 import type { CredentialRef } from "../../src/config/index.js";
 import { OsCredentialStore } from "../../src/credentials/index.js";
 import { uniqueName } from "../credentials/secret-service.js";

@@ -14,7 +14,7 @@ import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulat
 import type { TestCa } from "@pair/testkit";
 import { request } from "undici";
 import { expect } from "vitest";
-import { Redacted } from "../../src/cluster/index.js";
+import { Redacted } from "@pair/cluster";
 import { parseConfig, type CredentialRef } from "../../src/config/index.js";
 import { OsCredentialStore } from "../../src/credentials/index.js";
 import { startNode, type RunningNode } from "../../src/node.js";

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulators";
 import { HfToken, HttpsEndpointsTransport, type HfEndpointSpec, vllmImage } from "@pair/huggingface";
 import type { TestCa } from "@pair/testkit";
-import { Redacted } from "../../src/cluster/index.js";
+import { Redacted } from "@pair/cluster";
 import { parseConfig, type CredentialRef } from "../../src/config/index.js";
 import { OsCredentialStore } from "../../src/credentials/index.js";
 import { startNode, type RunningNode } from "../../src/node.js";

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startEngineEmulator, type EngineEmulator } from "@pair/emulators";
 import type { TestCa } from "@pair/testkit";
-import { Redacted } from "../../src/cluster/index.js";
+import { Redacted } from "@pair/cluster";
 import { parseConfig, type CredentialRef } from "../../src/config/index.js";
 import { OsCredentialStore } from "../../src/credentials/index.js";
 import { startNode, type RunningNode } from "../../src/node.js";

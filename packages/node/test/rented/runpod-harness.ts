@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { startRunpodEmulator, type RunpodEmulator, type RunpodEmulatorOptions } from "@pair/emulators";
 import type { TestCa } from "@pair/testkit";
 import { request } from "undici";
-import { Redacted } from "../../src/cluster/index.js";
+import { Redacted } from "@pair/cluster";
 import { parseConfig, type CredentialRef } from "../../src/config/index.js";
 import { OsCredentialStore } from "../../src/credentials/index.js";
 import { startNode, type RunningNode } from "../../src/node.js";

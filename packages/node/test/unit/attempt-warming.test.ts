@@ -2,7 +2,7 @@
 // lasts, and how long it took when it ends; no timer left once it ended.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { AttemptRun, COMPLETED } from "../../src/server/attempt-run.js";
-import type { ExchangePlan } from "../../src/server/exchange-plan.js";
+import type { ExchangePlan } from "@pair/dialects";
 import {
   WARMING_NOTE_MS,
   type ForwardDeps,

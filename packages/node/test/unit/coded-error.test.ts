@@ -1,8 +1,8 @@
-// The daemon's thrown errors share one base (errors/coded-error.ts): each keeps its code and message
-// as before, carries the lower error as `cause`, and says whether a retry can help.
+// The daemon's thrown errors share one base (CodedError, from @pair/cluster): each keeps its code
+// and message as before, carries the lower error as `cause`, and says whether a retry can help.
 import { describe, expect, it } from "vitest";
 import { ApiKeyError } from "../../src/auth/index.js";
-import { ClusterError } from "../../src/cluster/index.js";
+import { ClusterError } from "@pair/cluster";
 import { ConfigError } from "../../src/config/index.js";
 import { CredentialError } from "../../src/credentials/index.js";
 import { CodedError } from "../../src/errors/coded-error.js";

@@ -5,12 +5,11 @@ import { RUNPOD_CREATE_REFUSAL_CODES } from "@pair/runpod";
 import { describe, expect, it } from "vitest";
 import { AUTH_ERROR_CODES } from "../../src/auth/index.js";
 import { BATCH_ERROR_CODES } from "../../src/batch/index.js";
-import { CLUSTER_ERROR_CODES } from "../../src/cluster/index.js";
+import { CLUSTER_ERROR_CODES, PAIRING_ERROR_CODES } from "@pair/cluster";
 import { CONFIG_PROBLEM_CODES } from "../../src/config/index.js";
 import { CREDENTIAL_ERROR_CODES } from "../../src/credentials/index.js";
-import { PAIR_ERROR_CODES } from "../../src/dialects/index.js";
+import { PAIR_ERROR_CODES } from "@pair/dialects";
 import { LISTEN_ERROR_CODES } from "../../src/node.js";
-import { PAIRING_ERROR_CODES } from "../../src/pairing/index.js";
 import { RENTED_CHANGE_CODES } from "../../src/rented/index.js";
 import { ADMIN_AUTH_ERROR_CODES, LIVE_EVENTS_ERROR_CODES } from "../../src/ui/index.js";
 

@@ -1,7 +1,7 @@
 // What an upstream's error reply means, as one table read against the error catalogue: which
 // replies fail over to the next upstream and which are the client's answer.
 import { describe, expect, it } from "vitest";
-import { PAIR_ERROR_CODES, type PairErrorCode } from "../../src/dialects/index.js";
+import { PAIR_ERROR_CODES, type PairErrorCode } from "@pair/dialects";
 import { classifyErrorReply, pairErrorOf } from "../../src/server/upstream-failures.js";
 
 const engine = (status: number) => classifyErrorReply({ upstream: "engine", status, given: undefined });

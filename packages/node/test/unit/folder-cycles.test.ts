@@ -45,8 +45,8 @@ describe("folder cycles", () => {
     expect(cycleGroups(folderGraph(root))).toEqual([]);
   });
 
-  it("the daemon's and the demo's folders have none", () => {
-    for (const pkg of ["node", "demo"]) {
+  it("the daemon's, the demo's, the cluster's and the dialects' folders have none", () => {
+    for (const pkg of ["node", "demo", "cluster", "dialects"]) {
       const root = fileURLToPath(new URL(`../../../${pkg}/src`, import.meta.url));
       expect(cycleGroups(folderGraph(root)), pkg).toEqual([]);
     }

@@ -1,8 +1,7 @@
 // Model aliases at run time and in the exchange plan (issue 8): which names stand for one model, the
 // engine sent its own name, the client's replies keeping the name it asked for.
 import { describe, expect, it } from "vitest";
-import type { DialectRequests, DialectRoute } from "../../src/dialects/index.js";
-import { planExchange, type TokenCounts } from "../../src/server/exchange-plan.js";
+import { type DialectRequests, type DialectRoute, planExchange, type TokenCounts } from "@pair/dialects";
 import { ModelAliases } from "../../src/server/model-aliases.js";
 
 const GROUP = { name: "llama3-8b", models: ["llama3:8b", "meta-llama/Meta-Llama-3-8B-Instruct"] };

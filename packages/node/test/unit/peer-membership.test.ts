@@ -1,6 +1,6 @@
 // PeerMembership without sockets: injected fetch, timer and clock.
 import { describe, expect, it } from "vitest";
-import type { NodeIdentity, PinnedPeer } from "../../src/cluster/index.js";
+import type { NodeIdentity, PinnedPeer } from "@pair/cluster";
 import { PeerLinks } from "../../src/cluster-node/peer-links.js";
 import { clockOffsetMs, PeerMembership } from "../../src/cluster-node/peer-membership.js";
 import type { PeerInventory } from "../../src/cluster-node/peer-routes.js";

@@ -12,7 +12,7 @@ import {
   withNumCtx,
   type ModelWindow,
 } from "../../src/context/index.js";
-import type { DialectRequests } from "../../src/dialects/index.js";
+import type { DialectRequests } from "@pair/dialects";
 
 type Chat = DialectRequests["/v1/chat/completions"];
 const chat = (content: string, max?: number): Chat => ({

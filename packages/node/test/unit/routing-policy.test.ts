@@ -3,7 +3,7 @@
 // warm-then-cheap order, failover past tried candidates, refusals, and extra checks with a reason.
 import { describe, expect, it } from "vitest";
 import type { RoutingUse } from "../../src/config/index.js";
-import type { PairError } from "../../src/dialects/index.js";
+import type { PairError } from "@pair/dialects";
 import {
   selectCandidates,
   sponsoredRefusal,

@@ -5,7 +5,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Agent } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Redacted } from "../../src/cluster/index.js";
+import { Redacted } from "@pair/cluster";
 import { servesModel } from "../../src/rented/models-probe.js";
 
 const answers: Record<string, { status: number; body: unknown }> = {

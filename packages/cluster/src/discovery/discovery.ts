@@ -1,0 +1,365 @@
+/**
+ * Discovery, wired: the mDNS beacon (when on) and the static `peers` addresses (asked every
+ * `staticIntervalMs` who is there, by verified means only: static-probe.ts) feed the sighting book;
+ * every `reconcileMs`, and soon after each sighting, the book's plan runs. A check of paired node N
+ * at address X: if N still answers at its recorded address, nothing moves (it has more than one way
+ * in); otherwise, if N answers at X over mTLS under its pin, X becomes its recorded address in the
+ * trust store and `onMoved` tells membership to look again. A failed check changes nothing. Events
+ * go to `onEvent` (never a key, never a certificate). `stop()` sends the mDNS goodbye and ends every
+ * timer, probe and check.
+ * Must not know: the client API, the scheduler, membership's insides, the config file.
+ */
+
+import { networkInterfaces } from "node:os";
+import {
+  checkLimit,
+  type NodeIdentity,
+  type PinnedPeer,
+  type RelocateResult,
+  formatHostPort,
+  type HostPort,
+} from "../peers/index.js";
+import { checkPeerAddress, type AddressCheck } from "./address-check.js";
+import { readPortName } from "./port-name.js";
+import { StaticProber } from "./static-probe.js";
+import {
+  resolveMdnsNetwork,
+  startMdnsBeacon,
+  type MdnsBeacon,
+  type MdnsBeaconOptions,
+  type MdnsNetwork,
+} from "./mdns-beacon.js";
+import type { MdnsReport } from "./mdns-records.js";
+import {
+  SightingBook,
+  type CheckAddress,
+  type DiscoveredNode,
+  type PinOf,
+  type PinnedAt,
+  type SightingBookLimits,
+} from "./sighting-book.js";
+
+/** The trust store as discovery uses it. */
+export interface DiscoveryTrust {
+  active(): readonly PinnedPeer[];
+  relocate(nodeId: string, address: string, fingerprint: string): RelocateResult;
+}
+
+/** What discovery reports. */
+export type DiscoveryEvent =
+  | {
+      readonly type: "PeerMoved";
+      readonly nodeId: string;
+      readonly from: string | undefined;
+      readonly to: string;
+    }
+  | {
+      readonly type: "PeerAddressRejected";
+      readonly nodeId: string;
+      readonly address: string;
+      readonly reason: string;
+    }
+  | {
+      readonly type: "PeerAddressKept";
+      readonly nodeId: string;
+      readonly address: string;
+      readonly seenAt: string;
+    }
+  | { readonly type: "MdnsFailed"; readonly message: string };
+
+export interface DiscoveryTiming {
+  /** Time between two mDNS questions (default 60 s). */
+  readonly queryIntervalMs?: number;
+  /** Time between two rounds over the static peer addresses (default 30 s). */
+  readonly staticIntervalMs?: number;
+  /** Time between two passes over the sightings (default 5 s). */
+  readonly reconcileMs?: number;
+  /** Longest a probe or an address check may take (default 3 s). */
+  readonly timeoutMs?: number;
+  /** Least time between two checks of the same (node, address) (default 30 s). */
+  readonly recheckMs?: number;
+}
+
+export interface DiscoveryOptions extends DiscoveryTiming {
+  readonly identity: NodeIdentity;
+  /** The cluster port, as advertised. */
+  readonly port: number;
+  readonly trust: DiscoveryTrust;
+  /** mDNS on this network; false: no mDNS. */
+  readonly mdns: MdnsNetwork | false;
+  /** Static peer addresses (`node.peers`). */
+  readonly staticPeers: readonly HostPort[];
+  readonly nowMs?: () => number;
+  readonly setTimer?: (fn: () => void, ms: number) => { cancel(): void };
+  /** A paired node's recorded address moved (membership should look again). */
+  readonly onMoved?: (peer: PinnedPeer) => void;
+  readonly onEvent?: (event: DiscoveryEvent) => void;
+  /** mTLS handshakes per static address per round at most (default 3). */
+  readonly maxStaticHellos?: number;
+  /** Seams for tests; the defaults are the real ones. */
+  readonly startBeacon?: (options: MdnsBeaconOptions) => MdnsBeacon;
+  readonly askName?: (address: HostPort, signal: AbortSignal) => Promise<string | undefined>;
+  /** The mTLS hello under `peer`'s pin at `address` (address checks and static addresses). */
+  readonly check?: (peer: PinnedPeer, address: string, signal: AbortSignal) => Promise<AddressCheck>;
+}
+
+/** Discovery as the cluster node runs it: all but the node's own identity, port and trust store. */
+export type ClusterDiscoveryOptions = Omit<DiscoveryOptions, "identity" | "port" | "trust" | "nowMs">;
+
+/** What `startNode` takes: the mDNS network (tests: loopback) and the timing. */
+export interface NodeDiscoveryOptions extends DiscoveryTiming {
+  /** The mDNS socket's network; absent: `PAIR_MDNS_INTERFACE`/`PAIR_MDNS_BIND`, else every interface. */
+  readonly mdns?: MdnsNetwork;
+  readonly onEvent?: (event: DiscoveryEvent) => void;
+}
+
+/**
+ * Discovery for a node's config (`node.discovery.mdns`, `node.peers`): undefined when both are off.
+ * `onMoved` is called when a paired node's recorded address moved.
+ */
+export function clusterDiscovery(
+  settings: { readonly mdns: boolean; readonly peers: readonly HostPort[] },
+  given: NodeDiscoveryOptions | undefined,
+  onMoved: (peer: PinnedPeer) => void,
+): ClusterDiscoveryOptions | undefined {
+  if (!settings.mdns && settings.peers.length === 0) return undefined;
+  const { mdns, ...rest } = given ?? {};
+  return {
+    ...rest,
+    mdns: settings.mdns ? resolveMdnsNetwork(mdns) : false,
+    staticPeers: settings.peers,
+    onMoved,
+  };
+}
+
+export interface Discovery {
+  /** Nodes seen but not paired, most recently seen first. */
+  discovered(): DiscoveredNode[];
+  /** One pass now: ask the static addresses, then run the due checks (tests and `pair peers` refresh). */
+  refresh(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export const DEFAULT_DISCOVERY_TIMING = Object.freeze({
+  queryIntervalMs: 60_000,
+  staticIntervalMs: 30_000,
+  reconcileMs: 5_000,
+  timeoutMs: 3_000,
+  recheckMs: 30_000,
+});
+
+const unrefTimer = (fn: () => void, ms: number): { cancel(): void } => {
+  const t = setTimeout(fn, ms);
+  t.unref();
+  return { cancel: () => clearTimeout(t) };
+};
+
+export function startDiscovery(options: DiscoveryOptions): Discovery {
+  const t = { ...DEFAULT_DISCOVERY_TIMING, ...definedOnly(options) };
+  checkLimit("staticIntervalMs", t.staticIntervalMs, 50, 86_400_000);
+  checkLimit("reconcileMs", t.reconcileMs, 10, 86_400_000);
+  checkLimit("timeoutMs", t.timeoutMs, 100, 600_000);
+  const nowMs = options.nowMs ?? (() => Date.now());
+  const setTimer = options.setTimer ?? unrefTimer;
+  const emit = (event: DiscoveryEvent): void => options.onEvent?.(event);
+  const abort = new AbortController();
+  const limits: Partial<SightingBookLimits> = {
+    recheckMs: t.recheckMs,
+    staleMs: {
+      mdns: Math.max(3 * t.queryIntervalMs, 1_000),
+      static: Math.max(3 * t.staticIntervalMs, 1_000),
+    },
+  };
+  const book = new SightingBook(options.identity.nodeId, limits);
+  const pinOf: PinOf = (nodeId) => {
+    const peer = options.trust.active().find((p) => p.node_id === nodeId);
+    return peer === undefined ? undefined : { fingerprint: peer.fingerprint, address: peer.address };
+  };
+  const pinnedAt: PinnedAt = (address) => options.trust.active().some((p) => p.address === address);
+  const check =
+    options.check ??
+    ((peer: PinnedPeer, address: string, signal: AbortSignal) =>
+      checkPeerAddress(options.identity, peer, address, { timeoutMs: t.timeoutMs, signal }));
+  const askName =
+    options.askName ??
+    ((address: HostPort, signal: AbortSignal) => readPortName(address, { timeoutMs: t.timeoutMs, signal }));
+
+  let stopped = false;
+  const timers = new Set<{ cancel(): void }>();
+  const later = (fn: () => void, ms: number): void => {
+    if (stopped) return;
+    const timer = setTimer(() => {
+      timers.delete(timer);
+      fn();
+    }, ms);
+    timers.add(timer);
+  };
+
+  // --- the pass over the book: one at a time; a request during one runs once more after it
+  let passing: Promise<void> | undefined;
+  let again = false;
+  const pass = (): Promise<void> => {
+    if (stopped) return Promise.resolve();
+    if (passing !== undefined) {
+      again = true;
+      return passing;
+    }
+    passing = (async () => {
+      do {
+        again = false;
+        await Promise.all(book.plan(nowMs(), pinOf).map(runCheck));
+      } while (again && !stopped);
+    })().finally(() => (passing = undefined));
+    return passing;
+  };
+  const passLoop = (): void => {
+    void pass();
+    later(passLoop, t.reconcileMs);
+  };
+
+  async function runCheck(c: CheckAddress): Promise<void> {
+    const peer = options.trust
+      .active()
+      .find((p) => p.node_id === c.nodeId && p.fingerprint === c.fingerprint);
+    if (peer === undefined || peer.address === c.address) return;
+    if (peer.address !== undefined) {
+      const here = await check(peer, peer.address, abort.signal);
+      if (stopped) return;
+      if (here.ok)
+        return emit({ type: "PeerAddressKept", nodeId: c.nodeId, address: peer.address, seenAt: c.address });
+    }
+    const there = await check(peer, c.address, abort.signal);
+    if (stopped) return;
+    if (!there.ok)
+      return emit({
+        type: "PeerAddressRejected",
+        nodeId: c.nodeId,
+        address: c.address,
+        reason: there.reason,
+      });
+    const moved = options.trust.relocate(c.nodeId, c.address, c.fingerprint);
+    if (!moved.ok)
+      return emit({
+        type: "PeerAddressRejected",
+        nodeId: c.nodeId,
+        address: c.address,
+        reason: moved.message,
+      });
+    if (!moved.changed) return;
+    emit({ type: "PeerMoved", nodeId: c.nodeId, from: peer.address, to: c.address });
+    options.onMoved?.(moved.peer);
+  }
+
+  // --- mDNS
+  const onReport = (report: MdnsReport): void => {
+    if (stopped) return;
+    const now = nowMs();
+    for (const gone of report.gone)
+      book.forget("mdns", {
+        nodeId: gone.nodeId,
+        ...(gone.port === undefined ? {} : { address: formatHostPort({ host: gone.host, port: gone.port }) }),
+      });
+    for (const s of report.seen)
+      book.observe(
+        {
+          nodeId: s.nodeId,
+          name: s.name,
+          address: formatHostPort({ host: s.host, port: s.port }),
+          via: "mdns",
+        },
+        now,
+      );
+    if (report.seen.length > 0) void pass();
+  };
+  const beacon =
+    options.mdns === false
+      ? undefined
+      : (options.startBeacon ?? startMdnsBeacon)({
+          self: { nodeId: options.identity.nodeId, name: options.identity.name, port: options.port },
+          network: options.mdns,
+          queryIntervalMs: t.queryIntervalMs,
+          onReport,
+          onError: (message) => emit({ type: "MdnsFailed", message }),
+          setTimer,
+        });
+
+  // --- static peers
+  let asking: Promise<void> | undefined;
+  const askStatic = (): Promise<void> =>
+    (asking ??= Promise.all(options.staticPeers.map(askOne))
+      .then(() => undefined)
+      .finally(() => (asking = undefined)));
+  const prober = new StaticProber({
+    selfName: options.identity.name,
+    isSelf: (address) => address.port === options.port && isLocalHost(address.host),
+    active: () => options.trust.active(),
+    hello: check,
+    askName,
+    nowMs,
+    recheckMs: t.recheckMs,
+    ...(options.maxStaticHellos === undefined ? {} : { maxHellos: options.maxStaticHellos }),
+  });
+  async function askOne(address: HostPort): Promise<void> {
+    const shown = formatHostPort(address);
+    const answer = await prober.ask(address, abort.signal);
+    if (stopped) return;
+    book.forget("static", { address: shown });
+    if (answer.kind === "pinned")
+      book.observe(
+        { nodeId: answer.peer.node_id, name: answer.peer.name, address: shown, via: "static" },
+        nowMs(),
+      );
+    else if (answer.kind === "named")
+      book.observe({ nodeId: null, name: answer.name, address: shown, via: "static" }, nowMs());
+  }
+  const staticLoop = (): void => {
+    void askStatic().then(pass);
+    later(staticLoop, t.staticIntervalMs);
+  };
+
+  if (options.staticPeers.length > 0) staticLoop();
+  passLoop();
+
+  let stopping: Promise<void> | undefined;
+  return {
+    discovered: () => book.discovered(nowMs(), pinOf, pinnedAt),
+    refresh: async () => {
+      await askStatic();
+      beacon?.query();
+      await pass();
+    },
+    stop: () =>
+      (stopping ??= (async () => {
+        stopped = true;
+        for (const timer of timers) timer.cancel();
+        timers.clear();
+        abort.abort();
+        await Promise.all([beacon?.stop(), asking?.catch(() => undefined), passing?.catch(() => undefined)]);
+      })()),
+  };
+}
+
+/** The timing fields the caller set (an explicit `undefined` keeps the default). */
+function definedOnly(options: DiscoveryTiming): DiscoveryTiming {
+  const out: Record<string, number> = {};
+  for (const key of [
+    "queryIntervalMs",
+    "staticIntervalMs",
+    "reconcileMs",
+    "timeoutMs",
+    "recheckMs",
+  ] as const) {
+    const value = options[key];
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
+/** Whether `host` names this machine: a loopback name or address, or one of its interfaces' addresses. */
+function isLocalHost(host: string): boolean {
+  const h = host.toLowerCase();
+  if (h === "localhost" || h === "::1" || h === "0.0.0.0" || h === "::" || h.startsWith("127.")) return true;
+  return Object.values(networkInterfaces()).some((list) =>
+    (list ?? []).some((info) => info.address.toLowerCase() === h),
+  );
+}
