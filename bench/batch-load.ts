@@ -76,6 +76,8 @@ function readArgs() {
 interface EngineStatsJson {
   readonly inFlight: number;
   readonly completed: number;
+  /** Most requests that ever waited inside the engine for a slot: PAIR should never send one too many. */
+  readonly maxQueuedSeen: number;
 }
 
 async function engineStats(url: string): Promise<EngineStatsJson> {
@@ -168,6 +170,7 @@ async function main(): Promise<void> {
         figures: loadFigures(r),
         busyShare: shares.reduce((a, b) => a + b, 0) / Math.max(1, shares.length),
         batchLinesDone: after.completed - before.completed - r.sent,
+        engineQueuedMax: after.maxQueuedSeen,
       };
     };
 
@@ -186,7 +189,8 @@ async function main(): Promise<void> {
       rounds.push(round);
       log(
         `round ${i + 1}/${o.rounds}: first chunk p50 idle ${idleFigures.firstChunk.p50.toFixed(2)} ms, ` +
-          `under batch ${busy.figures.firstChunk.p50.toFixed(2)} ms, engine busy ${(busy.busyShare * 100).toFixed(1)} %`,
+          `under batch ${busy.figures.firstChunk.p50.toFixed(2)} ms, engine busy ${(busy.busyShare * 100).toFixed(1)} %, ` +
+          `most ever queued inside the engine ${busy.engineQueuedMax}`,
       );
     }
     for (const child of [...children].reverse()) await child.stop();

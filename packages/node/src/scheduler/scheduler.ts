@@ -4,8 +4,10 @@
  * its order of preference), the least loaded one with a free slot; when every candidate is full the
  * request waits in FIFO order until a slot of one of its candidates frees, the wait times out, or
  * the client goes away. Batch work is second: it never takes a target's last free slot (when the
- * target has more than one), waits behind every interactive waiter, and does not count against the
- * interactive queue's limit, so a batch of thousands of lines never makes a user's chat wait or fail.
+ * target has more than one), nor the slots users held at once in the last `INTERACTIVE_PEAK_HOLD_MS`
+ * (so the next burst of chats finds them free instead of waiting for a batch line to end); it waits
+ * behind every interactive waiter and does not count against the interactive queue's limit, so a batch
+ * of thousands of lines never makes a user's chat wait or fail.
  * Must not know: HTTP, dialects, how targets are reached.
  */
 
@@ -47,6 +49,20 @@ export interface SchedulerOptions {
 /** Interactive requests (a user waiting) go first; batch lines take what is left over. */
 export type Priority = "interactive" | "batch";
 
+/**
+ * How long the most interactive requests a target held at once stays reserved from batch work. Long
+ * enough to span the pauses of an app that sends bursts; measured by `bench/batch-load.ts`.
+ */
+export const INTERACTIVE_PEAK_HOLD_MS = 10_000;
+
+/** Users' requests on one target: how many now, and the most at once lately. */
+interface UserLoad {
+  inFlight: number;
+  peak: number;
+  /** When `peak` was last reached. */
+  peakAtMs: number;
+}
+
 interface Waiter {
   readonly candidates: readonly Target[];
   readonly priority: Priority;
@@ -58,7 +74,10 @@ interface Waiter {
 export class Scheduler {
   readonly #o: SchedulerOptions;
   readonly #inFlight = new Map<string, number>();
+  readonly #users = new Map<string, UserLoad>();
   readonly #queue: Waiter[] = [];
+  /** Wakes batch waiters when a held peak lapses (nothing else would: no slot is released then). */
+  #lapse: { readonly atMs: number; cancel(): void } | undefined;
 
   constructor(options: SchedulerOptions) {
     if (!Number.isInteger(options.maxQueued) || options.maxQueued < 0)
@@ -81,14 +100,49 @@ export class Scheduler {
     let bestLoad = Infinity;
     for (const t of candidates) {
       const used = this.inFlight(t.id);
-      if (used >= usableSlots(t, priority)) continue;
+      if (used >= this.#usableSlots(t, priority)) continue;
       const load = used / t.maxConcurrent;
       if (load < bestLoad) {
         best = t;
         bestLoad = load;
       }
     }
-    return best === undefined ? undefined : this.#take(best);
+    return best === undefined ? undefined : this.#take(best, priority);
+  }
+
+  /**
+   * Slots a request of `priority` may fill on `t`. Batch work keeps one slot free, plus room for as
+   * many users as held `t` at once lately; on a one-slot target it may use that slot.
+   */
+  #usableSlots(t: Target, priority: Priority): number {
+    if (priority === "interactive" || t.maxConcurrent <= 1) return t.maxConcurrent;
+    const users = this.#users.get(t.id);
+    if (users === undefined) return t.maxConcurrent - 1;
+    const now = this.#o.nowMs();
+    if (users.peak > users.inFlight && now - users.peakAtMs >= INTERACTIVE_PEAK_HOLD_MS) {
+      users.peak = users.inFlight;
+      users.peakAtMs = now;
+    }
+    return Math.max(0, t.maxConcurrent - 1 - (users.peak - users.inFlight));
+  }
+
+  /** While batch work waits behind a held peak, a timer for when the earliest one lapses. */
+  #armLapse(): void {
+    if (!this.#queue.some((w) => w.priority === "batch")) return;
+    let at = Infinity;
+    for (const u of this.#users.values())
+      if (u.peak > u.inFlight) at = Math.min(at, u.peakAtMs + INTERACTIVE_PEAK_HOLD_MS);
+    if (at === Infinity || (this.#lapse !== undefined && this.#lapse.atMs <= at)) return;
+    this.#lapse?.cancel();
+    const timer = this.#o.setTimer(
+      () => {
+        this.#lapse = undefined;
+        this.#wake();
+        this.#armLapse();
+      },
+      Math.max(0, at - this.#o.nowMs()),
+    );
+    this.#lapse = { atMs: at, cancel: () => timer.cancel() };
   }
 
   acquire(
@@ -138,6 +192,7 @@ export class Scheduler {
         priority === "interactive" ? this.#queue.findIndex((w) => w.priority === "batch") : -1;
       if (firstBatch < 0) this.#queue.push(waiter);
       else this.#queue.splice(firstBatch, 0, waiter);
+      if (priority === "batch") this.#armLapse();
     });
   }
 
@@ -147,8 +202,16 @@ export class Scheduler {
     return n;
   }
 
-  #take(target: Target): Slot {
+  #take(target: Target, priority: Priority): Slot {
     this.#inFlight.set(target.id, this.inFlight(target.id) + 1);
+    const users = priority === "interactive" ? this.#userLoad(target.id) : undefined;
+    if (users !== undefined) {
+      users.inFlight += 1;
+      if (users.inFlight >= users.peak) {
+        users.peak = users.inFlight;
+        users.peakAtMs = this.#o.nowMs();
+      }
+    }
     let released = false;
     return {
       target,
@@ -156,9 +219,20 @@ export class Scheduler {
         if (released) return;
         released = true;
         this.#inFlight.set(target.id, this.inFlight(target.id) - 1);
+        if (users !== undefined) users.inFlight -= 1;
         this.#wake();
+        this.#armLapse();
       },
     };
+  }
+
+  #userLoad(id: string): UserLoad {
+    let u = this.#users.get(id);
+    if (u === undefined) {
+      u = { inFlight: 0, peak: 0, peakAtMs: 0 };
+      this.#users.set(id, u);
+    }
+    return u;
   }
 
   /** Hand freed slots to waiters in queue order (interactive ones first). */
@@ -173,7 +247,3 @@ export class Scheduler {
   }
 }
 
-/** Slots a request of `priority` may use on `t`: batch work leaves the last one for a user. */
-function usableSlots(t: Target, priority: Priority): number {
-  return priority === "batch" && t.maxConcurrent > 1 ? t.maxConcurrent - 1 : t.maxConcurrent;
-}

@@ -53,7 +53,8 @@ export function localStage(options: NodeOptions, core: Core, cluster: ClusterSta
     maxQueueWaitMs: options.maxQueueWaitMs ?? 30_000,
     nowMs: () => performance.now(),
     setTimer: (fn, ms) => {
-      const t = setTimeout(fn, ms);
+      // A waiter's request holds its socket open; the scheduler's own timers must not hold the process.
+      const t = setTimeout(fn, ms).unref();
       return { cancel: () => clearTimeout(t) };
     },
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Scheduler } from "../../src/scheduler/scheduler.js";
+import { INTERACTIVE_PEAK_HOLD_MS, Scheduler } from "../../src/scheduler/scheduler.js";
 
 function manualTimers() {
   let now = 0;
@@ -82,7 +82,7 @@ describe("Scheduler", () => {
 
   it("batch work leaves a target's last slot to users and waits behind them", async () => {
     const t = manualTimers();
-    const s = new Scheduler({ maxQueued: 1, maxQueueWaitMs: 1000, ...t });
+    const s = new Scheduler({ maxQueued: 1, maxQueueWaitMs: 60_000, ...t });
     const three = { id: "three", maxConcurrent: 3 };
     const batch1 = await s.acquire([three], undefined, "batch");
     const batch2 = await s.acquire([three], undefined, "batch");
@@ -105,11 +105,50 @@ describe("Scheduler", () => {
     // batch2 and the first chat hold two of three: still no slot for batch work …
     await Promise.resolve();
     expect(order).toEqual(["chat"]);
-    // … until the chat ends.
+    // … nor once the chat ends: two users held the target at once, and their slots stay theirs …
     if (chat.ok) chat.slot.release();
+    await Promise.resolve();
+    expect(order).toEqual(["chat"]);
+    // … until INTERACTIVE_PEAK_HOLD_MS has passed without them (within the batch line's queue wait).
+    t.advance(INTERACTIVE_PEAK_HOLD_MS - 1);
+    await Promise.resolve();
+    expect(order).toEqual(["chat"]);
+    t.advance(1);
     expect((await batch3).ok).toBe(true);
     expect(order).toEqual(["chat", "batch"]);
     // A target of one slot: batch work may use it (else a batch could never run there).
     expect((await s.acquire([b], undefined, "batch")).ok).toBe(true);
+  });
+
+  it("keeps free for batch work's sake only what users held at once lately, then gives it back", async () => {
+    const t = manualTimers();
+    const s = new Scheduler({ maxQueued: 8, maxQueueWaitMs: 60_000, ...t });
+    const eight = { id: "eight", maxConcurrent: 8 };
+    const take = async (n: number, priority: "interactive" | "batch") => {
+      const slots = [];
+      for (let i = 0; i < n; i++) {
+        const r = s.tryAcquire([eight], priority);
+        if (r === undefined) break;
+        slots.push(r);
+      }
+      return slots;
+    };
+    // Three chats at once, then done: the batch may fill 8 − 1 − 3 = 4 slots, not 7.
+    for (const slot of await take(3, "interactive")) slot.release();
+    const batch = await take(8, "batch");
+    expect(batch).toHaveLength(4);
+    // The next three chats find their slots free (and the last one is still kept).
+    const chats = await take(3, "interactive");
+    expect(chats).toHaveLength(3);
+    expect(s.tryAcquire([eight], "batch")).toBeUndefined();
+    // While users hold their slots the batch may not take theirs either; once they are gone and the
+    // peak is older than the hold, a waiting batch line is woken without any slot being released.
+    for (const slot of chats) slot.release();
+    const waiting = s.acquire([eight], undefined, "batch");
+    t.advance(INTERACTIVE_PEAK_HOLD_MS);
+    const woken = await waiting;
+    expect(woken.ok).toBe(true);
+    expect(s.inFlight("eight")).toBe(5);
+    expect(await take(8, "batch")).toHaveLength(2);
   });
 });

@@ -1,0 +1,108 @@
+/**
+ * The scheduler alone, in virtual time: one target of `--slots` slots, a batch that keeps
+ * `--batch-lines` lines in flight (each `--line-ms` long, with ±`--jitter` of it), and `--streams`
+ * closed-loop users (each stream `--line-ms` long, `--think-ms` between them). Reports how long users
+ * waited for a slot (p50/p99/max) and the share of slot-time in use — what the machine cannot blur:
+ * no sockets, no CPU, only the slot rules (packages/node/src/scheduler/scheduler.ts).
+ *
+ *   npx tsx bench/scheduler-sim.ts [--slots 32] [--streams 4] [--batch-lines 32] [--line-ms 320]
+ *                                  [--jitter 0] [--think-ms 1] [--seconds 120]
+ * Must not know: HTTP, the node.
+ */
+
+import { parseArgs } from "node:util";
+import { Scheduler, type Slot } from "../packages/node/src/scheduler/scheduler.js";
+import { percentile } from "./stats.js";
+
+const { values } = parseArgs({
+  options: {
+    slots: { type: "string", default: "32" },
+    streams: { type: "string", default: "4" },
+    "batch-lines": { type: "string", default: "32" },
+    "line-ms": { type: "string", default: "320" },
+    jitter: { type: "string", default: "0" },
+    "think-ms": { type: "string", default: "1" },
+    seconds: { type: "string", default: "120" },
+  },
+  strict: true,
+});
+const slots = Number(values.slots);
+const streams = Number(values.streams);
+const batchLines = Number(values["batch-lines"]);
+const lineMs = Number(values["line-ms"]);
+const jitter = Number(values.jitter);
+const thinkMs = Number(values["think-ms"]);
+const endMs = Number(values.seconds) * 1000;
+
+// A discrete-event clock: timers ordered by due time, run one at a time.
+let now = 0;
+const due: { at: number; seq: number; fn: () => void; live: boolean }[] = [];
+let seq = 0;
+const setTimer = (fn: () => void, ms: number) => {
+  const t = { at: now + ms, seq: seq++, fn, live: true };
+  due.push(t);
+  return { cancel: () => void (t.live = false) };
+};
+// A seeded generator, so a run can be repeated.
+let state = 12345;
+const random = () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+const length = () => lineMs * (1 + jitter * (2 * random() - 1));
+
+const s = new Scheduler({ maxQueued: 1024, maxQueueWaitMs: 3_600_000, nowMs: () => now, setTimer });
+const target = { id: "engine", maxConcurrent: slots };
+const waits: number[] = [];
+let busySlotMs = 0;
+let lastMs = 0;
+let held = 0;
+const account = () => {
+  busySlotMs += held * (now - lastMs);
+  lastMs = now;
+};
+const hold = (slot: Slot, ms: number, then: () => void) => {
+  account();
+  held++;
+  setTimer(() => {
+    account();
+    held--;
+    slot.release();
+    then();
+  }, ms);
+};
+
+const user = () => {
+  const asked = now;
+  void s.acquire([target]).then((r) => {
+    if (!r.ok) throw new Error(`a user's request failed: ${r.reason}`);
+    if (now >= 5_000) waits.push(now - asked);
+    hold(r.slot, length(), () => setTimer(user, thinkMs));
+  });
+};
+const batchLine = () => {
+  if (now >= endMs) return;
+  void s.acquire([target], undefined, "batch").then((r) => {
+    if (!r.ok) throw new Error(`a batch line failed: ${r.reason}`);
+    hold(r.slot, length(), batchLine);
+  });
+};
+
+// The batch starts first (it fills the engine), the users a little later, as in bench/batch-load.ts.
+for (let i = 0; i < batchLines; i++) batchLine();
+for (let i = 0; i < streams; i++) setTimer(user, 1_000 + (i * lineMs) / streams);
+
+while (now < endMs) {
+  await Promise.resolve();
+  await Promise.resolve();
+  due.sort((a, b) => a.at - b.at || a.seq - b.seq);
+  const next = due.shift();
+  if (next === undefined) break;
+  if (!next.live) continue;
+  now = next.at;
+  next.fn();
+}
+account();
+const f = (v: number) => v.toFixed(1);
+console.log(
+  `slots ${slots}, users ${streams}, batch lines ${batchLines}, line ${lineMs} ms ±${jitter * 100}%: ` +
+    `user wait p50 ${f(percentile(waits, 50))} ms, p99 ${f(percentile(waits, 99))} ms, max ${f(Math.max(...waits))} ms ` +
+    `(${waits.length} requests); slots busy ${((busySlotMs / (slots * now)) * 100).toFixed(1)} %`,
+);
