@@ -56,11 +56,13 @@ export { ManagedLedger, reservationIdOf } from "./managed-ledger.js";
 export { estimateCostMicroUsd, type CostBasis } from "./cost-estimate.js";
 export { SharedLedger } from "./shared-ledger.js";
 export {
-  combineManagedHooks,
-  runpodPodConfigs,
-  RunpodPodNodes,
-  type RunpodPodNodesOptions,
-} from "./runpod-pod-nodes.js";
+  ManagedNodes,
+  type ManagedActionName,
+  type ManagedRentedNode,
+  type NodeRoutingUse,
+  type Prepared,
+} from "./managed-node.js";
+export { runpodPodConfigs, RunpodPodNodes, type RunpodPodNodesOptions } from "./runpod-pod-nodes.js";
 export { JobManagedNode, jobSettingsOf, type JobManagedNodeOptions, type JobNodeView } from "./job-node.js";
 export { JobNodes, jobNodeConfigs, type JobNodesOptions } from "./job-nodes.js";
 export { RunpodPodManagedNode, runpodModelOf, type RunpodPodView } from "./runpod-pod-node.js";

@@ -44,6 +44,7 @@ import type { PairError } from "../dialects/index.js";
 import { jobGpuLabel } from "./gpu-label.js";
 import { jobDeploymentSpec, jobRentalWindow, jobRoutingUse, type JobNodeSettings } from "./job-node-plan.js";
 import type { CreatedInfo, ManagedAction, ManagedView } from "./managed-endpoint.js";
+import type { ManagedRentedNode } from "./managed-node.js";
 import { ManagedNodeCore, type NodeWords, type OnDemandNodeOptions } from "./managed-node-core.js";
 import type { ManagedStatus } from "./rented-nodes.js";
 
@@ -94,7 +95,7 @@ export function jobSettingsOf(config: HuggingFaceJobNode): JobNodeSettings {
   };
 }
 
-export class JobManagedNode {
+export class JobManagedNode implements ManagedRentedNode {
   readonly name: string;
   readonly config: HuggingFaceJobNode;
   readonly #o: JobManagedNodeOptions;
@@ -375,6 +376,20 @@ export class JobManagedNode {
     return this.#core.pause(reason, () => (this.#ready = undefined));
   }
 
+  /** `pair rented delete`: PAIR runs a job per use, so there is nothing to delete; its job is cancelled. */
+  delete(): Promise<ManagedAction> {
+    return this.pause("user-request");
+  }
+
+  /** A cold node is not paused (a request starts a job); a user's pause holds until resume. */
+  wakeable(): boolean {
+    return false;
+  }
+
+  priceMicroUsdPerHour(): number | undefined {
+    return this.#flavor === undefined ? undefined : jobRateMicroUsdPerHour(this.#flavor, true);
+  }
+
   /** `pair rented resume`: jobs run on demand again, in a new window (refused while over budget). */
   resume(): ManagedAction {
     const resumed = this.#core.resume();
@@ -434,9 +449,8 @@ export class JobManagedNode {
   view(): JobNodeView {
     const [record] = this.#running();
     const window = record === undefined ? undefined : this.#windows().get(record.id);
-    const price = this.#flavor === undefined ? undefined : jobRateMicroUsdPerHour(this.#flavor, true);
     return {
-      ...this.#core.view(price, this.config.lifecycle.idlePauseMs),
+      ...this.#core.view(this.priceMicroUsdPerHour(), this.config.lifecycle.idlePauseMs),
       job_state: this.#jobState(),
       flavor: this.#settings.flavor,
       window_ends_at: window === undefined ? null : new Date(window.endMs).toISOString(),

@@ -4,7 +4,7 @@
  * client (the HF token read from the OS credential store, verified HTTPS to `providers.huggingface
  * .hub_api`), the namespace (the token's user, from whoami), the Job secrets (read from the store),
  * the exposed-port probe, and the periodic pass on the timer seam. Routing, the admin API and
- * `close()` reach a node by name; `combineManagedHooks` puts these beside the other managers. A node
+ * `close()` reach a node through the sponsor's registry (ManagedNodes), beside the other managers'. A node
  * `pair rented create` made is added at run time (`add`) and, after a restart, comes back from
  * `<data_dir>/rented-nodes.json` (`created`), its job found again by the record in its store.
  * Must not know: HTTP routing, dialects, the CLI, the credential store's platform.
@@ -20,7 +20,6 @@ import {
 import type { HuggingFaceJobNode, RentedNodeConfig } from "../config/index.js";
 import { JobManagedNode } from "./job-node.js";
 import { OnDemandNodeSet, type OnDemandNodesOptions } from "./on-demand-nodes.js";
-import type { ManagedHooks } from "./rented-nodes.js";
 
 export interface JobNodesOptions extends OnDemandNodesOptions {
   readonly configured: readonly RentedNodeConfig[];
@@ -80,10 +79,8 @@ export class JobNodes {
 
   /** Forget a node added at run time whose create was refused before anything was sent. */
   forget(name: string): void {
-    this.#set.nodes.delete(name);
+    this.#set.forget(name);
     this.#createdNames.delete(name);
-    const at = this.#set.configs.findIndex((c) => c.name === name);
-    if (at >= 0) this.#set.configs.splice(at, 1);
   }
 
   /** Why a node is not managed (its token or a secret is missing, …). */
@@ -149,10 +146,5 @@ export class JobNodes {
   /** Sponsor exit: cancel every job (bounded per node), then close stores and clients. */
   close(): Promise<void> {
     return this.#set.passes.close();
-  }
-
-  /** The routing hooks of these nodes; a job node that could not be opened shows with the reason. */
-  hooks(): ManagedHooks {
-    return this.#set.hooks();
   }
 }

@@ -40,6 +40,7 @@ import { hardwareOf, offerFor } from "./endpoint-hardware.js";
 import { dischargesMissedByLedger } from "./ledger-catch-up.js";
 import { ledgerBudget, reservationIdOf, type ManagedLedger } from "./managed-ledger.js";
 import type { ServeCheck } from "./models-probe.js";
+import type { ManagedRentedNode } from "./managed-node.js";
 import { ServeGate } from "./serve-gate.js";
 import {
   describeBudget,
@@ -87,7 +88,7 @@ const HOUR_MS = 3_600_000;
 const STOP_UNCONFIRMED = "stop unconfirmed";
 const NEVER_SERVED = "it was paused because it never served its model: pair rented resume to try again";
 
-export class ManagedEndpoint {
+export class ManagedEndpoint implements ManagedRentedNode {
   readonly name: string;
   readonly #o: ManagedEndpointOptions;
   readonly #controller: HostingController;
@@ -139,6 +140,30 @@ export class ManagedEndpoint {
 
   get controller(): HostingController {
     return this.#controller;
+  }
+
+  /** Paused, a request may wake it (`lifecycle.wake_on_request`). */
+  wakeable(): boolean {
+    return this.#o.config.lifecycle.wakeOnRequest;
+  }
+
+  /** Its state comes from the probe (the Endpoints API and its `/v1/models`), not from here. */
+  status(): undefined {
+    return undefined;
+  }
+
+  priceMicroUsdPerHour(): number | undefined {
+    return this.#priceMicroUsdPerHour;
+  }
+
+  /** Requests carry the node's own `credential`. */
+  headers(): undefined {
+    return undefined;
+  }
+
+  /** The configured routing use holds. */
+  routingUse(): undefined {
+    return undefined;
   }
 
   /**

@@ -2,8 +2,8 @@
  * The managed rented nodes of this sponsor: every `huggingface-endpoint` node with
  * `lifecycle.managed: true`. Owns the durable state in the data dir (`managed/ledger.db`, and one
  * `managed/<node>.db` hosting store per node), each node's Endpoints API client (its token read from
- * the credential store), and the periodic pass (`tick`) on the injected timer seam. What routing,
- * the admin API and `close()` call goes through here, by node name.
+ * the credential store), and the periodic pass (`tick`) on the injected timer seam. Each node it
+ * opens goes into the sponsor's registry (ManagedNodes), where routing and the admin API reach it.
  * Must not know: HTTP routing, dialects, the CLI, the credential store's platform.
  */
 
@@ -16,15 +16,14 @@ import { SqliteHostingStore, SqliteLedgerStore } from "@pair/store";
 import type { Dispatcher } from "undici";
 import type { Redacted } from "../cluster/index.js";
 import type { CredentialRef, HuggingFaceEndpointNode, RentedNodeConfig } from "../config/index.js";
-import type { PairError } from "../dialects/index.js";
 import {
   ManagedEndpoint,
-  type CreatedInfo,
   type ManagedAction,
   type ManagedView,
   type PresetIdSource,
 } from "./managed-endpoint.js";
 import { ManagedLedger } from "./managed-ledger.js";
+import { ManagedNodes, type ManagedActionName } from "./managed-node.js";
 import { servesModel } from "./models-probe.js";
 import { NodePasses, SYSTEM_CLOCK, SYSTEM_TIMERS, type PassTiming } from "./node-passes.js";
 import type { SharedLedger } from "./shared-ledger.js";
@@ -47,6 +46,8 @@ export interface ManagedEndpointsOptions extends PassTiming {
   readonly inFlight: (node: string) => number;
   /** The sponsor's ledger, shared with the other managers (default: this one opens its own). */
   readonly ledger?: SharedLedger;
+  /** The sponsor's registry of managed nodes, shared by every manager (default: one of its own). */
+  readonly registry?: ManagedNodes;
 }
 
 /** Which configured nodes PAIR manages. */
@@ -81,9 +82,11 @@ export class ManagedEndpoints {
   readonly #problems = new Map<string, string>();
   #ledger: ManagedLedger | undefined;
   readonly #ids = new PresetIds();
+  readonly #registry: ManagedNodes;
 
   constructor(options: ManagedEndpointsOptions) {
     this.#o = options;
+    this.#registry = options.registry ?? new ManagedNodes();
     this.#clock = options.clock ?? SYSTEM_CLOCK;
     this.#passes = new NodePasses(options.timers ?? SYSTEM_TIMERS, options.tickMs, () =>
       this.#nodes.values(),
@@ -97,7 +100,7 @@ export class ManagedEndpoints {
       const ledger = this.#ensureLedger();
       for (const config of this.#configs) {
         const node = await this.#open(config, this.#dir(), ledger, this.#ids);
-        if (node !== undefined) this.#nodes.set(config.name, node);
+        if (node !== undefined) this.#manage(node);
       }
       await this.tick();
     }
@@ -127,13 +130,19 @@ export class ManagedEndpoints {
     const node = await this.#open(config, this.#dir(), this.#ensureLedger(), this.#ids);
     if (node === undefined) return undefined;
     this.#configs.push(config);
-    this.#nodes.set(config.name, node);
+    this.#manage(node);
     return node;
+  }
+
+  #manage(node: ManagedEndpoint): void {
+    this.#nodes.set(node.name, node);
+    this.#registry.add(node);
   }
 
   /** Forget a node added at run time whose create was refused before anything was sent. */
   forget(name: string): void {
     this.#nodes.delete(name);
+    this.#registry.delete(name);
     const at = this.#configs.findIndex((c) => c.name === name);
     if (at >= 0) this.#configs.splice(at, 1);
   }
@@ -197,40 +206,13 @@ export class ManagedEndpoints {
     });
   }
 
-  /** Whether PAIR manages this rented node. */
-  has(name: string): boolean {
-    return this.#nodes.has(name);
-  }
-
-  /** Whether a request may wake it when paused. */
-  wakeable(name: string): boolean {
-    return this.#nodes.has(name) && this.#configs.some((c) => c.name === name && c.lifecycle.wakeOnRequest);
-  }
-
   /** One pass over every node (joins a pass under way). */
   tick(): Promise<void> {
     return this.#passes.tick();
   }
 
-  budgetRefusal(name: string): PairError | undefined {
-    return this.#nodes.get(name)?.budgetRefusal();
-  }
-
-  prepare(
-    name: string,
-    signal: AbortSignal,
-  ): Promise<{ ok: true; url: string } | { ok: false; error: PairError }> {
-    const node = this.#nodes.get(name);
-    if (node === undefined)
-      return Promise.resolve({
-        ok: false,
-        error: { code: "rented_node_ineligible", message: `rented node ${name} is not managed`, node: name },
-      });
-    return node.prepare(signal);
-  }
-
-  /** `pair rented pause|resume|delete NAME`. */
-  async act(name: string, action: "pause" | "resume" | "delete"): Promise<ManagedAction> {
+  /** `pair rented pause|resume|delete NAME` (tests; the admin API goes through RentedNodes). */
+  async act(name: string, action: ManagedActionName): Promise<ManagedAction> {
     const node = this.#nodes.get(name);
     if (node === undefined)
       return {
@@ -245,22 +227,11 @@ export class ManagedEndpoints {
           node: name,
         },
       };
-    switch (action) {
-      case "pause":
-        return node.pause("user-request");
-      case "resume":
-        return node.resume("user");
-      case "delete":
-        return node.delete();
-    }
+    return ManagedNodes.act(node, action);
   }
 
   view(name: string): ManagedView | undefined {
     return this.#nodes.get(name)?.view();
-  }
-
-  created(name: string): CreatedInfo | null {
-    return this.#nodes.get(name)?.created() ?? null;
   }
 
   /** The node for tests and the admin API. */

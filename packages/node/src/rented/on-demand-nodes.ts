@@ -16,13 +16,9 @@ import type { CredentialRef } from "../config/index.js";
 import type { OnDemandNodeOptions } from "./managed-node-core.js";
 import { PresetIds } from "./managed-endpoints.js";
 import { NodePasses, SYSTEM_CLOCK, SYSTEM_TIMERS, type PassingNode, type PassTiming } from "./node-passes.js";
-import {
-  credentialUnavailable,
-  onDemandHooks,
-  readNodeCredential,
-  type OnDemandNode,
-} from "./on-demand-hooks.js";
-import type { CredentialReader, ManagedHooks, ManagedStatus } from "./rented-nodes.js";
+import { ManagedNodes, type ManagedRentedNode } from "./managed-node.js";
+import { credentialUnavailable, readNodeCredential } from "./node-credentials.js";
+import type { CredentialReader, ManagedStatus } from "./rented-probe.js";
 import type { SharedLedger } from "./shared-ledger.js";
 
 /** What a manager of on-demand nodes is given, whichever provider they run on. */
@@ -33,12 +29,14 @@ export interface OnDemandNodesOptions extends PassTiming {
   readonly credentials: CredentialReader;
   readonly ledger: SharedLedger;
   readonly inFlight: (node: string) => number;
+  /** The sponsor's registry of managed nodes, shared by every manager (default: one of its own). */
+  readonly registry?: ManagedNodes;
 }
 
 /** How a manager opens one node in `dir`: undefined (the reason in `problems`) when it cannot. */
 export type OpenNode<C, N> = (config: C, dir: string) => Promise<N | undefined>;
 
-export class OnDemandNodeSet<C extends { readonly name: string }, N extends OnDemandNode & PassingNode> {
+export class OnDemandNodeSet<C extends { readonly name: string }, N extends ManagedRentedNode & PassingNode> {
   readonly nodes = new Map<string, N>();
   /** Why a configured node is not managed (its credential or a secret is missing, …). */
   readonly problems = new Map<string, string>();
@@ -46,6 +44,7 @@ export class OnDemandNodeSet<C extends { readonly name: string }, N extends OnDe
   readonly clock: Clock;
   readonly passes: NodePasses;
   readonly log: (line: string) => void;
+  readonly registry: ManagedNodes;
   readonly #o: OnDemandNodesOptions;
   readonly #modelsOf: (config: C) => readonly string[];
   readonly #ids = new PresetIds();
@@ -57,6 +56,7 @@ export class OnDemandNodeSet<C extends { readonly name: string }, N extends OnDe
     this.#modelsOf = modelsOf;
     this.clock = options.clock ?? SYSTEM_CLOCK;
     this.log = options.log ?? (() => undefined);
+    this.registry = options.registry ?? new ManagedNodes();
     this.passes = new NodePasses(options.timers ?? SYSTEM_TIMERS, options.tickMs, () => this.nodes.values());
   }
 
@@ -74,8 +74,15 @@ export class OnDemandNodeSet<C extends { readonly name: string }, N extends OnDe
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     this.problems.delete(config.name);
     const node = await open(config, dir);
-    if (node !== undefined) this.nodes.set(config.name, node);
-    else this.log(`rented node ${config.name}: not managed: ${this.problems.get(config.name) ?? "?"}`);
+    if (node !== undefined) {
+      this.nodes.set(config.name, node);
+      this.registry.add(node);
+    } else {
+      // A node added at run time (not yet among the configured) is not shown when it cannot open.
+      const configured = this.configs.some((c) => c.name === config.name);
+      this.registry.unopened(config.name, configured ? this.#unmanaged(config) : undefined);
+      this.log(`rented node ${config.name}: not managed: ${this.problems.get(config.name) ?? "?"}`);
+    }
     return node;
   }
 
@@ -106,18 +113,16 @@ export class OnDemandNodeSet<C extends { readonly name: string }, N extends OnDe
     };
   }
 
-  /** The routing hooks of these nodes. */
-  hooks(): ManagedHooks {
-    return onDemandHooks(this.nodes, this.problems, (name) => this.#unmanaged(name));
+  /** Forget a node added at run time whose create was refused before anything was sent. */
+  forget(name: string): void {
+    this.nodes.delete(name);
+    this.registry.delete(name);
+    const at = this.configs.findIndex((c) => c.name === name);
+    if (at >= 0) this.configs.splice(at, 1);
   }
 
   /** A configured node that could not be opened (a credential missing): shown with the reason. */
-  #unmanaged(name: string): ManagedStatus | undefined {
-    const config = this.configs.find((c) => c.name === name);
-    return credentialUnavailable(
-      this.problems,
-      name,
-      config === undefined ? undefined : this.#modelsOf(config),
-    );
+  #unmanaged(config: C): ManagedStatus | undefined {
+    return credentialUnavailable(this.problems, config.name, this.#modelsOf(config));
   }
 }

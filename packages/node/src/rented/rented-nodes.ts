@@ -21,7 +21,8 @@ import {
 } from "../config/index.js";
 import { configuredWindow } from "../context/index.js";
 import type { PairError } from "../dialects/index.js";
-import type { CreatedInfo, ManagedView } from "./managed-endpoint.js";
+import { USD, type CreatedInfo, type ManagedView } from "./managed-endpoint-view.js";
+import { ManagedNodes, type ManagedActionName, type ManagedRentedNode } from "./managed-node.js";
 import { estimateCostMicroUsd, outputPricePerMillion } from "./cost-estimate.js";
 import type { EndpointLookupFn } from "./hf-endpoint-states.js";
 import { OFF_LAN_LABEL, type RentedPeerView } from "./peer-view.js";
@@ -33,7 +34,6 @@ import {
   fresh,
   probeNode,
   type CredentialReader,
-  type ManagedStatus,
   type NodeState,
   type RentedState,
 } from "./rented-probe.js";
@@ -42,37 +42,6 @@ export type { CredentialReader, ManagedStatus, RentedState } from "./rented-prob
 
 /** States in which a node takes requests (a cold start is waited for within `cold_start_s`). */
 const ELIGIBLE_STATES: readonly RentedState[] = ["running", "warming", "starting", "scaled_to_zero"];
-
-/** What routing asks of the managed nodes (managed/ implements it). */
-export interface ManagedHooks {
-  has(name: string): boolean;
-  /** Paused, yet a request may wake it. */
-  wakeable(name: string): boolean;
-  /** It reached a budget cap (`budget_exceeded`). */
-  budgetRefusal(name: string): PairError | undefined;
-  /** `pair rented pause|resume|delete NAME`. */
-  act(
-    name: string,
-    action: "pause" | "resume" | "delete",
-  ): Promise<{ readonly ok: true } | { readonly ok: false; readonly error: PairError }>;
-  /** Wake it if needed; its data-plane base URL (without /v1), or why not. */
-  prepare(
-    name: string,
-    signal: AbortSignal,
-  ): Promise<{ ok: true; url: string } | { ok: false; error: PairError }>;
-  view(name: string): ManagedView | undefined;
-  /** Nodes the manager knows without a probe (a Runpod pod made on demand): state, models, GPU. */
-  status?(name: string): ManagedStatus | undefined;
-  /** Headers a request to the node carries, instead of its `credential` (a Runpod pod's vLLM key). */
-  headers?(name: string): Readonly<Record<string, string>> | undefined;
-  /** Set for nodes PAIR created (`pair rented create`). */
-  created?(name: string): CreatedInfo | null;
-  /**
-   * The routing use the manager puts in force (a job node: `never` outside its window), with why;
-   * undefined: the configured use holds. A `pair rented policy` override still wins.
-   */
-  routingUse?(name: string): { readonly use: RoutingUse; readonly why?: string } | undefined;
-}
 
 /** A rented node as the sponsor's admin API shows it: no URL, no credential value. */
 export interface RentedNodeView {
@@ -129,8 +98,8 @@ export interface RentedNodesOptions {
   readonly probeTimeoutMs?: number;
   /** Hugging Face endpoints by name (the Endpoints API); absent: such nodes are unsupported. */
   readonly lookupEndpoint?: EndpointLookupFn;
-  /** Managed Hugging Face endpoints (wake, budget); absent: none is managed. */
-  readonly managed?: ManagedHooks;
+  /** Every managed node (Hugging Face endpoints and Jobs, Runpod pods), by name; absent: none is managed. */
+  readonly managed?: ManagedNodes;
   /** Runpod pods attached by id: their proxy base URL (`providers.runpod.proxy_url`; default Runpod's). */
   readonly runpodProxyUrl?: ProxyUrlOf;
   readonly log?: (line: string) => void;
@@ -240,7 +209,8 @@ export class RentedNodes {
   /** What peers may know, one entry per node. */
   peerViews(): RentedPeerView[] {
     return [...this.#nodes.values()].map((n) => {
-      const v = this.#view(n);
+      const f = this.#facts(n);
+      const v = this.#view(n, f);
       return {
         name: v.name,
         kind: "rented",
@@ -249,15 +219,15 @@ export class RentedNodes {
         gpu: v.gpu,
         state: v.state,
         usd_per_hour: v.managed?.usd_per_hour ?? null,
-        usd_per_mtok: outputPricePerMillion(n.models, n.prices),
+        usd_per_mtok: outputPricePerMillion(f.seen.models, n.prices),
         spend_usd: peerSpend(v.managed),
         models: v.models,
         shared: v.shared,
         policy: v.policy,
         eligible: v.eligible,
-        reason: this.#peerReason(n, v),
+        reason: this.#peerReason(f),
         // context: the windows it holds, so peers skip it for prompts it cannot take
-        context_windows: windowsOf(n),
+        context_windows: windowsOf(n, f.seen.models),
       };
     });
   }
@@ -266,10 +236,14 @@ export class RentedNodes {
    * A peer's reason: a policy's or budget's own text (the sponsor's words, no detail), else the
    * problem's code and fixed text (peer-reason.ts) — never the probe's error, which names the endpoint.
    */
-  #peerReason(n: NodeState, v: RentedNodeView): string | null {
-    if (v.reason === null) return null;
-    if (v.policy === "never" || this.#o.managed?.budgetRefusal(v.name) !== undefined) return v.reason;
-    return peerReasonText(rentedProblemOf(n.state, n.lastError));
+  #peerReason(f: NodeFacts): string | null {
+    if (f.reason === null) return null;
+    if (f.policy === "never" || f.overBudget !== undefined) return this.#redact(f.reason);
+    return peerReasonText(rentedProblemOf(f.seen.state, f.seen.lastError));
+  }
+
+  #redact(text: string): string {
+    return this.#o.redact?.(text) ?? text;
   }
 
   /**
@@ -286,41 +260,43 @@ export class RentedNodes {
     const usable: RentedServingView[] = [];
     let refusal: PairError | undefined;
     for (const n of this.#nodes.values()) {
-      if (!n.models.includes(model)) continue;
-      const v = this.#view(n);
-      if (caller.fromPeer && !v.shared) {
+      const f = this.#facts(n);
+      const { seen, policy } = f;
+      if (!seen.models.includes(model)) continue;
+      const name = n.config.name;
+      if (caller.fromPeer && !f.shared) {
         refusal ??= {
           code: "rented_node_not_shared",
           message:
-            `rented node ${v.name} serves "${model}" but its sponsor ${this.#o.nodeName} does not share it ` +
-            `with the cluster (on ${this.#o.nodeName}: pair rented share ${v.name} on)`,
-          node: v.name,
+            `rented node ${name} serves "${model}" but its sponsor ${this.#o.nodeName} does not share it ` +
+            `with the cluster (on ${this.#o.nodeName}: pair rented share ${name} on)`,
+          node: name,
         };
         continue;
       }
-      const overBudget = this.#o.managed?.budgetRefusal(v.name);
-      if (overBudget !== undefined && v.policy !== "never") {
-        refusal ??= overBudget;
+      if (f.overBudget !== undefined && policy !== "never") {
+        refusal ??= f.overBudget;
         continue;
       }
-      if (!v.eligible) {
+      if (f.reason !== null) {
+        const why = caller.fromPeer ? this.#peerReason(f) : this.#redact(f.reason);
         refusal ??= {
           code:
-            v.state === "credential_rejected" || v.state === "public_endpoint_refused"
-              ? v.state
-              : v.state === "paused" && v.policy !== "never"
+            seen.state === "credential_rejected" || seen.state === "public_endpoint_refused"
+              ? seen.state
+              : seen.state === "paused" && policy !== "never"
                 ? "rented_node_paused"
                 : "rented_node_ineligible",
-          message: `rented node ${v.name} cannot take requests now: ${(caller.fromPeer ? this.#peerReason(n, v) : v.reason) ?? v.state}`,
-          node: v.name,
+          message: `rented node ${name} cannot take requests now: ${why ?? seen.state}`,
+          node: name,
         };
         continue;
       }
       usable.push({
-        name: v.name,
-        policy: v.policy,
-        warm: v.state === "running",
-        price: outputPricePerMillion(n.models, n.prices),
+        name,
+        policy,
+        warm: seen.state === "running",
+        price: outputPricePerMillion(seen.models, n.prices),
         // context: the configured window wins over the listed one
         ...windowField(n, model),
       });
@@ -331,8 +307,8 @@ export class RentedNodes {
   /** How to reach a node: its base URL and the headers carrying its credential. */
   link(name: string): RentedLink | undefined {
     const n = this.#nodes.get(name);
-    const managed = this.#o.managed;
-    if (n !== undefined && managed?.has(name) === true) return this.#managedLink(n, managed);
+    const managed = this.#o.managed?.get(name);
+    if (n !== undefined && managed !== undefined) return this.#managedLink(n, managed);
     if (n === undefined || n.baseUrl === undefined) return undefined;
     const coldStartMs = n.config.timeouts.coldStartMs;
     const headers: Record<string, string> = {};
@@ -343,14 +319,14 @@ export class RentedNodes {
   }
 
   /** A managed node's link: its URL comes from `prepare`, which wakes it when paused. */
-  #managedLink(n: NodeState, managed: ManagedHooks): RentedLink {
+  #managedLink(n: NodeState, managed: ManagedRentedNode): RentedLink {
     const name = n.config.name;
     const coldStartMs = n.config.timeouts.coldStartMs;
     const headers: Record<string, string> = {
       "x-scale-up-timeout": String(Math.ceil(coldStartMs / 1000)),
     };
     if (n.token !== undefined) headers["authorization"] = `Bearer ${n.token.reveal()}`;
-    const own = managed.headers?.(name);
+    const own = managed.headers();
     return {
       name,
       // Replaced by what `prepare` reports before anything is sent.
@@ -358,7 +334,7 @@ export class RentedNodes {
       headers: own ?? headers,
       coldStartMs,
       prepare: async (signal) => {
-        const ready = await managed.prepare(name, signal);
+        const ready = await managed.prepare(signal);
         return ready.ok ? { ok: true, baseUrl: `${ready.url.replace(/\/$/, "")}/v1` } : ready;
       },
     };
@@ -377,11 +353,13 @@ export class RentedNodes {
     const n = this.#nodes.get(name);
     if (n === undefined) return 0;
     const perMillion = n.prices.get(model);
-    const usdPerHour = this.#o.managed?.view(name)?.usd_per_hour ?? undefined;
+    const price = this.#o.managed?.get(name)?.priceMicroUsdPerHour();
+    // Whole micro-dollars per hour, as the view shows it.
+    const usdPerHour = price === undefined ? undefined : Math.round(price) / USD;
     return estimateCostMicroUsd(
       {
         ...(perMillion === undefined ? {} : { perMillion }),
-        ...(usdPerHour === null || usdPerHour === undefined ? {} : { usdPerHour }),
+        ...(usdPerHour === undefined ? {} : { usdPerHour }),
       },
       use,
     );
@@ -442,7 +420,7 @@ export class RentedNodes {
   }
 
   /** Pause, resume or delete a managed node (through the hosting contract); then probe it again. */
-  async act(name: string, action: "pause" | "resume" | "delete"): Promise<RentedAction> {
+  async act(name: string, action: ManagedActionName): Promise<RentedAction> {
     const n = this.#nodes.get(name);
     if (n === undefined)
       return {
@@ -452,8 +430,8 @@ export class RentedNodes {
           message: `no rented node named ${name} (pair nodes lists them)`,
         },
       };
-    const managed = this.#o.managed;
-    if (managed === undefined || !managed.has(name))
+    const managed = this.#o.managed?.get(name);
+    if (managed === undefined)
       return {
         ok: false,
         error: {
@@ -462,7 +440,7 @@ export class RentedNodes {
           node: name,
         },
       };
-    const done = await managed.act(name, action);
+    const done = await ManagedNodes.act(managed, action);
     if (!done.ok) return done;
     await probeNode(n, this.#o);
     return { ok: true, node: this.#view(n) };
@@ -499,26 +477,43 @@ export class RentedNodes {
     return { ok: true, node: v };
   }
 
-  #view(n: NodeState): RentedNodeView {
-    const o = this.#file.overrides[n.config.name] ?? {};
-    const shared = o.share_with_cluster ?? n.config.shareWithCluster;
-    const managed = this.#o.managed;
-    const own = o.routing_use === undefined ? managed?.routingUse?.(n.config.name) : undefined;
-    const policy = o.routing_use ?? own?.use ?? n.config.routing.use;
-    const overBudget = managed?.budgetRefusal(n.config.name);
-    const live = managed?.status?.(n.config.name);
-    if (live !== undefined) Object.assign(n, live, { models: [...live.models] });
+  /**
+   * What routing and the views decide by, typed: the node's state with what its manager knows now
+   * (a job's, a pod's status) laid over it, and its share, policy, budget and eligibility. Computed
+   * on each call; nothing is written back into the node's state.
+   */
+  #facts(n: NodeState): NodeFacts {
+    const name = n.config.name;
+    const override = this.#file.overrides[name] ?? {};
+    const managed = this.#o.managed?.get(name);
+    const own = override.routing_use === undefined ? managed?.routingUse() : undefined;
+    const policy = override.routing_use ?? own?.use ?? n.config.routing.use;
+    const overBudget = managed?.budgetRefusal();
+    const live = this.#o.managed?.status(name);
+    const seen: SeenState = live === undefined ? n : { ...n, ...live, models: [...live.models] };
     const reason =
       policy === "never"
         ? (own?.why ?? "routing policy is never")
         : overBudget !== undefined
           ? `${BUDGET_REASON_PREFIX}${overBudget.message}`
-          : ELIGIBLE_STATES.includes(n.state) ||
-              (n.state === "paused" && managed?.wakeable(n.config.name) === true)
+          : ELIGIBLE_STATES.includes(seen.state) || (seen.state === "paused" && managed?.wakeable() === true)
             ? null
-            : n.state === "unknown"
+            : seen.state === "unknown"
               ? "not probed yet"
-              : `${n.state.replace(/_/g, " ")}${n.lastError === undefined ? "" : `: ${n.lastError}`}`;
+              : `${seen.state.replace(/_/g, " ")}${seen.lastError === undefined ? "" : `: ${seen.lastError}`}`;
+    return {
+      seen,
+      shared: override.share_with_cluster ?? n.config.shareWithCluster,
+      policy,
+      overBudget,
+      reason,
+      overridden: Object.keys(override).length > 0,
+      managed,
+    };
+  }
+
+  #view(n: NodeState, f: NodeFacts = this.#facts(n)): RentedNodeView {
+    const { seen, managed } = f;
     const redact = this.#o.redact ?? ((text: string) => text);
     return {
       name: n.config.name,
@@ -526,22 +521,22 @@ export class RentedNodes {
       label: OFF_LAN_LABEL,
       provider: n.config.provider,
       credential: n.config.credential === undefined ? null : formatCredentialRef(n.config.credential),
-      gpu: n.gpu ?? null,
-      state: n.state,
-      models: n.models,
+      gpu: seen.gpu ?? null,
+      state: seen.state,
+      models: seen.models,
       allowlist: n.config.models,
-      shared,
-      policy,
-      eligible: reason === null,
-      reason: reason === null ? null : redact(reason),
+      shared: f.shared,
+      policy: f.policy,
+      eligible: f.reason === null,
+      reason: f.reason === null ? null : redact(f.reason),
       warnings: n.warnings.map(redact),
-      last_error: n.lastError === undefined ? null : redact(n.lastError),
+      last_error: seen.lastError === undefined ? null : redact(seen.lastError),
       source: n.source,
-      overridden: Object.keys(o).length > 0,
-      managed: managed?.view(n.config.name) ?? null,
-      provider_state: n.providerState ?? null,
-      provider_message: n.providerMessage === undefined ? null : redact(n.providerMessage),
-      created: managed?.created?.(n.config.name) ?? null,
+      overridden: f.overridden,
+      managed: managed?.view() ?? null,
+      provider_state: seen.providerState ?? null,
+      provider_message: seen.providerMessage === undefined ? null : redact(seen.providerMessage),
+      created: managed?.created() ?? null,
       budget: {
         usd_per_day: usdOf(n.config.budget.budgetMicroUsdPerDay),
         usd_per_month: usdOf(n.config.budget.budgetMicroUsdPerMonth),
@@ -580,6 +575,24 @@ function describeProblems(problems: readonly RentedNodeProblem[]): string {
   return problems.map((p) => `${p.path === "" ? "" : `${p.path}: `}${p.code}: ${p.message}`).join("; ");
 }
 
+/** A node's state as routing and the views see it: the probe's, with its manager's status laid over. */
+type SeenState = Pick<
+  NodeState,
+  "state" | "models" | "gpu" | "lastError" | "providerState" | "providerMessage"
+>;
+
+/** What routing decides by for one node (`#facts`), typed. */
+interface NodeFacts {
+  readonly seen: SeenState;
+  readonly shared: boolean;
+  readonly policy: RoutingUse;
+  readonly overBudget: PairError | undefined;
+  /** Why it takes no request now; null when it is eligible. */
+  readonly reason: string | null;
+  readonly overridden: boolean;
+  readonly managed: ManagedRentedNode | undefined;
+}
+
 /** A usable rented node for one model, as routing reads it. */
 interface RentedServingView {
   name: string;
@@ -596,9 +609,9 @@ function windowField(n: NodeState, model: string): { contextTokens?: number } {
 }
 
 /** context: the windows of every model a node serves, where known. */
-function windowsOf(n: NodeState): Record<string, number> {
+function windowsOf(n: NodeState, models: readonly string[]): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const model of n.models) {
+  for (const model of models) {
     const tokens = windowField(n, model).contextTokens;
     if (tokens !== undefined) out[model] = tokens;
   }

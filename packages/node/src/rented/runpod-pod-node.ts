@@ -42,6 +42,7 @@ import type { PairError } from "../dialects/index.js";
 import { podGpuLabel } from "./gpu-label.js";
 import type { ManagedAction, ManagedView } from "./managed-endpoint.js";
 import { reservationIdOf } from "./managed-ledger.js";
+import type { ManagedRentedNode } from "./managed-node.js";
 import { ManagedNodeCore, type NodeWords, type OnDemandNodeOptions } from "./managed-node-core.js";
 import type { ManagedStatus } from "./rented-nodes.js";
 import { podPriceFromCatalog, storageMicroUsdPerHour } from "./runpod-catalog-price.js";
@@ -107,7 +108,7 @@ export function runpodModelOf(config: RunpodPodNode): RunpodModel {
   };
 }
 
-export class RunpodPodManagedNode {
+export class RunpodPodManagedNode implements ManagedRentedNode {
   readonly name: string;
   readonly config: RunpodPodNode;
   readonly #o: RunpodPodNodeOptions;
@@ -264,6 +265,30 @@ export class RunpodPodManagedNode {
   /** `pair rented resume`: pods are made on demand again (refused while over budget). */
   resume(): ManagedAction {
     return this.#core.resume();
+  }
+
+  /** `pair rented delete`: PAIR makes a pod per use, so there is nothing to delete; its pods are terminated. */
+  delete(): Promise<ManagedAction> {
+    return this.pause("user-request");
+  }
+
+  /** A cold node is not paused (a request makes a pod); a user's pause holds until resume. */
+  wakeable(): boolean {
+    return false;
+  }
+
+  priceMicroUsdPerHour(): number | undefined {
+    return this.#price();
+  }
+
+  /** Pods are made per use from the config: never by `pair rented create`. */
+  created(): null {
+    return null;
+  }
+
+  /** The configured routing use holds. */
+  routingUse(): undefined {
+    return undefined;
   }
 
   /** For routing and views: the pod's state as PAIR shows it. */

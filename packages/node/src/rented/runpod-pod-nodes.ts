@@ -3,7 +3,7 @@
  * Owns each node's hosting store (`<data_dir>/managed/<node>.db`), its Runpod API client (the key read
  * from the OS credential store, verified HTTPS to `providers.runpod.api`), the readiness probe holding
  * the sponsor's copy of the vLLM key, and the periodic pass on the timer seam. Routing, the admin API
- * and `close()` reach a node by name; `combineManagedHooks` puts these beside the Hugging Face ones.
+ * and `close()` reach a node through the sponsor's registry (ManagedNodes), beside the Hugging Face ones.
  * Must not know: HTTP routing, dialects, the CLI, the credential store's platform.
  */
 
@@ -16,7 +16,6 @@ import {
 } from "@pair/runpod";
 import type { RentedNodeConfig, RunpodPodNode } from "../config/index.js";
 import { OnDemandNodeSet, type OnDemandNodesOptions } from "./on-demand-nodes.js";
-import type { ManagedHooks } from "./rented-nodes.js";
 import { RunpodPodManagedNode } from "./runpod-pod-node.js";
 
 export interface RunpodPodNodesOptions extends OnDemandNodesOptions {
@@ -96,29 +95,4 @@ export class RunpodPodNodes {
   close(): Promise<void> {
     return this.#set.passes.close();
   }
-
-  /** The routing hooks of these nodes; a pod node that could not be opened shows with the reason. */
-  hooks(): ManagedHooks {
-    return this.#set.hooks();
-  }
-}
-
-/**
- * Every manager's nodes (Hugging Face endpoints, Runpod pods, Hugging Face Jobs) behind one set of
- * routing hooks: each node belongs to one manager; a name no later one has goes to the first.
- */
-export function combineManagedHooks(first: ManagedHooks, ...rest: readonly ManagedHooks[]): ManagedHooks {
-  const pick = (name: string) => rest.find((h) => h.has(name) || h.status?.(name) !== undefined) ?? first;
-  return {
-    has: (name) => first.has(name) || rest.some((h) => h.has(name)),
-    wakeable: (name) => pick(name).wakeable(name),
-    budgetRefusal: (name) => pick(name).budgetRefusal(name),
-    act: (name, action) => pick(name).act(name, action),
-    prepare: (name, signal) => pick(name).prepare(name, signal),
-    view: (name) => pick(name).view(name),
-    status: (name) => pick(name).status?.(name),
-    headers: (name) => pick(name).headers?.(name),
-    created: (name) => pick(name).created?.(name) ?? null,
-    routingUse: (name) => pick(name).routingUse?.(name),
-  };
 }
