@@ -38,8 +38,18 @@ export const ADOPT_INCARNATION = "adoptIncarnation";
 /** `DeploymentSpec.hardware` of a spell that brings an existing endpoint into use (not a real create). */
 export const ADOPTED_HARDWARE = "adopted";
 
+/**
+ * Whether a declared spec brings the existing endpoint into use (adoption, a resume, a wake) rather
+ * than creating one: the hardware word SQLite has kept for such spells since the first release.
+ */
+export function isAdoption(spec: { readonly hardware: string }): boolean {
+  return spec.hardware === ADOPTED_HARDWARE;
+}
+
 export class AdoptingProvider implements ProviderPort {
   readonly capabilities: ProviderCapabilities;
+  /** Hugging Face's code for the last real create it refused (`public_endpoint_refused`, …), if any. */
+  lastRefusedCode: string | undefined;
   readonly #inner: HuggingFaceEndpointsProvider;
   readonly #transport: EndpointsTransport;
 
@@ -50,7 +60,11 @@ export class AdoptingProvider implements ProviderPort {
   }
 
   async create(request: CreateRequest): Promise<CreateOutcome> {
-    if (request.spec.hardware !== ADOPTED_HARDWARE) return this.#inner.create(request);
+    if (!isAdoption(request.spec)) {
+      const outcome = await this.#inner.create(request);
+      this.lastRefusedCode = outcome.kind === "refused" ? outcome.code : undefined;
+      return outcome;
+    }
     const ns = this.#inner.namespace;
     const name = request.spec.name;
     let endpoint: HfEndpoint;

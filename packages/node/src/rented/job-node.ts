@@ -45,6 +45,7 @@ import { jobGpuLabel } from "./gpu-label.js";
 import { jobDeploymentSpec, jobRentalWindow, jobRoutingUse, type JobNodeSettings } from "./job-node-plan.js";
 import type { CreatedInfo, ManagedAction, ManagedView } from "./managed-endpoint.js";
 import type { ManagedRentedNode } from "./managed-node.js";
+import { refusalCode } from "./managed-ledger.js";
 import { ManagedNodeCore, type NodeWords, type OnDemandNodeOptions } from "./managed-node-core.js";
 import type { ManagedStatus } from "./rented-nodes.js";
 
@@ -327,7 +328,7 @@ export class JobManagedNode implements ManagedRentedNode {
       return {
         ok: false,
         error:
-          authorization.error.code === "budget-exceeded"
+          refusalCode(authorization.error.code) === "budget_exceeded"
             ? this.#error(
                 "budget_exceeded",
                 "the ledger gave no compute authorization: one billed minute does not fit in its " +

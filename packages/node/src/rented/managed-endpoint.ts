@@ -35,12 +35,13 @@ import {
 } from "@pair/provision";
 import type { HuggingFaceEndpointNode } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
-import { ADOPT_INCARNATION, ADOPTED_HARDWARE, AdoptingProvider } from "./adopting-provider.js";
+import { ADOPT_INCARNATION, ADOPTED_HARDWARE, AdoptingProvider, isAdoption } from "./adopting-provider.js";
 import { hardwareOf, offerFor } from "./endpoint-hardware.js";
 import { dischargesMissedByLedger } from "./ledger-catch-up.js";
-import { ledgerBudget, reservationIdOf, type ManagedLedger } from "./managed-ledger.js";
+import { ledgerBudget, refusalCode, reservationIdOf, type ManagedLedger } from "./managed-ledger.js";
 import type { ServeCheck } from "./models-probe.js";
 import type { ManagedRentedNode } from "./managed-node.js";
+import { stopUnconfirmed, type NodeProblem } from "./managed-node-core.js";
 import { ServeGate } from "./serve-gate.js";
 import {
   describeBudget,
@@ -85,7 +86,6 @@ export interface ManagedEndpointOptions {
 }
 
 const HOUR_MS = 3_600_000;
-const STOP_UNCONFIRMED = "stop unconfirmed";
 const NEVER_SERVED = "it was paused because it never served its model: pair rented resume to try again";
 
 export class ManagedEndpoint implements ManagedRentedNode {
@@ -97,7 +97,8 @@ export class ManagedEndpoint implements ManagedRentedNode {
   #pausedBy: StopReason | undefined;
   /** When its sponsor last resumed it (a wake on request is not counted): the state history's cause. */
   #resumedAtMs: number | undefined;
-  #lastError: string | undefined;
+  /** The last problem, typed (`#lastError` is its text). */
+  #problem: NodeProblem | undefined;
   #wake: Promise<ManagedAction> | undefined;
   #observing: Promise<unknown> | undefined;
   /** The detail of the last create answer that was not a creation (HF's message, or why it was lost). */
@@ -106,6 +107,7 @@ export class ManagedEndpoint implements ManagedRentedNode {
   #stopFailures = 0;
   /** Requests reach the live spell only once its engine lists the model on `/v1/models`. */
   readonly #gate: ServeGate;
+  readonly #adopting: AdoptingProvider;
 
   constructor(options: ManagedEndpointOptions) {
     this.#o = options;
@@ -118,6 +120,7 @@ export class ManagedEndpoint implements ManagedRentedNode {
       error: (code, message) => this.#error(code, message),
     });
     const adopting = new AdoptingProvider(options.provider, options.transport);
+    this.#adopting = adopting;
     this.#controller = HostingController.open({
       controllerId: options.controllerId,
       ownerTag: options.ownerTag,
@@ -136,6 +139,14 @@ export class ManagedEndpoint implements ManagedRentedNode {
     // Discharges a crash kept from the ledger (two SQLite files): close those episodes now.
     for (const event of dischargesMissedByLedger(this.#controller.state, options.ledger.state))
       this.#onEvent(event);
+  }
+
+  get #lastError(): string | undefined {
+    return this.#problem?.message;
+  }
+
+  set #lastError(message: string | undefined) {
+    this.#problem = message === undefined ? undefined : { kind: "error", message };
   }
 
   get controller(): HostingController {
@@ -239,8 +250,8 @@ export class ManagedEndpoint implements ManagedRentedNode {
       return {
         ok: false,
         error: this.#error(
-          authorization.error.code === "budget-exceeded" ? "budget_exceeded" : "rented_node_ineligible",
-          authorization.error.code === "budget-exceeded"
+          refusalCode(authorization.error.code),
+          refusalCode(authorization.error.code) === "budget_exceeded"
             ? "the ledger gave no compute authorization: one billed minute does not fit in its budget " +
                 `(${describeBudget(this.#o.config.budget)}); raise --usd-per-day / --usd-per-month`
             : `the ledger gave no compute authorization: ${authorization.error.code}`,
@@ -300,14 +311,17 @@ export class ManagedEndpoint implements ManagedRentedNode {
     }
     // Refused: still Uncertain for the contract (reconciliation closes it once the listing shows nothing).
     this.#lastError = `Hugging Face refused the create: ${detail}`;
-    const code = detail.startsWith("public_endpoint_refused") ? "public_endpoint_refused" : "upstream_error";
+    const code =
+      this.#adopting.lastRefusedCode === "public_endpoint_refused"
+        ? "public_endpoint_refused"
+        : "upstream_error";
     return { ok: false, error: this.#error(code, this.#lastError) };
   }
 
   /** When PAIR created this node's endpoint (the first create declared, from SQLite), or null. */
   created(): CreatedInfo | null {
     const first = Object.values(this.#controller.state.deployments)
-      .filter((d) => d.origin === "create" && d.spec !== undefined && d.spec.hardware !== ADOPTED_HARDWARE)
+      .filter((d) => d.origin === "create" && d.spec !== undefined && !isAdoption(d.spec))
       .sort((a, b) => a.declaredAtMs - b.declaredAtMs)[0];
     if (first === undefined) return null;
     const elapsedMs = Math.max(0, this.#o.clock.now().wallMs - first.declaredAtMs);
@@ -427,10 +441,7 @@ export class ManagedEndpoint implements ManagedRentedNode {
     if (!allowed.ok)
       return {
         ok: false,
-        error: this.#error(
-          allowed.error.code === "budget_exceeded" ? "budget_exceeded" : "rented_node_ineligible",
-          allowed.error.message,
-        ),
+        error: this.#error(refusalCode(allowed.error.code), allowed.error.message),
       };
     this.#lastActiveMs = this.#o.clock.now().wallMs;
     if (why === "user") this.#resumedAtMs = this.#lastActiveMs;
@@ -455,7 +466,7 @@ export class ManagedEndpoint implements ManagedRentedNode {
       return { ok: false, error: this.#error("upstream_error", `pause refused: ${stopped.error.code}`) };
     // Required, sent, and not confirmed (refused, lost, or accepted while still billed): say so.
     if (this.#stopFailures !== failuresBefore)
-      return { ok: false, error: this.#error("upstream_error", this.#lastError ?? STOP_UNCONFIRMED) };
+      return { ok: false, error: this.#error("upstream_error", this.#lastError ?? "stop unconfirmed") };
     return { ok: true };
   }
 
@@ -601,7 +612,7 @@ export class ManagedEndpoint implements ManagedRentedNode {
       return {
         ok: false,
         error: this.#error(
-          authorization.error.code === "budget-exceeded" ? "budget_exceeded" : "rented_node_ineligible",
+          refusalCode(authorization.error.code),
           `the ledger refused: ${authorization.error.code}`,
         ),
       };
@@ -647,13 +658,12 @@ export class ManagedEndpoint implements ManagedRentedNode {
   #onEvent(event: HostingEvent): void {
     if (event.type === "CreateOutcomeUncertain") this.#createDetail = event.detail;
     // A stop that was not confirmed shows in `pair rented list` until evidence closes its obligation.
-    if (event.type === "StopFailed") this.#stopFailures += 1;
-    if (event.type === "StopFailed")
-      this.#lastError =
-        `${STOP_UNCONFIRMED} after ${event.attempts} attempt(s), the obligation stays open and the ` +
-        `pause is retried: ${event.detail}`;
-    if (event.type === "ObligationDischarged" && this.#lastError?.startsWith(STOP_UNCONFIRMED))
-      this.#lastError = undefined;
+    if (event.type === "StopFailed") {
+      this.#stopFailures += 1;
+      this.#problem = stopUnconfirmed(event.attempts, "pause", event.detail);
+    }
+    if (event.type === "ObligationDischarged" && this.#problem?.kind === "stop-unconfirmed")
+      this.#problem = undefined;
     const at = this.#o.clock.now();
     const fed = this.#o.ledger.apply({
       type: "HostingEventReported",

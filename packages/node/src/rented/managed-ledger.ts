@@ -181,3 +181,13 @@ export class ManagedLedger {
     return spendSeries(this.#store.entries({ nodeId: node }), window);
   }
 }
+
+/**
+ * PAIR's error code for a ledger refusal (`budget-exceeded` from authorize, `budget_exceeded` from
+ * a resume check): the one place the ledger's spelling meets the catalogue's.
+ */
+export function refusalCode(code: string): "budget_exceeded" | "rented_node_ineligible" {
+  return code === "budget-exceeded" || code === "budget_exceeded"
+    ? "budget_exceeded"
+    : "rented_node_ineligible";
+}

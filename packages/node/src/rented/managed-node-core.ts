@@ -37,6 +37,25 @@ import type { ManagedStatus } from "./rented-nodes.js";
 
 const STOP_UNCONFIRMED = "stop unconfirmed";
 
+/**
+ * What a node last got wrong, typed: `stop-unconfirmed` (a stop sent and not confirmed, shown until
+ * evidence discharges its obligation; a pass does not clear it) or any other `error`.
+ */
+export interface NodeProblem {
+  readonly kind: "error" | "stop-unconfirmed";
+  readonly message: string;
+}
+
+/** The problem a StopFailed event leaves: its text says the obligation stays open and the stop is retried. */
+export function stopUnconfirmed(attempts: number, stop: string, detail: string): NodeProblem {
+  return {
+    kind: "stop-unconfirmed",
+    message:
+      `${STOP_UNCONFIRMED} after ${attempts} attempt(s), the obligation stays open and the ` +
+      `${stop} is retried: ${detail}`,
+  };
+}
+
 /** What every on-demand node is handed by its manager (besides its config and provider client). */
 export interface OnDemandNodeOptions {
   /** This sponsor's owner tag for this node's resources (`pair-<nodeId>-<node>`). */
@@ -95,7 +114,8 @@ export class ManagedNodeCore {
   readonly controller: HostingController;
   /** Why it is stopped or refused new resources (a user's pause, a budget cap); undefined otherwise. */
   pausedBy: StopReason | undefined;
-  lastError: string | undefined;
+  /** The last problem, typed (`lastError` is its text). */
+  problem: NodeProblem | undefined;
   /** Wall time of the last PAIR workload on this node (its start, or a pass that saw one open). */
   lastActiveMs: number;
   /** When its sponsor last resumed it: the state history's cause. */
@@ -105,6 +125,19 @@ export class ManagedNodeCore {
   /** Stops sent and not confirmed so far (StopFailed events): a pause on request reports its own. */
   #stopFailures = 0;
   #pass: Promise<void> | undefined;
+
+  get lastError(): string | undefined {
+    return this.problem?.message;
+  }
+
+  set lastError(message: string | undefined) {
+    this.problem = message === undefined ? undefined : { kind: "error", message };
+  }
+
+  /** A stop was sent and not confirmed: its obligation stays open until evidence. */
+  get stopUnconfirmed(): boolean {
+    return this.problem?.kind === "stop-unconfirmed";
+  }
 
   constructor(options: OnDemandNodeOptions, setup: ManagedNodeCoreSetup) {
     this.#o = options;
@@ -150,7 +183,7 @@ export class ManagedNodeCore {
     try {
       const problem = await body();
       if (problem !== undefined) this.lastError = problem;
-      else if (!this.lastError?.startsWith(STOP_UNCONFIRMED)) this.lastError = undefined;
+      else if (!this.stopUnconfirmed) this.problem = undefined;
     } catch (cause) {
       this.lastError = (cause as Error).message;
     }
@@ -297,12 +330,9 @@ export class ManagedNodeCore {
     // A stop that was not confirmed shows in `pair rented list` until evidence closes it.
     if (event.type === "StopFailed") {
       this.#stopFailures += 1;
-      this.lastError =
-        `${STOP_UNCONFIRMED} after ${event.attempts} attempt(s), the obligation stays open and the ` +
-        `${this.#s.words.stop} is retried: ${event.detail}`;
+      this.problem = stopUnconfirmed(event.attempts, this.#s.words.stop, event.detail);
     }
-    if (event.type === "ObligationDischarged" && this.lastError?.startsWith(STOP_UNCONFIRMED))
-      this.lastError = undefined;
+    if (event.type === "ObligationDischarged" && this.stopUnconfirmed) this.problem = undefined;
     const fed = this.#o.ledger.apply({
       type: "HostingEventReported",
       event,
