@@ -22,30 +22,26 @@ import {
 } from "@pair/huggingface";
 import { routeEligibility } from "@pair/ledger";
 import {
-  HostingController,
   liveRecords,
   openObligations,
   sameIncarnation,
   type Clock,
   type DeploymentRecord,
-  type HostingEvent,
+  type HostingController,
   type HostingStore,
-  type IdSource,
   type StopReason,
 } from "@pair/provision";
 import type { HuggingFaceEndpointNode } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
 import { ADOPT_INCARNATION, ADOPTED_HARDWARE, AdoptingProvider, isAdoption } from "./adopting-provider.js";
 import { hardwareOf, offerFor } from "./endpoint-hardware.js";
-import { dischargesMissedByLedger } from "./ledger-catch-up.js";
-import { ledgerBudget, refusalCode, reservationIdOf, type ManagedLedger } from "./managed-ledger.js";
+import { refusalCode, type ManagedLedger } from "./managed-ledger.js";
 import type { ServeCheck } from "./models-probe.js";
 import type { ManagedRentedNode } from "./managed-node.js";
-import { stopUnconfirmed, type NodeProblem } from "./managed-node-core.js";
+import { ManagedNodeCore, type NodeWords, type PresetIdSource } from "./managed-node-core.js";
 import { ServeGate } from "./serve-gate.js";
 import {
   describeBudget,
-  managedView,
   USD,
   type CreatedInfo,
   type ManagedAction,
@@ -55,11 +51,7 @@ import {
 
 export type { CreatedInfo, ManagedAction, ManagedView, NewEndpointSpec } from "./managed-endpoint-view.js";
 
-/** Deployment ids chosen before the declaration: the ledger's authorization names the id. */
-export interface PresetIdSource extends IdSource {
-  /** The id the next `next("deployment")` returns. */
-  preset(): string;
-}
+export type { PresetIdSource } from "./managed-node-core.js";
 
 export interface ManagedEndpointOptions {
   readonly config: HuggingFaceEndpointNode;
@@ -86,25 +78,28 @@ export interface ManagedEndpointOptions {
 }
 
 const HOUR_MS = 3_600_000;
+/** How the core's log lines and errors name an endpoint's stop: a pause. */
+const ENDPOINT_WORDS: NodeWords = {
+  unit: "endpoint",
+  stop: "pause",
+  stopping: "pausing",
+  exitStop: "the pause was",
+  paused: "it is paused",
+  exited: "paused at sponsor exit",
+  budgetStop: "pausing",
+};
 const NEVER_SERVED = "it was paused because it never served its model: pair rented resume to try again";
 
 export class ManagedEndpoint implements ManagedRentedNode {
   readonly name: string;
   readonly #o: ManagedEndpointOptions;
-  readonly #controller: HostingController;
+  /** Controller, ledger feed, reservation, pause state, last problem and the view's common fields. */
+  readonly #core: ManagedNodeCore;
   #priceMicroUsdPerHour: number | undefined;
-  #lastActiveMs: number;
-  #pausedBy: StopReason | undefined;
-  /** When its sponsor last resumed it (a wake on request is not counted): the state history's cause. */
-  #resumedAtMs: number | undefined;
-  /** The last problem, typed (`#lastError` is its text). */
-  #problem: NodeProblem | undefined;
   #wake: Promise<ManagedAction> | undefined;
   #observing: Promise<unknown> | undefined;
   /** The detail of the last create answer that was not a creation (HF's message, or why it was lost). */
   #createDetail: string | undefined;
-  /** Stops sent and not confirmed so far (StopFailed events): a pause on request reports its own. */
-  #stopFailures = 0;
   /** Requests reach the live spell only once its engine lists the model on `/v1/models`. */
   readonly #gate: ServeGate;
   readonly #adopting: AdoptingProvider;
@@ -112,45 +107,37 @@ export class ManagedEndpoint implements ManagedRentedNode {
   constructor(options: ManagedEndpointOptions) {
     this.#o = options;
     this.name = options.config.name;
-    this.#lastActiveMs = options.clock.now().wallMs;
+    const adopting = new AdoptingProvider(options.provider, options.transport);
+    this.#adopting = adopting;
+    this.#core = new ManagedNodeCore(options, {
+      config: options.config,
+      provider: adopting,
+      account: options.config.endpoint.namespace,
+      policy: { maxActiveResources: 1, maxLifetimeMs: 365 * 24 * HOUR_MS },
+      capabilities: options.provider.capabilities,
+      words: ENDPOINT_WORDS,
+      settled: () => undefined,
+      stoppable: () => {
+        const live = this.#live();
+        return live === undefined ? [] : [live];
+      },
+      controllerId: options.controllerId,
+      requeue: { busyMs: 10_000, idleMs: 60_000, stopRetryMs: 30_000 },
+      onEvent: (event) => {
+        if (event.type === "CreateOutcomeUncertain") this.#createDetail = event.detail;
+      },
+    });
     this.#gate = new ServeGate({
       config: options.config,
       servesModel: options.servesModel,
-      openedAtMs: this.#lastActiveMs,
-      error: (code, message) => this.#error(code, message),
+      openedAtMs: this.#core.lastActiveMs,
+      error: (code, message) => this.#core.error(code, message),
     });
-    const adopting = new AdoptingProvider(options.provider, options.transport);
-    this.#adopting = adopting;
-    this.#controller = HostingController.open({
-      controllerId: options.controllerId,
-      ownerTag: options.ownerTag,
-      account: options.config.endpoint.namespace,
-      provider: adopting,
-      store: options.store,
-      clock: options.clock,
-      ids: options.ids,
-      policy: { maxActiveResources: 1, maxLifetimeMs: 365 * 24 * HOUR_MS },
-      leaseTtlMs: 10 * 60_000,
-      busyRequeueMs: 10_000,
-      idleRequeueMs: 60_000,
-      stopRetryMs: 30_000,
-      onEvent: (event) => this.#onEvent(event),
-    });
-    // Discharges a crash kept from the ledger (two SQLite files): close those episodes now.
-    for (const event of dischargesMissedByLedger(this.#controller.state, options.ledger.state))
-      this.#onEvent(event);
-  }
-
-  get #lastError(): string | undefined {
-    return this.#problem?.message;
-  }
-
-  set #lastError(message: string | undefined) {
-    this.#problem = message === undefined ? undefined : { kind: "error", message };
+    this.#core.catchUpLedger();
   }
 
   get controller(): HostingController {
-    return this.#controller;
+    return this.#core.controller;
   }
 
   /** Paused, a request may wake it (`lifecycle.wake_on_request`). */
@@ -186,17 +173,17 @@ export class ManagedEndpoint implements ManagedRentedNode {
     if (this.#priceMicroUsdPerHour !== undefined) return true;
     const { namespace } = this.#o.config.endpoint;
     try {
-      const shape = await hardwareOf(this.#o.transport, this.#o.config.endpoint, this.#controller.state);
+      const shape = await hardwareOf(this.#o.transport, this.#o.config.endpoint, this.#core.controller.state);
       const offer = offerFor(await this.#o.transport.listProviderCompute(namespace), shape);
       if (offer === undefined) {
-        this.#lastError =
+        this.#core.lastError =
           `no price for ${shape.instanceType ?? "?"} ${shape.instanceSize ?? "?"} in ` +
           `${namespace}'s hardware list: PAIR cannot budget it, so it does not manage it`;
         return false;
       }
       return this.#reserve(Math.round(offer.pricePerHourUsd * USD));
     } catch (cause) {
-      this.#lastError = `Endpoints API: ${(cause as Error).message}`;
+      this.#core.lastError = `Endpoints API: ${(cause as Error).message}`;
       return false;
     }
   }
@@ -221,15 +208,9 @@ export class ManagedEndpoint implements ManagedRentedNode {
 
   /** Open (or bring in step) the node's ledger reservation at this price. */
   #reserve(priceMicroUsdPerHour: number): boolean {
-    const { config, timeZone, provider, passIntervalMs } = this.#o;
-    const budget = ledgerBudget(config.budget, timeZone, provider.capabilities, passIntervalMs);
-    const reserved = this.#o.ledger.ensureReservation(this.name, priceMicroUsdPerHour, budget);
-    if (!reserved.ok) {
-      this.#lastError = `ledger: ${JSON.stringify(reserved.error)}`;
-      return false;
-    }
+    if (!this.#core.reserve(priceMicroUsdPerHour)) return false;
     this.#priceMicroUsdPerHour = priceMicroUsdPerHour;
-    this.#lastError = undefined;
+    this.#core.lastError = undefined;
     return true;
   }
 
@@ -240,16 +221,21 @@ export class ManagedEndpoint implements ManagedRentedNode {
    */
   declareCreate(spec: NewEndpointSpec): { ok: true; id: string } | { ok: false; error: PairError } {
     if (this.#live() !== undefined)
-      return { ok: false, error: this.#error("rented_node_ineligible", "it already has a live deployment") };
+      return {
+        ok: false,
+        error: this.#core.error("rented_node_ineligible", "it already has a live deployment"),
+      };
     if (!this.#reserve(Math.round(spec.priceUsdPerHour * USD)))
-      return { ok: false, error: this.#error("rented_node_ineligible", this.#lastError ?? "no reservation") };
+      return {
+        ok: false,
+        error: this.#core.error("rented_node_ineligible", this.#core.lastError ?? "no reservation"),
+      };
     const { namespace, name } = this.#o.config.endpoint;
-    const id = this.#o.ids.preset();
-    const authorization = this.#o.ledger.authorize(this.name, id, this.#o.provider.capabilities);
+    const authorization = this.#core.authorize();
     if (!authorization.ok)
       return {
         ok: false,
-        error: this.#error(
+        error: this.#core.error(
           refusalCode(authorization.error.code),
           refusalCode(authorization.error.code) === "budget_exceeded"
             ? "the ledger gave no compute authorization: one billed minute does not fit in its budget " +
@@ -257,7 +243,7 @@ export class ManagedEndpoint implements ManagedRentedNode {
             : `the ledger gave no compute authorization: ${authorization.error.code}`,
         ),
       };
-    const declared = this.#controller.declare(
+    const declared = this.#core.controller.declare(
       {
         provider: HF_ENDPOINT_PROVIDER,
         account: namespace,
@@ -280,7 +266,7 @@ export class ManagedEndpoint implements ManagedRentedNode {
     if (!declared.ok)
       return {
         ok: false,
-        error: this.#error("rented_node_ineligible", `declare refused: ${declared.error.code}`),
+        error: this.#core.error("rented_node_ineligible", `declare refused: ${declared.error.code}`),
       };
     return { ok: true, id: declared.value };
   }
@@ -291,12 +277,12 @@ export class ManagedEndpoint implements ManagedRentedNode {
    * reconciliation finds the endpoint by its request id.
    */
   async create(id: string): Promise<ManagedAction> {
-    this.#lastActiveMs = this.#o.clock.now().wallMs;
-    const started = await this.#controller.start(id);
-    const record = this.#controller.state.deployments[id];
+    this.#core.lastActiveMs = this.#o.clock.now().wallMs;
+    const started = await this.#core.controller.start(id);
+    const record = this.#core.controller.state.deployments[id];
     if (!started.ok) {
-      this.#lastError = `create refused: ${started.error.code}`;
-      return { ok: false, error: this.#error("rented_node_ineligible", this.#lastError) };
+      this.#core.lastError = `create refused: ${started.error.code}`;
+      return { ok: false, error: this.#core.error("rented_node_ineligible", this.#core.lastError) };
     }
     if (record?.key !== undefined) {
       this.#o.log(`rented node ${this.name}: created endpoint (created ${record.key.incarnation})`);
@@ -305,22 +291,22 @@ export class ManagedEndpoint implements ManagedRentedNode {
     }
     const detail = this.#createDetail ?? "no answer";
     if (record?.intent?.answer !== "refused") {
-      this.#lastError = `the create's answer was lost (${detail}); reconciliation finds out whether it exists`;
-      this.#o.log(`rented node ${this.name}: ${this.#lastError}`);
+      this.#core.lastError = `the create's answer was lost (${detail}); reconciliation finds out whether it exists`;
+      this.#o.log(`rented node ${this.name}: ${this.#core.lastError}`);
       return { ok: true };
     }
     // Refused: still Uncertain for the contract (reconciliation closes it once the listing shows nothing).
-    this.#lastError = `Hugging Face refused the create: ${detail}`;
+    this.#core.lastError = `Hugging Face refused the create: ${detail}`;
     const code =
       this.#adopting.lastRefusedCode === "public_endpoint_refused"
         ? "public_endpoint_refused"
         : "upstream_error";
-    return { ok: false, error: this.#error(code, this.#lastError) };
+    return { ok: false, error: this.#core.error(code, this.#core.lastError) };
   }
 
   /** When PAIR created this node's endpoint (the first create declared, from SQLite), or null. */
   created(): CreatedInfo | null {
-    const first = Object.values(this.#controller.state.deployments)
+    const first = Object.values(this.#core.controller.state.deployments)
       .filter((d) => d.origin === "create" && d.spec !== undefined && !isAdoption(d.spec))
       .sort((a, b) => a.declaredAtMs - b.declaredAtMs)[0];
     if (first === undefined) return null;
@@ -336,12 +322,7 @@ export class ManagedEndpoint implements ManagedRentedNode {
     try {
       if (!(await this.#ensureReady())) return;
       await this.#observe();
-      const owns = (id: string) => this.#controller.state.deployments[id] !== undefined;
-      for (const command of this.#o.ledger.tick(owns)) {
-        this.#pausedBy = "budget-exceeded";
-        this.#o.log(`rented node ${this.name}: budget reached: pausing`);
-        await this.#controller.requireStop(command.deploymentId, command.reason);
-      }
+      await this.#core.budgetStops((id, reason) => this.#core.controller.requireStop(id, reason));
       const live = this.#live();
       if (live === undefined) {
         await this.#adoptIfBilling();
@@ -349,20 +330,20 @@ export class ManagedEndpoint implements ManagedRentedNode {
       }
       if (await this.#stopIfNeverServed(live)) return;
       const now = this.#o.clock.now().wallMs;
-      if (this.#o.inFlight() > 0) this.#lastActiveMs = now;
+      if (this.#o.inFlight() > 0) this.#core.lastActiveMs = now;
       else if (
         live.phase === "Active" &&
         live.observed?.status !== "scaledToZero" &&
-        now - this.#lastActiveMs >= this.#o.config.lifecycle.idlePauseMs
+        now - this.#core.lastActiveMs >= this.#o.config.lifecycle.idlePauseMs
       ) {
-        this.#pausedBy = "idle";
+        this.#core.pausedBy = "idle";
         this.#o.log(
           `rented node ${this.name}: no PAIR workload for ${this.#o.config.lifecycle.idlePauseMs / 60_000} min: pausing`,
         );
-        await this.#controller.requireStop(live.id, "idle");
+        await this.#core.controller.requireStop(live.id, "idle");
       }
     } catch (cause) {
-      this.#lastError = (cause as Error).message;
+      this.#core.lastError = (cause as Error).message;
     }
   }
 
@@ -371,12 +352,12 @@ export class ManagedEndpoint implements ManagedRentedNode {
    * signal: the cold-start budget) and tell its data-plane base URL (without /v1), or why not.
    */
   async prepare(signal: AbortSignal): Promise<{ ok: true; url: string } | { ok: false; error: PairError }> {
-    this.#lastActiveMs = this.#o.clock.now().wallMs;
+    this.#core.lastActiveMs = this.#o.clock.now().wallMs;
     const refused = this.budgetRefusal();
     if (refused !== undefined) return { ok: false, error: refused };
     const ready = await this.#gate.servable(this.#live());
     if (ready !== undefined) return "url" in ready ? { ok: true, url: ready.url } : { ok: false, ...ready };
-    if (this.#pausedBy === "unhealthy") return { ok: false, error: this.#neverServed() };
+    if (this.#core.pausedBy === "unhealthy") return { ok: false, error: this.#neverServed() };
     if (!this.#o.config.lifecycle.wakeOnRequest && this.#live() === undefined)
       return { ok: false, error: this.#pausedError() };
     const woke = await (this.#wake ??= this.resume("wake").finally(() => {
@@ -421,7 +402,7 @@ export class ManagedEndpoint implements ManagedRentedNode {
       const wake = resumeAllowed(this.#o.ledger.state, this.name, at);
       return wake.ok || wake.error.code !== "budget_exceeded"
         ? undefined
-        : this.#error("budget_exceeded", `a wake would cost more than is left: ${wake.error.message}`);
+        : this.#core.error("budget_exceeded", `a wake would cost more than is left: ${wake.error.message}`);
     }
     return {
       code: "budget_exceeded",
@@ -435,23 +416,27 @@ export class ManagedEndpoint implements ManagedRentedNode {
   /** `pair rented resume` and wake on request: refused while the budget is exhausted. */
   async resume(why: "user" | "wake" = "user"): Promise<ManagedAction> {
     if (!(await this.#ensureReady()))
-      return { ok: false, error: this.#error("rented_node_ineligible", this.#lastError ?? "not ready") };
-    if (why === "wake" && this.#pausedBy === "unhealthy") return { ok: false, error: this.#neverServed() };
+      return {
+        ok: false,
+        error: this.#core.error("rented_node_ineligible", this.#core.lastError ?? "not ready"),
+      };
+    if (why === "wake" && this.#core.pausedBy === "unhealthy")
+      return { ok: false, error: this.#neverServed() };
     const allowed = resumeAllowed(this.#o.ledger.state, this.name, this.#o.clock.now().wallMs);
     if (!allowed.ok)
       return {
         ok: false,
-        error: this.#error(refusalCode(allowed.error.code), allowed.error.message),
+        error: this.#core.error(refusalCode(allowed.error.code), allowed.error.message),
       };
-    this.#lastActiveMs = this.#o.clock.now().wallMs;
-    if (why === "user") this.#resumedAtMs = this.#lastActiveMs;
+    this.#core.lastActiveMs = this.#o.clock.now().wallMs;
+    if (why === "user") this.#core.resumedAtMs = this.#core.lastActiveMs;
     if (this.#live() !== undefined) {
-      this.#pausedBy = undefined;
+      this.#core.pausedBy = undefined;
       return { ok: true };
     }
     this.#o.log(`rented node ${this.name}: ${why === "wake" ? "waking for a request" : "resuming"}`);
     const adopted = await this.#adopt();
-    if (adopted.ok) this.#pausedBy = undefined;
+    if (adopted.ok) this.#core.pausedBy = undefined;
     return adopted;
   }
 
@@ -459,14 +444,17 @@ export class ManagedEndpoint implements ManagedRentedNode {
   async pause(reason: StopReason = "user-request"): Promise<ManagedAction> {
     const live = this.#live();
     if (live === undefined) return { ok: true };
-    this.#pausedBy = reason;
-    const failuresBefore = this.#stopFailures;
-    const stopped = await this.#controller.requireStop(live.id, reason);
+    this.#core.pausedBy = reason;
+    const failuresBefore = this.#core.stopFailures;
+    const stopped = await this.#core.controller.requireStop(live.id, reason);
     if (!stopped.ok)
-      return { ok: false, error: this.#error("upstream_error", `pause refused: ${stopped.error.code}`) };
+      return { ok: false, error: this.#core.error("upstream_error", `pause refused: ${stopped.error.code}`) };
     // Required, sent, and not confirmed (refused, lost, or accepted while still billed): say so.
-    if (this.#stopFailures !== failuresBefore)
-      return { ok: false, error: this.#error("upstream_error", this.#lastError ?? "stop unconfirmed") };
+    if (this.#core.stopFailures !== failuresBefore)
+      return {
+        ok: false,
+        error: this.#core.error("upstream_error", this.#core.lastError ?? "stop unconfirmed"),
+      };
     return { ok: true };
   }
 
@@ -479,13 +467,13 @@ export class ManagedEndpoint implements ManagedRentedNode {
     try {
       endpoint = await this.#o.transport.getEndpoint(namespace, name);
     } catch (cause) {
-      return { ok: false, error: this.#error("upstream_error", (cause as Error).message) };
+      return { ok: false, error: this.#core.error("upstream_error", (cause as Error).message) };
     }
     const adopted = this.#adoptedIncarnation();
     if (adopted !== undefined && !sameIncarnation(adopted, endpoint.incarnation))
       return {
         ok: false,
-        error: this.#error(
+        error: this.#core.error(
           "rented_node_ineligible",
           `${namespace}/${name} is another incarnation: not deleted`,
         ),
@@ -494,7 +482,7 @@ export class ManagedEndpoint implements ManagedRentedNode {
     if (outcome.kind !== "accepted")
       return {
         ok: false,
-        error: this.#error(
+        error: this.#core.error(
           "upstream_error",
           outcome.kind === "refused" ? `${outcome.code}: ${outcome.message}` : outcome.cause,
         ),
@@ -511,8 +499,8 @@ export class ManagedEndpoint implements ManagedRentedNode {
     if (!this.#o.config.lifecycle.pauseOnSponsorExit) return this.#openCount();
     const live = this.#live();
     if (live !== undefined) {
-      this.#pausedBy = "sponsor-exit";
-      await this.#controller.requireStop(live.id, "sponsor-exit").catch(() => undefined);
+      this.#core.pausedBy = "sponsor-exit";
+      await this.#core.controller.requireStop(live.id, "sponsor-exit").catch(() => undefined);
     }
     const deadline = this.#o.clock.now().monoMs + this.#o.config.lifecycle.exitTimeoutMs;
     while (this.#openCount() > 0 && this.#o.clock.now().monoMs < deadline) {
@@ -530,17 +518,8 @@ export class ManagedEndpoint implements ManagedRentedNode {
   }
 
   view(): ManagedView {
-    return managedView({
-      spend: this.#o.ledger.spend(this.name),
-      pausedBy: this.#pausedBy,
-      budgetExceeded: this.budgetRefusal() !== undefined,
-      priceMicroUsdPerHour: this.#priceMicroUsdPerHour,
-      openObligations: this.#openCount(),
-      lastError: this.#lastError,
-      lastActiveMs: this.#lastActiveMs,
-      idlePauseMs: this.#o.config.lifecycle.idlePauseMs,
-      resumedAtMs: this.#resumedAtMs,
-    });
+    const idlePauseMs = this.#o.config.lifecycle.idlePauseMs;
+    return this.#core.view(this.#priceMicroUsdPerHour, idlePauseMs, this.budgetRefusal() !== undefined);
   }
 
   /**
@@ -553,27 +532,27 @@ export class ManagedEndpoint implements ManagedRentedNode {
     const unserved = await this.#gate.unservedMs(live, this.#o.clock.now().wallMs);
     if (unserved === undefined || unserved < deadlineMs) return false;
     const status = live.observed?.status;
-    this.#pausedBy = "unhealthy";
-    this.#lastError =
+    this.#core.pausedBy = "unhealthy";
+    this.#core.lastError =
       `it billed ${Math.round(deadlineMs / 60_000)} min (lifecycle.startup_deadline_min) without serving ` +
       `its model on /v1/models (${this.#gate.notServing ?? `still ${status ?? "starting"}`}): paused; its ` +
       "engine image may not serve the OpenAI API. Fix it on Hugging Face, then pair rented resume";
-    this.#o.log(`rented node ${this.name}: ${this.#lastError}`);
-    await this.#controller.requireStop(live.id, "unhealthy");
+    this.#o.log(`rented node ${this.name}: ${this.#core.lastError}`);
+    await this.#core.controller.requireStop(live.id, "unhealthy");
     return true;
   }
 
   #openCount(): number {
-    return openObligations(this.#controller.state).length;
+    return openObligations(this.#core.controller.state).length;
   }
 
   #live(): DeploymentRecord | undefined {
-    return liveRecords(this.#controller.state).find((d) => d.slot.name === this.#o.config.endpoint.name);
+    return liveRecords(this.#core.controller.state).find((d) => d.slot.name === this.#o.config.endpoint.name);
   }
 
   /** The incarnation of the last spell we recorded (durable), if any. */
   #adoptedIncarnation(): string | undefined {
-    const recorded = Object.values(this.#controller.state.deployments)
+    const recorded = Object.values(this.#core.controller.state.deployments)
       .filter((d) => d.key !== undefined && d.origin === "create")
       .sort((a, b) => b.declaredAtMs - a.declaredAtMs);
     return recorded[0]?.key?.incarnation;
@@ -587,18 +566,18 @@ export class ManagedEndpoint implements ManagedRentedNode {
     // PAIR refuses to manage a public endpoint (public_endpoint_refused): it declares nothing for it,
     // so nothing of it is left to pause, at exit or ever.
     if (endpoint.accessType === "public") {
-      this.#lastError = `${namespace}/${name} is public: PAIR manages only private or authenticated endpoints`;
+      this.#core.lastError = `${namespace}/${name} is public: PAIR manages only private or authenticated endpoints`;
       return;
     }
     const adopted = this.#adoptedIncarnation();
     if (adopted !== undefined && !sameIncarnation(adopted, endpoint.incarnation)) {
-      this.#lastError = `${namespace}/${name} was recreated (created ${endpoint.incarnation}); PAIR leaves it alone`;
+      this.#core.lastError = `${namespace}/${name} was recreated (created ${endpoint.incarnation}); PAIR leaves it alone`;
       return;
     }
     const result = await this.#adopt();
     if (!result.ok && result.error.code === "budget_exceeded") {
       // It bills, and the ledger will not authorize it: pause that exact endpoint directly.
-      this.#pausedBy = "budget-exceeded";
+      this.#core.pausedBy = "budget-exceeded";
       await this.#o.provider.stop(endpointKey(endpoint), "pause");
     }
   }
@@ -606,18 +585,17 @@ export class ManagedEndpoint implements ManagedRentedNode {
   /** Declare a spell under a ledger authorization and bring the endpoint into use (resume if paused). */
   async #adopt(): Promise<ManagedAction> {
     const { namespace, name } = this.#o.config.endpoint;
-    const id = this.#o.ids.preset();
-    const authorization = this.#o.ledger.authorize(this.name, id, this.#o.provider.capabilities);
+    const authorization = this.#core.authorize();
     if (!authorization.ok)
       return {
         ok: false,
-        error: this.#error(
+        error: this.#core.error(
           refusalCode(authorization.error.code),
           `the ledger refused: ${authorization.error.code}`,
         ),
       };
     const incarnation = this.#adoptedIncarnation();
-    const declared = this.#controller.declare(
+    const declared = this.#core.controller.declare(
       {
         provider: HF_ENDPOINT_PROVIDER,
         account: namespace,
@@ -631,16 +609,16 @@ export class ManagedEndpoint implements ManagedRentedNode {
     if (!declared.ok)
       return {
         ok: false,
-        error: this.#error("rented_node_ineligible", `declare refused: ${declared.error.code}`),
+        error: this.#core.error("rented_node_ineligible", `declare refused: ${declared.error.code}`),
       };
-    const started = await this.#controller.start(declared.value);
-    const record = this.#controller.state.deployments[declared.value];
+    const started = await this.#core.controller.start(declared.value);
+    const record = this.#core.controller.state.deployments[declared.value];
     if (!started.ok || record?.key === undefined) {
       const why = record?.intent?.answer ?? (started.ok ? "no answer" : started.error.code);
-      this.#lastError = `adopting ${namespace}/${name}: ${why}`;
-      return { ok: false, error: this.#error("rented_node_ineligible", this.#lastError) };
+      this.#core.lastError = `adopting ${namespace}/${name}: ${why}`;
+      return { ok: false, error: this.#core.error("rented_node_ineligible", this.#core.lastError) };
     }
-    this.#lastError = undefined;
+    this.#core.lastError = undefined;
     this.#o.log(
       `rented node ${this.name}: managing ${namespace}/${name} (created ${record.key.incarnation})`,
     );
@@ -649,47 +627,20 @@ export class ManagedEndpoint implements ManagedRentedNode {
 
   /** One reconciliation pass (joins one under way): lists the endpoint, feeding what it saw to the ledger. */
   #observe(): Promise<unknown> {
-    this.#observing ??= this.#controller.reconcileOnce().finally(() => {
+    this.#observing ??= this.#core.controller.reconcileOnce().finally(() => {
       this.#observing = undefined;
     });
     return this.#observing;
   }
 
-  #onEvent(event: HostingEvent): void {
-    if (event.type === "CreateOutcomeUncertain") this.#createDetail = event.detail;
-    // A stop that was not confirmed shows in `pair rented list` until evidence closes its obligation.
-    if (event.type === "StopFailed") {
-      this.#stopFailures += 1;
-      this.#problem = stopUnconfirmed(event.attempts, "pause", event.detail);
-    }
-    if (event.type === "ObligationDischarged" && this.#problem?.kind === "stop-unconfirmed")
-      this.#problem = undefined;
-    const at = this.#o.clock.now();
-    const fed = this.#o.ledger.apply({
-      type: "HostingEventReported",
-      event,
-      bind: { reservationId: reservationIdOf(this.name), capabilities: this.#o.provider.capabilities },
-      at,
-    });
-    if (!fed.ok && fed.error.code !== "episode-closed")
-      this.#o.log(
-        `rented node ${this.name}: ledger refused ${event.type}: ${fed.error.code}` +
-          ("detail" in fed.error ? ` (${fed.error.detail})` : ""),
-      );
-  }
-
   #neverServed(): PairError {
-    return this.#error("rented_node_ineligible", this.#lastError ?? NEVER_SERVED);
+    return this.#core.error("rented_node_ineligible", this.#core.lastError ?? NEVER_SERVED);
   }
 
   #pausedError(): PairError {
-    return this.#error(
+    return this.#core.error(
       "rented_node_paused",
       `rented node ${this.name} is paused and wake on request is off: pair rented resume ${this.name}`,
     );
-  }
-
-  #error(code: PairError["code"], message: string): PairError {
-    return { code, message: `rented node ${this.name}: ${message}`, node: this.name };
   }
 }

@@ -1,6 +1,7 @@
 /**
- * What a managed on-demand rented node (a Hugging Face Job, a Runpod pod) does the same way whatever
- * runs it; the node composes one and keeps what its provider needs (price, readiness, starts, windows).
+ * What a managed rented node (a Hugging Face endpoint, a Hugging Face Job, a Runpod pod) does the same
+ * way whatever runs it; the node composes one and keeps what its provider needs (price, readiness,
+ * starts, windows, an endpoint's adoption and wake).
  * - The HostingController over the node's SQLite store; every hosting event it reports is fed to the
  *   sponsor's shared ledger, and a stop not confirmed (StopFailed) stays the node's last error until
  *   evidence discharges its obligation. `catchUpLedger()` feeds the discharges a crash kept from it.
@@ -23,6 +24,7 @@ import {
   type HostingEvent,
   type HostingPolicy,
   type HostingStore,
+  type IdSource,
   type ProviderCapabilities,
   type ProviderPort,
   type StopReason,
@@ -31,7 +33,6 @@ import type { RentedBudget, RentedLifecycle } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
 import { dischargesMissedByLedger } from "./ledger-catch-up.js";
 import { managedView, type ManagedAction, type ManagedView } from "./managed-endpoint-view.js";
-import type { PresetIds } from "./managed-endpoints.js";
 import { ledgerBudget, reservationIdOf, type ManagedLedger } from "./managed-ledger.js";
 import type { ManagedStatus } from "./rented-nodes.js";
 
@@ -56,14 +57,20 @@ export function stopUnconfirmed(attempts: number, stop: string, detail: string):
   };
 }
 
-/** What every on-demand node is handed by its manager (besides its config and provider client). */
+/** Deployment ids chosen before the declaration: the ledger's authorization names the id. */
+export interface PresetIdSource extends IdSource {
+  /** The id the next `next("deployment")` returns. */
+  preset(): string;
+}
+
+/** What every managed node is handed by its manager (besides its config and provider client). */
 export interface OnDemandNodeOptions {
   /** This sponsor's owner tag for this node's resources (`pair-<nodeId>-<node>`). */
   readonly ownerTag: string;
   readonly store: HostingStore;
   readonly ledger: ManagedLedger;
   readonly clock: Clock;
-  readonly ids: PresetIds;
+  readonly ids: PresetIdSource;
   readonly timeZone: string;
   /** PAIR requests in flight on this node now (streams included). */
   readonly inFlight: () => number;
@@ -89,6 +96,8 @@ export interface NodeWords {
   readonly paused: string;
   /** What an exit with every stop confirmed logs: `its job is cancelled at sponsor exit`. */
   readonly exited: string;
+  /** What a budget stop logs (default `<stopping> its <unit>`). */
+  readonly budgetStop?: string;
 }
 
 /** What the node tells its core: the provider, its rules, and which of its records it stops. */
@@ -107,6 +116,11 @@ export interface ManagedNodeCoreSetup {
   readonly settled: () => Promise<void> | undefined;
   /** The live records a pause or an exit sends a stop for. */
   readonly stoppable: () => readonly DeploymentRecord[];
+  /** The controller's id (default the owner tag) and requeue timings (default a job's, a pod's). */
+  readonly controllerId?: string;
+  readonly requeue?: { readonly busyMs: number; readonly idleMs: number; readonly stopRetryMs: number };
+  /** What the node itself notes of a hosting event, before the core's own handling. */
+  readonly onEvent?: (event: HostingEvent) => void;
 }
 
 export class ManagedNodeCore {
@@ -144,8 +158,9 @@ export class ManagedNodeCore {
     this.#s = setup;
     this.name = setup.config.name;
     this.lastActiveMs = options.clock.now().wallMs;
+    const requeue = setup.requeue ?? { busyMs: 5_000, idleMs: 30_000, stopRetryMs: 10_000 };
     this.controller = HostingController.open({
-      controllerId: options.ownerTag,
+      controllerId: setup.controllerId ?? options.ownerTag,
       ownerTag: options.ownerTag,
       account: setup.account,
       provider: setup.provider,
@@ -154,9 +169,9 @@ export class ManagedNodeCore {
       ids: options.ids,
       policy: setup.policy,
       leaseTtlMs: 10 * 60_000,
-      busyRequeueMs: 5_000,
-      idleRequeueMs: 30_000,
-      stopRetryMs: 10_000,
+      busyRequeueMs: requeue.busyMs,
+      idleRequeueMs: requeue.idleMs,
+      stopRetryMs: requeue.stopRetryMs,
       onEvent: (event) => this.#onEvent(event),
     });
   }
@@ -199,11 +214,17 @@ export class ManagedNodeCore {
    * Undefined (the price is not known to this process yet, after a restart): the reservation keeps
    * the one it has (0 only for a new one), never dropping to 0 under a running resource.
    */
-  reserve(priceMicroUsdPerHour: number | undefined): void {
+  reserve(priceMicroUsdPerHour: number | undefined): boolean {
     const { timeZone, passIntervalMs } = this.#o;
     const budget = ledgerBudget(this.#s.config.budget, timeZone, this.#s.capabilities, passIntervalMs);
     const reserved = this.#o.ledger.ensureReservation(this.name, priceMicroUsdPerHour, budget);
     if (!reserved.ok) this.lastError = `ledger: ${JSON.stringify(reserved.error)}`;
+    return reserved.ok;
+  }
+
+  /** Stops sent and not confirmed so far (StopFailed events): a pause on request reports its own. */
+  get stopFailures(): number {
+    return this.#stopFailures;
   }
 
   /** The ledger's permission to spend for one more resource, named by the id its declaration takes. */
@@ -216,8 +237,9 @@ export class ManagedNodeCore {
     const owns = (id: string) => this.controller.state.deployments[id] !== undefined;
     for (const command of this.#o.ledger.tick(owns)) {
       this.pausedBy = "budget-exceeded";
+      const words = this.#s.words;
       this.#o.log(
-        `rented node ${this.name}: budget reached: ${this.#s.words.stopping} its ${this.#s.words.unit}`,
+        `rented node ${this.name}: budget reached: ${words.budgetStop ?? `${words.stopping} its ${words.unit}`}`,
       );
       await stop(command.deploymentId, command.reason);
     }
@@ -308,11 +330,15 @@ export class ManagedNodeCore {
   }
 
   /** The node detail's common fields, at the price the ledger charges. */
-  view(priceMicroUsdPerHour: number | undefined, idlePauseMs: number): ManagedView {
+  view(
+    priceMicroUsdPerHour: number | undefined,
+    idlePauseMs: number,
+    budgetExceeded = this.budgetRefusal() !== undefined,
+  ): ManagedView {
     return managedView({
       spend: this.#o.ledger.spend(this.name),
       pausedBy: this.pausedBy,
-      budgetExceeded: this.budgetRefusal() !== undefined,
+      budgetExceeded,
       priceMicroUsdPerHour,
       openObligations: openObligations(this.controller.state).length,
       lastError: this.lastError,
@@ -327,6 +353,7 @@ export class ManagedNodeCore {
   }
 
   #onEvent(event: HostingEvent): void {
+    this.#s.onEvent?.(event);
     // A stop that was not confirmed shows in `pair rented list` until evidence closes it.
     if (event.type === "StopFailed") {
       this.#stopFailures += 1;
@@ -340,6 +367,9 @@ export class ManagedNodeCore {
       at: this.#o.clock.now(),
     });
     if (!fed.ok && fed.error.code !== "episode-closed")
-      this.#o.log(`rented node ${this.name}: ledger refused ${event.type}: ${fed.error.code}`);
+      this.#o.log(
+        `rented node ${this.name}: ledger refused ${event.type}: ${fed.error.code}` +
+          ("detail" in fed.error ? ` (${fed.error.detail})` : ""),
+      );
   }
 }
