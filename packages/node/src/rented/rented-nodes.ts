@@ -6,28 +6,21 @@
  * peers is the peer view (peer-view.ts): never a URL, never a credential. For routing it says which
  * rented nodes serve a model for a caller (a peer's request only reaches shared nodes), why one may
  * not (`rented_node_not_shared`, `rented_node_ineligible`), and how to reach one (URL + token headers,
- * the sponsor's outbound request only). Probing one node is rented-probe.ts.
+ * the sponsor's outbound request only). Probing one node is rented-probe.ts; what is decided and shown
+ * of one node, computed from its state, is rented-view.ts.
  * Must not know: the client API, dialects, how the forwarder relays, the credential store's platform.
  */
 
 import type { ProxyUrlOf } from "@pair/runpod";
 import type { Dispatcher } from "undici";
-import {
-  formatCredentialRef,
-  readRentedNodeValue,
-  type RentedNodeConfig,
-  type RentedNodeProblem,
-  type RoutingUse,
-} from "../config/index.js";
-import { configuredWindow } from "../context/index.js";
+import { readRentedNodeValue, type RentedNodeConfig, type RentedNodeProblem } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
-import { USD, type CreatedInfo, type ManagedView } from "./managed-endpoint-view.js";
-import { ManagedNodes, type ManagedActionName, type ManagedRentedNode } from "./managed-node.js";
-import { estimateCostMicroUsd, outputPricePerMillion } from "./cost-estimate.js";
-import type { EndpointLookupFn } from "./hf-endpoint-states.js";
-import { OFF_LAN_LABEL, type RentedPeerView } from "./peer-view.js";
-import { BUDGET_REASON_PREFIX, peerReasonText, rentedProblemOf } from "./peer-reason.js";
 import { readSavedEntry } from "./attached-configs.js";
+import { estimateCostMicroUsd } from "./cost-estimate.js";
+import type { EndpointLookupFn } from "./hf-endpoint-states.js";
+import { USD } from "./managed-endpoint-view.js";
+import { ManagedNodes, type ManagedActionName, type ManagedRentedNode } from "./managed-node.js";
+import type { RentedPeerView } from "./peer-view.js";
 import { readRentedFile, writeRentedFile, type RentedFile, type RentedOverride } from "./rented-file.js";
 import {
   credentialRejectedReason,
@@ -35,44 +28,19 @@ import {
   probeNode,
   type CredentialReader,
   type NodeState,
-  type RentedState,
 } from "./rented-probe.js";
+import {
+  nodeFacts,
+  nodeView,
+  peerViewOf,
+  servingOf,
+  type NodeFacts,
+  type RentedNodeView,
+  type RentedServingView,
+} from "./rented-view.js";
 
 export type { CredentialReader, ManagedStatus, RentedState } from "./rented-probe.js";
-
-/** States in which a node takes requests (a cold start is waited for within `cold_start_s`). */
-const ELIGIBLE_STATES: readonly RentedState[] = ["running", "warming", "starting", "scaled_to_zero"];
-
-/** A rented node as the sponsor's admin API shows it: no URL, no credential value. */
-export interface RentedNodeView {
-  readonly name: string;
-  readonly kind: "rented";
-  readonly label: typeof OFF_LAN_LABEL;
-  readonly provider: string;
-  readonly credential: string | null;
-  /** What it runs on as the provider reports it ("L4 ×1", "NVIDIA L40S ×2"); null until known. */
-  readonly gpu: string | null;
-  readonly state: RentedState;
-  readonly models: readonly string[];
-  readonly allowlist: readonly string[];
-  readonly shared: boolean;
-  readonly policy: RoutingUse;
-  readonly eligible: boolean;
-  readonly reason: string | null;
-  readonly warnings: readonly string[];
-  readonly last_error: string | null;
-  readonly source: "config" | "attached";
-  readonly overridden: boolean;
-  /** Managed endpoints only: who paused it, running cost (`spend_usd`), price, open obligations. */
-  readonly managed: ManagedView | null;
-  /** The provider's own state word (pending, initializing, running, failed, paused…) and message. */
-  readonly provider_state: string | null;
-  readonly provider_message: string | null;
-  /** Set for nodes PAIR created. */
-  readonly created: CreatedInfo | null;
-  /** The caps in USD (null: no cap), counted in the sponsor's time zone. */
-  readonly budget: { readonly usd_per_day: number | null; readonly usd_per_month: number | null };
-}
+export type { RentedNodeView } from "./rented-view.js";
 
 /** What the forwarder needs to send one request to a rented node. */
 export interface RentedLink {
@@ -208,42 +176,7 @@ export class RentedNodes {
 
   /** What peers may know, one entry per node. */
   peerViews(): RentedPeerView[] {
-    return [...this.#nodes.values()].map((n) => {
-      const f = this.#facts(n);
-      const v = this.#view(n, f);
-      return {
-        name: v.name,
-        kind: "rented",
-        label: OFF_LAN_LABEL,
-        provider: v.provider,
-        gpu: v.gpu,
-        state: v.state,
-        usd_per_hour: v.managed?.usd_per_hour ?? null,
-        usd_per_mtok: outputPricePerMillion(f.seen.models, n.prices),
-        spend_usd: peerSpend(v.managed),
-        models: v.models,
-        shared: v.shared,
-        policy: v.policy,
-        eligible: v.eligible,
-        reason: this.#peerReason(f),
-        // context: the windows it holds, so peers skip it for prompts it cannot take
-        context_windows: windowsOf(n, f.seen.models),
-      };
-    });
-  }
-
-  /**
-   * A peer's reason: a policy's or budget's own text (the sponsor's words, no detail), else the
-   * problem's code and fixed text (peer-reason.ts) — never the probe's error, which names the endpoint.
-   */
-  #peerReason(f: NodeFacts): string | null {
-    if (f.reason === null) return null;
-    if (f.policy === "never" || f.overBudget !== undefined) return this.#redact(f.reason);
-    return peerReasonText(rentedProblemOf(f.seen.state, f.seen.lastError));
-  }
-
-  #redact(text: string): string {
-    return this.#o.redact?.(text) ?? text;
+    return [...this.#nodes.values()].map((n) => peerViewOf(this.#facts(n), this.#redact));
   }
 
   /**
@@ -257,51 +190,8 @@ export class RentedNodes {
     usable: RentedServingView[];
     refusal?: PairError;
   } {
-    const usable: RentedServingView[] = [];
-    let refusal: PairError | undefined;
-    for (const n of this.#nodes.values()) {
-      const f = this.#facts(n);
-      const { seen, policy } = f;
-      if (!seen.models.includes(model)) continue;
-      const name = n.config.name;
-      if (caller.fromPeer && !f.shared) {
-        refusal ??= {
-          code: "rented_node_not_shared",
-          message:
-            `rented node ${name} serves "${model}" but its sponsor ${this.#o.nodeName} does not share it ` +
-            `with the cluster (on ${this.#o.nodeName}: pair rented share ${name} on)`,
-          node: name,
-        };
-        continue;
-      }
-      if (f.overBudget !== undefined && policy !== "never") {
-        refusal ??= f.overBudget;
-        continue;
-      }
-      if (f.reason !== null) {
-        const why = caller.fromPeer ? this.#peerReason(f) : this.#redact(f.reason);
-        refusal ??= {
-          code:
-            seen.state === "credential_rejected" || seen.state === "public_endpoint_refused"
-              ? seen.state
-              : seen.state === "paused" && policy !== "never"
-                ? "rented_node_paused"
-                : "rented_node_ineligible",
-          message: `rented node ${name} cannot take requests now: ${why ?? seen.state}`,
-          node: name,
-        };
-        continue;
-      }
-      usable.push({
-        name,
-        policy,
-        warm: seen.state === "running",
-        price: outputPricePerMillion(seen.models, n.prices),
-        // context: the configured window wins over the listed one
-        ...windowField(n, model),
-      });
-    }
-    return refusal === undefined ? { usable } : { usable, refusal };
+    const facts = [...this.#nodes.values()].map((n) => this.#facts(n));
+    return servingOf(facts, model, caller, this.#o.nodeName, this.#redact);
   }
 
   /** How to reach a node: its base URL and the headers carrying its credential. */
@@ -477,72 +367,18 @@ export class RentedNodes {
     return { ok: true, node: v };
   }
 
-  /**
-   * What routing and the views decide by, typed: the node's state with what its manager knows now
-   * (a job's, a pod's status) laid over it, and its share, policy, budget and eligibility. Computed
-   * on each call; nothing is written back into the node's state.
-   */
+  /** What routing and the views decide by: computed on each call, nothing written back into `n`. */
   #facts(n: NodeState): NodeFacts {
     const name = n.config.name;
     const override = this.#file.overrides[name] ?? {};
-    const managed = this.#o.managed?.get(name);
-    const own = override.routing_use === undefined ? managed?.routingUse() : undefined;
-    const policy = override.routing_use ?? own?.use ?? n.config.routing.use;
-    const overBudget = managed?.budgetRefusal();
-    const live = this.#o.managed?.status(name);
-    const seen: SeenState = live === undefined ? n : { ...n, ...live, models: [...live.models] };
-    const reason =
-      policy === "never"
-        ? (own?.why ?? "routing policy is never")
-        : overBudget !== undefined
-          ? `${BUDGET_REASON_PREFIX}${overBudget.message}`
-          : ELIGIBLE_STATES.includes(seen.state) || (seen.state === "paused" && managed?.wakeable() === true)
-            ? null
-            : seen.state === "unknown"
-              ? "not probed yet"
-              : `${seen.state.replace(/_/g, " ")}${seen.lastError === undefined ? "" : `: ${seen.lastError}`}`;
-    return {
-      seen,
-      shared: override.share_with_cluster ?? n.config.shareWithCluster,
-      policy,
-      overBudget,
-      reason,
-      overridden: Object.keys(override).length > 0,
-      managed,
-    };
+    return nodeFacts(n, override, this.#o.managed?.get(name), this.#o.managed?.status(name));
   }
 
-  #view(n: NodeState, f: NodeFacts = this.#facts(n)): RentedNodeView {
-    const { seen, managed } = f;
-    const redact = this.#o.redact ?? ((text: string) => text);
-    return {
-      name: n.config.name,
-      kind: "rented",
-      label: OFF_LAN_LABEL,
-      provider: n.config.provider,
-      credential: n.config.credential === undefined ? null : formatCredentialRef(n.config.credential),
-      gpu: seen.gpu ?? null,
-      state: seen.state,
-      models: seen.models,
-      allowlist: n.config.models,
-      shared: f.shared,
-      policy: f.policy,
-      eligible: f.reason === null,
-      reason: f.reason === null ? null : redact(f.reason),
-      warnings: n.warnings.map(redact),
-      last_error: seen.lastError === undefined ? null : redact(seen.lastError),
-      source: n.source,
-      overridden: f.overridden,
-      managed: managed?.view() ?? null,
-      provider_state: seen.providerState ?? null,
-      provider_message: seen.providerMessage === undefined ? null : redact(seen.providerMessage),
-      created: managed?.created() ?? null,
-      budget: {
-        usd_per_day: usdOf(n.config.budget.budgetMicroUsdPerDay),
-        usd_per_month: usdOf(n.config.budget.budgetMicroUsdPerMonth),
-      },
-    };
+  #view(n: NodeState): RentedNodeView {
+    return nodeView(this.#facts(n), this.#redact);
   }
+
+  readonly #redact = (text: string): string => this.#o.redact?.(text) ?? text;
 
   #schedule(): void {
     if (this.#stopped) return;
@@ -561,59 +397,6 @@ function unknownNode(name: string): RentedChange {
   };
 }
 
-function usdOf(microUsd: number | undefined): number | null {
-  return microUsd === undefined ? null : microUsd / 1_000_000;
-}
-
-/** What peers learn of a managed node's spend: numbers only (session, today, this month). */
-function peerSpend(managed: ManagedView | null): RentedPeerView["spend_usd"] {
-  const s = managed?.spend_usd;
-  return s === undefined || s === null ? null : { session: s.session, day: s.today, month: s.month };
-}
-
 function describeProblems(problems: readonly RentedNodeProblem[]): string {
   return problems.map((p) => `${p.path === "" ? "" : `${p.path}: `}${p.code}: ${p.message}`).join("; ");
-}
-
-/** A node's state as routing and the views see it: the probe's, with its manager's status laid over. */
-type SeenState = Pick<
-  NodeState,
-  "state" | "models" | "gpu" | "lastError" | "providerState" | "providerMessage"
->;
-
-/** What routing decides by for one node (`#facts`), typed. */
-interface NodeFacts {
-  readonly seen: SeenState;
-  readonly shared: boolean;
-  readonly policy: RoutingUse;
-  readonly overBudget: PairError | undefined;
-  /** Why it takes no request now; null when it is eligible. */
-  readonly reason: string | null;
-  readonly overridden: boolean;
-  readonly managed: ManagedRentedNode | undefined;
-}
-
-/** A usable rented node for one model, as routing reads it. */
-interface RentedServingView {
-  name: string;
-  policy: RoutingUse;
-  warm: boolean;
-  price: number | null;
-  contextTokens?: number;
-}
-
-/** context: a node's window for one model: `context_tokens`, else what its /models listed. */
-function windowField(n: NodeState, model: string): { contextTokens?: number } {
-  const tokens = configuredWindow(n.config.contextTokens, model) ?? n.windows.get(model);
-  return tokens === undefined ? {} : { contextTokens: tokens };
-}
-
-/** context: the windows of every model a node serves, where known. */
-function windowsOf(n: NodeState, models: readonly string[]): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const model of models) {
-    const tokens = windowField(n, model).contextTokens;
-    if (tokens !== undefined) out[model] = tokens;
-  }
-  return out;
 }
