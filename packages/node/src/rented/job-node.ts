@@ -43,11 +43,11 @@ import type { HuggingFaceJobNode, RoutingUse } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
 import { jobGpuLabel } from "./gpu-label.js";
 import { jobDeploymentSpec, jobRentalWindow, jobRoutingUse, type JobNodeSettings } from "./job-node-plan.js";
-import type { CreatedInfo, ManagedAction, ManagedView } from "./managed-endpoint.js";
+import type { CreatedInfo, ManagedAction, ManagedView } from "./managed-endpoint-view.js";
 import type { ManagedRentedNode } from "./managed-node.js";
 import { refusalCode } from "./managed-ledger.js";
 import { ManagedNodeCore, type NodeWords, type OnDemandNodeOptions } from "./managed-node-core.js";
-import type { ManagedStatus } from "./rented-nodes.js";
+import type { ManagedStatus } from "./managed-node.js";
 
 const DAY_MS = 86_400_000;
 

@@ -13,9 +13,7 @@
 
 import {
   endpointKey,
-  HF_ENDPOINT_PROVIDER,
   resumeAllowed,
-  vllmImage,
   type EndpointsTransport,
   type HfEndpoint,
   type HuggingFaceEndpointsProvider,
@@ -33,16 +31,22 @@ import {
 } from "@pair/provision";
 import type { HuggingFaceEndpointNode } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
-import { ADOPT_INCARNATION, ADOPTED_HARDWARE, AdoptingProvider, isAdoption } from "./adopting-provider.js";
-import { hardwareOf, offerFor } from "./endpoint-hardware.js";
+import { AdoptingProvider } from "./adopting-provider.js";
+import {
+  adoptEndpoint,
+  createDeclared,
+  createdInfo,
+  declareCreate,
+  EndpointPrice,
+  lastIncarnation,
+  type CreateContext,
+} from "./endpoint-create.js";
 import { refusalCode, type ManagedLedger } from "./managed-ledger.js";
 import type { ServeCheck } from "./models-probe.js";
 import type { ManagedRentedNode } from "./managed-node.js";
 import { ManagedNodeCore, type NodeWords, type PresetIdSource } from "./managed-node-core.js";
 import { ServeGate } from "./serve-gate.js";
 import {
-  describeBudget,
-  USD,
   type CreatedInfo,
   type ManagedAction,
   type ManagedView,
@@ -95,20 +99,20 @@ export class ManagedEndpoint implements ManagedRentedNode {
   readonly #o: ManagedEndpointOptions;
   /** Controller, ledger feed, reservation, pause state, last problem and the view's common fields. */
   readonly #core: ManagedNodeCore;
-  #priceMicroUsdPerHour: number | undefined;
+  readonly #price: EndpointPrice;
+  /** What the create steps (endpoint-create.ts) read of this node. */
+  readonly #steps: CreateContext;
   #wake: Promise<ManagedAction> | undefined;
   #observing: Promise<unknown> | undefined;
   /** The detail of the last create answer that was not a creation (HF's message, or why it was lost). */
   #createDetail: string | undefined;
   /** Requests reach the live spell only once its engine lists the model on `/v1/models`. */
   readonly #gate: ServeGate;
-  readonly #adopting: AdoptingProvider;
 
   constructor(options: ManagedEndpointOptions) {
     this.#o = options;
     this.name = options.config.name;
     const adopting = new AdoptingProvider(options.provider, options.transport);
-    this.#adopting = adopting;
     this.#core = new ManagedNodeCore(options, {
       config: options.config,
       provider: adopting,
@@ -133,6 +137,17 @@ export class ManagedEndpoint implements ManagedRentedNode {
       openedAtMs: this.#core.lastActiveMs,
       error: (code, message) => this.#core.error(code, message),
     });
+    this.#price = new EndpointPrice(this.#core, options.transport, options.config, options.log);
+    this.#steps = {
+      core: this.#core,
+      config: options.config,
+      price: this.#price,
+      clock: options.clock,
+      log: options.log,
+      live: () => this.#live(),
+      createDetail: () => this.#createDetail,
+      refusedCode: () => adopting.lastRefusedCode,
+    };
     this.#core.catchUpLedger();
   }
 
@@ -151,7 +166,7 @@ export class ManagedEndpoint implements ManagedRentedNode {
   }
 
   priceMicroUsdPerHour(): number | undefined {
-    return this.#priceMicroUsdPerHour;
+    return this.#price.microUsdPerHour;
   }
 
   /** Requests carry the node's own `credential`. */
@@ -164,163 +179,25 @@ export class ManagedEndpoint implements ManagedRentedNode {
     return undefined;
   }
 
-  /**
-   * Price and reservation; false (with `last_error`) when the provider could not be asked yet. The
-   * hardware is the endpoint's, or — when it does not exist (a create PAIR declared may never have
-   * happened) — the one PAIR asked for, from SQLite: reconciliation must still run to settle that create.
-   */
-  async #ensureReady(): Promise<boolean> {
-    if (this.#priceMicroUsdPerHour !== undefined) return true;
-    const { namespace } = this.#o.config.endpoint;
-    try {
-      const shape = await hardwareOf(this.#o.transport, this.#o.config.endpoint, this.#core.controller.state);
-      const offer = offerFor(await this.#o.transport.listProviderCompute(namespace), shape);
-      if (offer === undefined) {
-        this.#core.lastError =
-          `no price for ${shape.instanceType ?? "?"} ${shape.instanceSize ?? "?"} in ` +
-          `${namespace}'s hardware list: PAIR cannot budget it, so it does not manage it`;
-        return false;
-      }
-      return this.#reserve(Math.round(offer.pricePerHourUsd * USD));
-    } catch (cause) {
-      this.#core.lastError = `Endpoints API: ${(cause as Error).message}`;
-      return false;
-    }
-  }
-
-  /**
-   * A catalog deploy picks its hardware itself: the reservation moves from the offer it was
-   * authorized at to the price of what the endpoint runs on.
-   */
-  async #repriceFromEndpoint(): Promise<void> {
-    const authorized = this.#priceMicroUsdPerHour;
-    this.#priceMicroUsdPerHour = undefined;
-    if (!(await this.#ensureReady())) {
-      this.#priceMicroUsdPerHour = authorized;
-      return;
-    }
-    if (this.#priceMicroUsdPerHour !== authorized)
-      this.#o.log(
-        `rented node ${this.name}: the catalog's recipe runs at $${(this.#priceMicroUsdPerHour ?? 0) / USD}/h ` +
-          `(the create was checked at $${(authorized ?? 0) / USD}/h); the budget counts the real price`,
-      );
-  }
-
-  /** Open (or bring in step) the node's ledger reservation at this price. */
-  #reserve(priceMicroUsdPerHour: number): boolean {
-    if (!this.#core.reserve(priceMicroUsdPerHour)) return false;
-    this.#priceMicroUsdPerHour = priceMicroUsdPerHour;
-    this.#core.lastError = undefined;
-    return true;
-  }
-
-  /**
-   * `pair rented create`, first step: the reservation at the offer's price, a ComputeAuthorization from
-   * the ledger (refused: `budget_exceeded`), and the declaration (durable in SQLite). Nothing is sent to
-   * Hugging Face yet. Returns the deployment id `create` takes.
-   */
+  /** `pair rented create`, first step: reservation, authorization, declaration (endpoint-create.ts). */
   declareCreate(spec: NewEndpointSpec): { ok: true; id: string } | { ok: false; error: PairError } {
-    if (this.#live() !== undefined)
-      return {
-        ok: false,
-        error: this.#core.error("rented_node_ineligible", "it already has a live deployment"),
-      };
-    if (!this.#reserve(Math.round(spec.priceUsdPerHour * USD)))
-      return {
-        ok: false,
-        error: this.#core.error("rented_node_ineligible", this.#core.lastError ?? "no reservation"),
-      };
-    const { namespace, name } = this.#o.config.endpoint;
-    const authorization = this.#core.authorize();
-    if (!authorization.ok)
-      return {
-        ok: false,
-        error: this.#core.error(
-          refusalCode(authorization.error.code),
-          refusalCode(authorization.error.code) === "budget_exceeded"
-            ? "the ledger gave no compute authorization: one billed minute does not fit in its budget " +
-                `(${describeBudget(this.#o.config.budget)}); raise --usd-per-day / --usd-per-month`
-            : `the ledger gave no compute authorization: ${authorization.error.code}`,
-        ),
-      };
-    const declared = this.#core.controller.declare(
-      {
-        provider: HF_ENDPOINT_PROVIDER,
-        account: namespace,
-        name,
-        model: spec.repository,
-        hardware: spec.instanceType,
-        region: spec.region,
-        settings: {
-          vendor: spec.vendor,
-          accelerator: spec.accelerator,
-          instanceSize: spec.instanceSize,
-          accessType: spec.accessType,
-          scaleToZeroTimeoutMin: spec.scaleToZeroTimeoutMin,
-          ...(spec.imageUrl === undefined ? {} : { imageJson: JSON.stringify(vllmImage(spec.imageUrl)) }),
-          ...(spec.fromCatalog === undefined ? {} : { catalog: "deploy" }),
-        },
-      },
-      authorization.value,
-    );
-    if (!declared.ok)
-      return {
-        ok: false,
-        error: this.#core.error("rented_node_ineligible", `declare refused: ${declared.error.code}`),
-      };
-    return { ok: true, id: declared.value };
+    return declareCreate(this.#steps, spec);
   }
 
-  /**
-   * `pair rented create`, second step: record the intent (the stop obligation opens) and create the
-   * endpoint. A refusal carries Hugging Face's message; a lost answer is Uncertain — never sent again,
-   * reconciliation finds the endpoint by its request id.
-   */
-  async create(id: string): Promise<ManagedAction> {
-    this.#core.lastActiveMs = this.#o.clock.now().wallMs;
-    const started = await this.#core.controller.start(id);
-    const record = this.#core.controller.state.deployments[id];
-    if (!started.ok) {
-      this.#core.lastError = `create refused: ${started.error.code}`;
-      return { ok: false, error: this.#core.error("rented_node_ineligible", this.#core.lastError) };
-    }
-    if (record?.key !== undefined) {
-      this.#o.log(`rented node ${this.name}: created endpoint (created ${record.key.incarnation})`);
-      if (record.spec?.settings?.["catalog"] === "deploy") await this.#repriceFromEndpoint();
-      return { ok: true };
-    }
-    const detail = this.#createDetail ?? "no answer";
-    if (record?.intent?.answer !== "refused") {
-      this.#core.lastError = `the create's answer was lost (${detail}); reconciliation finds out whether it exists`;
-      this.#o.log(`rented node ${this.name}: ${this.#core.lastError}`);
-      return { ok: true };
-    }
-    // Refused: still Uncertain for the contract (reconciliation closes it once the listing shows nothing).
-    this.#core.lastError = `Hugging Face refused the create: ${detail}`;
-    const code =
-      this.#adopting.lastRefusedCode === "public_endpoint_refused"
-        ? "public_endpoint_refused"
-        : "upstream_error";
-    return { ok: false, error: this.#core.error(code, this.#core.lastError) };
+  /** `pair rented create`, second step: the create itself (endpoint-create.ts). */
+  create(id: string): Promise<ManagedAction> {
+    return createDeclared(this.#steps, id);
   }
 
   /** When PAIR created this node's endpoint (the first create declared, from SQLite), or null. */
   created(): CreatedInfo | null {
-    const first = Object.values(this.#core.controller.state.deployments)
-      .filter((d) => d.origin === "create" && d.spec !== undefined && !isAdoption(d.spec))
-      .sort((a, b) => a.declaredAtMs - b.declaredAtMs)[0];
-    if (first === undefined) return null;
-    const elapsedMs = Math.max(0, this.#o.clock.now().wallMs - first.declaredAtMs);
-    return {
-      started_at: new Date(first.declaredAtMs).toISOString(),
-      elapsed_s: Math.floor(elapsedMs / 1000),
-    };
+    return createdInfo(this.#core.controller.state, this.#o.clock.now().wallMs);
   }
 
   /** One pass: reconcile, budget, adoption, idle. Never throws. */
   async tick(): Promise<void> {
     try {
-      if (!(await this.#ensureReady())) return;
+      if (!(await this.#price.ensure())) return;
       await this.#observe();
       await this.#core.budgetStops((id, reason) => this.#core.controller.requireStop(id, reason));
       const live = this.#live();
@@ -394,7 +271,7 @@ export class ManagedEndpoint implements ManagedRentedNode {
    * router ask this one function, so they agree.
    */
   budgetRefusal(): PairError | undefined {
-    if (this.#priceMicroUsdPerHour === undefined) return undefined;
+    if (this.#price.microUsdPerHour === undefined) return undefined;
     const at = this.#o.clock.now().wallMs;
     const e = routeEligibility(this.#o.ledger.state, { kind: "rented", nodeId: this.name }, at);
     if (e.eligible || e.reason === "no-reservation") {
@@ -415,7 +292,7 @@ export class ManagedEndpoint implements ManagedRentedNode {
 
   /** `pair rented resume` and wake on request: refused while the budget is exhausted. */
   async resume(why: "user" | "wake" = "user"): Promise<ManagedAction> {
-    if (!(await this.#ensureReady()))
+    if (!(await this.#price.ensure()))
       return {
         ok: false,
         error: this.#core.error("rented_node_ineligible", this.#core.lastError ?? "not ready"),
@@ -435,7 +312,7 @@ export class ManagedEndpoint implements ManagedRentedNode {
       return { ok: true };
     }
     this.#o.log(`rented node ${this.name}: ${why === "wake" ? "waking for a request" : "resuming"}`);
-    const adopted = await this.#adopt();
+    const adopted = await adoptEndpoint(this.#steps);
     if (adopted.ok) this.#core.pausedBy = undefined;
     return adopted;
   }
@@ -469,7 +346,7 @@ export class ManagedEndpoint implements ManagedRentedNode {
     } catch (cause) {
       return { ok: false, error: this.#core.error("upstream_error", (cause as Error).message) };
     }
-    const adopted = this.#adoptedIncarnation();
+    const adopted = lastIncarnation(this.#core.controller.state);
     if (adopted !== undefined && !sameIncarnation(adopted, endpoint.incarnation))
       return {
         ok: false,
@@ -519,7 +396,7 @@ export class ManagedEndpoint implements ManagedRentedNode {
 
   view(): ManagedView {
     const idlePauseMs = this.#o.config.lifecycle.idlePauseMs;
-    return this.#core.view(this.#priceMicroUsdPerHour, idlePauseMs, this.budgetRefusal() !== undefined);
+    return this.#core.view(this.#price.microUsdPerHour, idlePauseMs, this.budgetRefusal() !== undefined);
   }
 
   /**
@@ -550,14 +427,6 @@ export class ManagedEndpoint implements ManagedRentedNode {
     return liveRecords(this.#core.controller.state).find((d) => d.slot.name === this.#o.config.endpoint.name);
   }
 
-  /** The incarnation of the last spell we recorded (durable), if any. */
-  #adoptedIncarnation(): string | undefined {
-    const recorded = Object.values(this.#core.controller.state.deployments)
-      .filter((d) => d.key !== undefined && d.origin === "create")
-      .sort((a, b) => b.declaredAtMs - a.declaredAtMs);
-    return recorded[0]?.key?.incarnation;
-  }
-
   /** No record, yet the endpoint bills or may (running, starting, scaled to zero): own it. */
   async #adoptIfBilling(): Promise<void> {
     const { namespace, name } = this.#o.config.endpoint;
@@ -569,60 +438,17 @@ export class ManagedEndpoint implements ManagedRentedNode {
       this.#core.lastError = `${namespace}/${name} is public: PAIR manages only private or authenticated endpoints`;
       return;
     }
-    const adopted = this.#adoptedIncarnation();
+    const adopted = lastIncarnation(this.#core.controller.state);
     if (adopted !== undefined && !sameIncarnation(adopted, endpoint.incarnation)) {
       this.#core.lastError = `${namespace}/${name} was recreated (created ${endpoint.incarnation}); PAIR leaves it alone`;
       return;
     }
-    const result = await this.#adopt();
+    const result = await adoptEndpoint(this.#steps);
     if (!result.ok && result.error.code === "budget_exceeded") {
       // It bills, and the ledger will not authorize it: pause that exact endpoint directly.
       this.#core.pausedBy = "budget-exceeded";
       await this.#o.provider.stop(endpointKey(endpoint), "pause");
     }
-  }
-
-  /** Declare a spell under a ledger authorization and bring the endpoint into use (resume if paused). */
-  async #adopt(): Promise<ManagedAction> {
-    const { namespace, name } = this.#o.config.endpoint;
-    const authorization = this.#core.authorize();
-    if (!authorization.ok)
-      return {
-        ok: false,
-        error: this.#core.error(
-          refusalCode(authorization.error.code),
-          `the ledger refused: ${authorization.error.code}`,
-        ),
-      };
-    const incarnation = this.#adoptedIncarnation();
-    const declared = this.#core.controller.declare(
-      {
-        provider: HF_ENDPOINT_PROVIDER,
-        account: namespace,
-        name,
-        model: this.#o.config.models[0] ?? name,
-        hardware: ADOPTED_HARDWARE,
-        ...(incarnation === undefined ? {} : { settings: { [ADOPT_INCARNATION]: incarnation } }),
-      },
-      authorization.value,
-    );
-    if (!declared.ok)
-      return {
-        ok: false,
-        error: this.#core.error("rented_node_ineligible", `declare refused: ${declared.error.code}`),
-      };
-    const started = await this.#core.controller.start(declared.value);
-    const record = this.#core.controller.state.deployments[declared.value];
-    if (!started.ok || record?.key === undefined) {
-      const why = record?.intent?.answer ?? (started.ok ? "no answer" : started.error.code);
-      this.#core.lastError = `adopting ${namespace}/${name}: ${why}`;
-      return { ok: false, error: this.#core.error("rented_node_ineligible", this.#core.lastError) };
-    }
-    this.#core.lastError = undefined;
-    this.#o.log(
-      `rented node ${this.name}: managing ${namespace}/${name} (created ${record.key.incarnation})`,
-    );
-    return { ok: true };
   }
 
   /** One reconciliation pass (joins one under way): lists the endpoint, feeding what it saw to the ledger. */

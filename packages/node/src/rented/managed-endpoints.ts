@@ -7,7 +7,6 @@
  * Must not know: HTTP routing, dialects, the CLI, the credential store's platform.
  */
 
-import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { HuggingFaceEndpointsProvider, type EndpointsTransport } from "@pair/huggingface";
@@ -16,14 +15,12 @@ import { SqliteHostingStore, SqliteLedgerStore } from "@pair/store";
 import type { Dispatcher } from "undici";
 import type { Redacted } from "../cluster/index.js";
 import type { CredentialRef, HuggingFaceEndpointNode, RentedNodeConfig } from "../config/index.js";
-import {
-  ManagedEndpoint,
-  type ManagedAction,
-  type ManagedView,
-  type PresetIdSource,
-} from "./managed-endpoint.js";
+import { ManagedEndpoint, type ManagedAction, type ManagedView } from "./managed-endpoint.js";
 import { ManagedLedger } from "./managed-ledger.js";
 import { ManagedNodes, type ManagedActionName } from "./managed-node.js";
+import { PresetIds } from "./managed-node-core.js";
+
+export { PresetIds } from "./managed-node-core.js";
 import { servesModel } from "./models-probe.js";
 import { NodePasses, SYSTEM_CLOCK, SYSTEM_TIMERS, type PassTiming } from "./node-passes.js";
 import type { SharedLedger } from "./shared-ledger.js";
@@ -55,22 +52,6 @@ export function managedConfigs(configured: readonly RentedNodeConfig[]): Hugging
   return configured.filter(
     (c): c is HuggingFaceEndpointNode => c.provider === "huggingface-endpoint" && c.lifecycle.managed,
   );
-}
-
-export class PresetIds implements PresetIdSource {
-  #next: string | undefined;
-  preset(): string {
-    this.#next = `deployment-${randomUUID()}`;
-    return this.#next;
-  }
-  next(kind: "deployment" | "request"): string {
-    if (kind === "deployment" && this.#next !== undefined) {
-      const id = this.#next;
-      this.#next = undefined;
-      return id;
-    }
-    return `${kind}-${randomUUID()}`;
-  }
 }
 
 export class ManagedEndpoints {

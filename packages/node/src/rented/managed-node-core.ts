@@ -14,6 +14,7 @@
  * real timers.
  */
 
+import { randomUUID } from "node:crypto";
 import { routeEligibility } from "@pair/ledger";
 import {
   HostingController,
@@ -34,7 +35,7 @@ import type { PairError } from "../dialects/index.js";
 import { dischargesMissedByLedger } from "./ledger-catch-up.js";
 import { managedView, type ManagedAction, type ManagedView } from "./managed-endpoint-view.js";
 import { ledgerBudget, reservationIdOf, type ManagedLedger } from "./managed-ledger.js";
-import type { ManagedStatus } from "./rented-nodes.js";
+import type { ManagedStatus } from "./managed-node.js";
 
 const STOP_UNCONFIRMED = "stop unconfirmed";
 
@@ -61,6 +62,23 @@ export function stopUnconfirmed(attempts: number, stop: string, detail: string):
 export interface PresetIdSource extends IdSource {
   /** The id the next `next("deployment")` returns. */
   preset(): string;
+}
+
+/** Deployment ids preset before each declaration (the authorization names it), random otherwise. */
+export class PresetIds implements PresetIdSource {
+  #next: string | undefined;
+  preset(): string {
+    this.#next = `deployment-${randomUUID()}`;
+    return this.#next;
+  }
+  next(kind: "deployment" | "request"): string {
+    if (kind === "deployment" && this.#next !== undefined) {
+      const id = this.#next;
+      this.#next = undefined;
+      return id;
+    }
+    return `${kind}-${randomUUID()}`;
+  }
 }
 
 /** What every managed node is handed by its manager (besides its config and provider client). */

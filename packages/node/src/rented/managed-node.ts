@@ -9,7 +9,37 @@
 import type { RoutingUse } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
 import type { CreatedInfo, ManagedAction, ManagedView } from "./managed-endpoint-view.js";
-import type { ManagedStatus } from "./rented-probe.js";
+import type { CredentialRef } from "../config/index.js";
+import type { Redacted } from "../cluster/index.js";
+
+/** Reads a credential; throws an error with a `code` (`credential_unavailable`) when the store fails. */
+export interface CredentialReader {
+  get(ref: CredentialRef): Promise<Redacted<string> | undefined>;
+}
+
+export type RentedState =
+  | "unknown"
+  | "running"
+  | "warming"
+  | "starting"
+  | "scaled_to_zero"
+  | "paused"
+  | "failed"
+  | "public_endpoint_refused"
+  | "unreachable"
+  | "credential_rejected"
+  | "credential_unavailable"
+  | "unsupported";
+
+export interface ManagedStatus {
+  readonly state: RentedState;
+  readonly models: readonly string[];
+  readonly gpu: string | undefined;
+  readonly lastError: string | undefined;
+  /** The provider's own state word and message, when the manager knows them (a job's stage). */
+  readonly providerState?: string | undefined;
+  readonly providerMessage?: string | undefined;
+}
 
 /** A managed node's answer to a request about to be sent: its data-plane base URL (without /v1). */
 export type Prepared =

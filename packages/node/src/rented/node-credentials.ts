@@ -5,8 +5,8 @@
  */
 
 import type { Redacted } from "../cluster/index.js";
-import type { CredentialRef } from "../config/index.js";
-import type { CredentialReader, ManagedStatus } from "./rented-probe.js";
+import type { CredentialRef, RentedNodeConfig } from "../config/index.js";
+import type { CredentialReader, ManagedStatus } from "./managed-node.js";
 
 /**
  * Read `ref` for node `name`; undefined when it is not configured, not stored or the store fails,
@@ -46,4 +46,12 @@ export function credentialUnavailable(
   const problem = problems.get(name);
   if (problem === undefined || models === undefined) return undefined;
   return { state: "credential_unavailable", models, gpu: undefined, lastError: problem };
+}
+
+/** Why a node is `credential_rejected`, and what to do: store a valid credential under its reference. */
+export function credentialRejectedReason(config: RentedNodeConfig, status: number): string {
+  const what = `the provider answered ${status} to its credential`;
+  if (config.credential === undefined) return what;
+  const { service, account } = config.credential;
+  return `${what}; store a valid one with: pair credential set ${service}/${account}`;
 }

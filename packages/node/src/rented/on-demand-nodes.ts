@@ -14,11 +14,11 @@ import { SqliteHostingStore } from "@pair/store";
 import type { Redacted } from "../cluster/index.js";
 import type { CredentialRef } from "../config/index.js";
 import type { OnDemandNodeOptions } from "./managed-node-core.js";
-import { PresetIds } from "./managed-endpoints.js";
+import { PresetIds } from "./managed-node-core.js";
 import { NodePasses, SYSTEM_CLOCK, SYSTEM_TIMERS, type PassingNode, type PassTiming } from "./node-passes.js";
 import { ManagedNodes, type ManagedRentedNode } from "./managed-node.js";
 import { credentialUnavailable, readNodeCredential } from "./node-credentials.js";
-import type { CredentialReader, ManagedStatus } from "./rented-probe.js";
+import type { CredentialReader, ManagedStatus } from "./managed-node.js";
 import type { SharedLedger } from "./shared-ledger.js";
 
 /** What a manager of on-demand nodes is given, whichever provider they run on. */

@@ -10,44 +10,15 @@
 import { podApiBaseUrl, RUNPOD_PROXY_URL, type ProxyUrlOf } from "@pair/runpod";
 import type { Dispatcher } from "undici";
 import type { Redacted } from "../cluster/index.js";
-import {
-  formatCredentialRef,
-  RENTED_DEFAULTS,
-  type CredentialRef,
-  type RentedNodeConfig,
-} from "../config/index.js";
+import { formatCredentialRef, RENTED_DEFAULTS, type RentedNodeConfig } from "../config/index.js";
 import { endpointGpuLabel } from "./gpu-label.js";
 import { HF_STATES, type EndpointLookup, type EndpointLookupFn } from "./hf-endpoint-states.js";
 import { listModels, type TokenPrices } from "./models-probe.js";
+import type { CredentialReader, ManagedStatus, RentedState } from "./managed-node.js";
+import { credentialRejectedReason } from "./node-credentials.js";
 
-/** Reads a credential; throws an error with a `code` (`credential_unavailable`) when the store fails. */
-export interface CredentialReader {
-  get(ref: CredentialRef): Promise<Redacted<string> | undefined>;
-}
-
-export type RentedState =
-  | "unknown"
-  | "running"
-  | "warming"
-  | "starting"
-  | "scaled_to_zero"
-  | "paused"
-  | "failed"
-  | "public_endpoint_refused"
-  | "unreachable"
-  | "credential_rejected"
-  | "credential_unavailable"
-  | "unsupported";
-
-export interface ManagedStatus {
-  readonly state: RentedState;
-  readonly models: readonly string[];
-  readonly gpu: string | undefined;
-  readonly lastError: string | undefined;
-  /** The provider's own state word and message, when the manager knows them (a job's stage). */
-  readonly providerState?: string | undefined;
-  readonly providerMessage?: string | undefined;
-}
+export type { CredentialReader, ManagedStatus, RentedState } from "./managed-node.js";
+export { credentialRejectedReason } from "./node-credentials.js";
 
 /** What a probe uses (`RentedNodesOptions` has it all). */
 export interface ProbeDeps {
@@ -76,14 +47,6 @@ export function configuredBaseUrl(
   if (config.provider === "runpod" && "podId" in config)
     return config.baseUrl ?? podApiBaseUrl(runpodProxyUrl, config.podId, RENTED_DEFAULTS.runpod_proxy_port);
   return "baseUrl" in config ? config.baseUrl : undefined;
-}
-
-/** Why a node is `credential_rejected`, and what to do: store a valid credential under its reference. */
-export function credentialRejectedReason(config: RentedNodeConfig, status: number): string {
-  const what = `the provider answered ${status} to its credential`;
-  if (config.credential === undefined) return what;
-  const { service, account } = config.credential;
-  return `${what}; store a valid one with: pair credential set ${service}/${account}`;
 }
 
 /** One rented node as the registry keeps it; the probe writes into it. */

@@ -40,11 +40,11 @@ import type { Redacted } from "../cluster/index.js";
 import type { RunpodPodNode } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
 import { podGpuLabel } from "./gpu-label.js";
-import type { ManagedAction, ManagedView } from "./managed-endpoint.js";
+import type { ManagedAction, ManagedView } from "./managed-endpoint-view.js";
 import { reservationIdOf } from "./managed-ledger.js";
 import type { ManagedRentedNode } from "./managed-node.js";
 import { ManagedNodeCore, type NodeWords, type OnDemandNodeOptions } from "./managed-node-core.js";
-import type { ManagedStatus } from "./rented-nodes.js";
+import type { ManagedStatus } from "./managed-node.js";
 import { podPriceFromCatalog, storageMicroUsdPerHour } from "./runpod-catalog-price.js";
 import { PriceWatchingTransport, type PodPrice } from "./runpod-price-watch.js";
 

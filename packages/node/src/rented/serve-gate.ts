@@ -10,7 +10,7 @@ import type { DeploymentRecord } from "@pair/provision";
 import type { HuggingFaceEndpointNode } from "../config/index.js";
 import type { PairError } from "../dialects/index.js";
 import type { ServeCheck } from "./models-probe.js";
-import { credentialRejectedReason } from "./rented-probe.js";
+import { credentialRejectedReason } from "./node-credentials.js";
 
 /** What a request may do with the live spell: use its URL, fail with this error, or (undefined) wait. */
 export type Servable = { readonly url: string } | { readonly error: PairError } | undefined;

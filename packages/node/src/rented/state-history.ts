@@ -9,7 +9,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomically } from "../files/atomic-file.js";
-import type { RentedNodeView } from "./rented-nodes.js";
+import type { RentedNodeView } from "./rented-view.js";
 
 export const STATE_HISTORY_FILE = "rented-state-history.json";
 
