@@ -29,6 +29,28 @@ const all = Object.keys(layers);
 /** Packages whose src/ folders must not import each other in a cycle (scripts/folder-cycles.mjs). */
 const acyclicFolders = ["node", "demo", "cluster", "dialects"];
 
+/** Folders of src/ whose own sub-folders must not import each other in a cycle either. */
+const acyclicSubFolders = ["packages/node/src/rented"].map((dir) => resolve(import.meta.dirname, dir));
+
+/** What a file of `pkg`'s src/ may import: its layers, no deep imports, nothing of another package by path (`outside`). */
+function packageImports(pkg, outside) {
+  return [
+    "error",
+    {
+      patterns: [
+        {
+          group: all
+            .filter((other) => other !== pkg && !layers[pkg].includes(other))
+            .map((other) => `@pair/${other}`),
+          message: `packages/${pkg} may import only: ${layers[pkg].map((l) => "@pair/" + l).join(", ") || "nothing of ours"} (docs/architecture.md, dependency direction).`,
+        },
+        { group: ["@pair/*/*"], message: "No deep imports: use the package's index." },
+        { group: [outside], message: "No reaching into another package by path." },
+      ],
+    },
+  ];
+}
+
 /** The folder graph of a package's src/, read once per lint run (a second's reuse in an editor). */
 const graphs = new Map();
 function graphOf(root) {
@@ -42,7 +64,7 @@ function graphOf(root) {
 /**
  * `pair/no-folder-cycle`: an import from folder A of a package's src/ into folder B is refused when B
  * already depends on A, directly or through other folders: the folder list is the architecture, and
- * a cycle makes two folders one.
+ * a cycle makes two folders one. The same holds among the sub-folders of `acyclicSubFolders`.
  */
 const noFolderCycle = {
   meta: {
@@ -55,11 +77,17 @@ const noFolderCycle = {
   },
   create(context) {
     const file = context.filename;
-    const root = resolve(file.slice(0, file.indexOf("/src/") + 4));
-    const from = folderOf(root, file);
+    const roots = [
+      resolve(file.slice(0, file.indexOf("/src/") + 4)),
+      ...acyclicSubFolders.filter((dir) => file.startsWith(dir + "/")),
+    ];
     const check = (node) => {
       const spec = node.source?.value;
       if (typeof spec !== "string" || !spec.startsWith(".")) return;
+      for (const root of roots) checkIn(root, node, spec);
+    };
+    const checkIn = (root, node, spec) => {
+      const from = folderOf(root, file);
       const target = resolve(dirname(file), spec);
       if (relative(root, target).startsWith("..")) return;
       const to = folderOf(root, target);
@@ -137,26 +165,17 @@ export default tseslint.config(
       "import-x/no-self-import": "error",
     },
   },
-  ...all.map((pkg) => ({
-    files: [`packages/${pkg}/src/**/*.ts`],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        {
-          patterns: [
-            {
-              group: all
-                .filter((other) => other !== pkg && !layers[pkg].includes(other))
-                .map((other) => `@pair/${other}`),
-              message: `packages/${pkg} may import only: ${layers[pkg].map((l) => "@pair/" + l).join(", ") || "nothing of ours"} (docs/architecture.md, dependency direction).`,
-            },
-            { group: ["@pair/*/*"], message: "No deep imports: use the package's index." },
-            { group: ["../../*"], message: "No reaching into another package by path." },
-          ],
-        },
-      ],
+  ...all.flatMap((pkg) => [
+    {
+      files: [`packages/${pkg}/src/**/*.ts`],
+      rules: { "no-restricted-imports": packageImports(pkg, "../../*") },
     },
-  })),
+    // A file two folders deep reaches src/'s other folders with ../../; out of the package is one more.
+    {
+      files: [`packages/${pkg}/src/*/*/**/*.ts`],
+      rules: { "no-restricted-imports": packageImports(pkg, "../../../*") },
+    },
+  ]),
   {
     files: [
       "packages/provision/src/**/*.ts",

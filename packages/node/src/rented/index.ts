@@ -1,17 +1,20 @@
 /**
  * Rented nodes held by this node as their sponsor: their config and run-time switches, credentials
  * in memory only, probing over verified HTTPS, what peers may learn, and how requests reach them.
- * The public face of this folder.
+ * The public face of this folder, whose own folders are, top to bottom: routes/ (the admin API),
+ * create/ (`pair rented create`), one folder per provider (hf-endpoint/, hf-job/, runpod/) beside
+ * registry/ (RentedNodes), and core/ (the ManagedRentedNode contract, the ManagedNodes registry and
+ * the ManagedNodeCore every managed node composes).
  * Must not know: the client API, dialects, the CLI.
  */
 
-export { createOutboundAgent, type OutboundOptions } from "./outbound-agent.js";
+export { createOutboundAgent, type OutboundOptions } from "./core/outbound-agent.js";
 export {
   OFF_LAN_LABEL,
   readRentedPeerViews,
   RENTED_PEER_VIEW_FIELDS,
   type RentedPeerView,
-} from "./peer-view.js";
+} from "./registry/peer-view.js";
 export {
   BUDGET_REASON_PREFIX,
   failureKindOf,
@@ -20,8 +23,8 @@ export {
   RENTED_PROBLEMS,
   rentedProblemOf,
   type RentedProblem,
-} from "./peer-reason.js";
-export { RENTED_FILE, type RentedOverride } from "./rented-file.js";
+} from "./registry/peer-reason.js";
+export { RENTED_FILE, type RentedOverride } from "./registry/rented-file.js";
 export {
   RENTED_CHANGE_CODES,
   RentedNodes,
@@ -33,17 +36,17 @@ export {
   type RentedNodeView,
   type ManagedStatus,
   type RentedState,
-} from "./rented-nodes.js";
-export type { EndpointLookup, EndpointLookupFn } from "./hf-endpoint-states.js";
-export { isRentedAdminPath, RENTED_ADMIN_PATHS, serveRentedAdmin } from "./rented-admin-routes.js";
-export { ADOPT_INCARNATION, AdoptingProvider } from "./adopting-provider.js";
+} from "./registry/rented-nodes.js";
+export type { EndpointLookup, EndpointLookupFn } from "./registry/hf-endpoint-states.js";
+export { isRentedAdminPath, RENTED_ADMIN_PATHS, serveRentedAdmin } from "./routes/rented-admin-routes.js";
+export { ADOPT_INCARNATION, AdoptingProvider } from "./hf-endpoint/adopting-provider.js";
 export {
   ManagedEndpoint,
   type CreatedInfo,
   type ManagedAction,
   type ManagedView,
   type NewEndpointSpec,
-} from "./managed-endpoint.js";
+} from "./hf-endpoint/managed-endpoint.js";
 export {
   managedConfigs,
   ManagedEndpoints,
@@ -51,20 +54,27 @@ export {
   SYSTEM_TIMERS,
   type ManagedEndpointsOptions,
   type TimerSeam,
-} from "./managed-endpoints.js";
-export { ManagedLedger, reservationIdOf } from "./managed-ledger.js";
-export { estimateCostMicroUsd, type CostBasis } from "./cost-estimate.js";
-export { SharedLedger } from "./shared-ledger.js";
+} from "./hf-endpoint/managed-endpoints.js";
+export { ManagedLedger, reservationIdOf } from "./core/managed-ledger.js";
+export { estimateCostMicroUsd, type CostBasis } from "./core/cost-estimate.js";
+export { SharedLedger } from "./core/shared-ledger.js";
 export {
-  combineManagedHooks,
-  runpodPodConfigs,
-  RunpodPodNodes,
-  type RunpodPodNodesOptions,
-} from "./runpod-pod-nodes.js";
-export { JobManagedNode, jobSettingsOf, type JobManagedNodeOptions, type JobNodeView } from "./job-node.js";
-export { JobNodes, jobNodeConfigs, type JobNodesOptions } from "./job-nodes.js";
-export { RunpodPodManagedNode, runpodModelOf, type RunpodPodView } from "./runpod-pod-node.js";
-export { attachedRentedConfigs } from "./attached-configs.js";
+  ManagedNodes,
+  type ManagedActionName,
+  type ManagedRentedNode,
+  type NodeRoutingUse,
+  type Prepared,
+} from "./core/managed-node.js";
+export { runpodPodConfigs, RunpodPodNodes, type RunpodPodNodesOptions } from "./runpod/runpod-pod-nodes.js";
+export {
+  JobManagedNode,
+  jobSettingsOf,
+  type JobManagedNodeOptions,
+  type JobNodeView,
+} from "./hf-job/job-node.js";
+export { JobNodes, jobNodeConfigs, type JobNodesOptions } from "./hf-job/job-nodes.js";
+export { RunpodPodManagedNode, runpodModelOf, type RunpodPodView } from "./runpod/runpod-pod-node.js";
+export { attachedRentedConfigs } from "./registry/attached-configs.js";
 export {
   DEFAULT_HF_CREDENTIAL,
   hardwareRow,
@@ -73,9 +83,9 @@ export {
   type HardwareRow,
   type HfAnswer,
   type RentedCreatorOptions,
-} from "./create-endpoint.js";
-export { endpointGpuLabel, gpuLabel, gpuName, jobGpuLabel, podGpuLabel } from "./gpu-label.js";
-export { HF_ACCOUNT_PATHS, isHfAccountPath, serveHfAccount } from "./hf-account-routes.js";
+} from "./create/create-endpoint.js";
+export { endpointGpuLabel, gpuLabel, gpuName, jobGpuLabel, podGpuLabel } from "./core/gpu-label.js";
+export { HF_ACCOUNT_PATHS, isHfAccountPath, serveHfAccount } from "./routes/hf-account-routes.js";
 export {
   DEFAULT_STATE_HISTORY_PER_NODE,
   observedState,
@@ -84,6 +94,6 @@ export {
   type ObservedState,
   type StateChange,
   type StateHistoryOptions,
-} from "./state-history.js";
-export { serveStateHistory, STATE_HISTORY_PATH } from "./state-history-route.js";
-export { serveSpend, SPEND_PATH } from "./spend-route.js";
+} from "./registry/state-history.js";
+export { serveStateHistory, STATE_HISTORY_PATH } from "./routes/state-history-route.js";
+export { serveSpend, SPEND_PATH } from "./routes/spend-route.js";

@@ -20,9 +20,9 @@ import type { Redacted } from "@pair/cluster";
 import type { PairConfig } from "../config/index.js";
 import {
   attachedRentedConfigs,
-  combineManagedHooks,
   JobNodes,
   ManagedEndpoints,
+  ManagedNodes,
   RentedCreator,
   RentedNodes,
   RunpodPodNodes,
@@ -86,6 +86,8 @@ export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
     clock: o.managed?.clock ?? SYSTEM_CLOCK,
     ledgerId: `ledger-${o.nodeId}`,
   });
+  // Every managed node of every provider, by name: what routing and the admin API reach them through.
+  const registry = new ManagedNodes();
   const managed = new ManagedEndpoints({
     nodeName: config.node.name,
     nodeId: o.nodeId,
@@ -100,12 +102,13 @@ export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
     inFlight: (name) => scheduler.inFlight(`rented:${name}`),
     log,
     ledger,
+    registry,
     ...o.managed,
   });
   // Every Runpod base URL, created pod or pod attached by id, comes from this one template.
   const runpodProxyUrl = o.runpodProxyUrl ?? proxyUrlFromTemplate(config.providers.runpod.proxyUrl);
-  const runpod = runpodPodNodes(config, o, { ledger, runpodProxyUrl });
-  const jobs = jobNodes(config, o, { ledger, gate: hfGate });
+  const runpod = runpodPodNodes(config, o, { ledger, registry, runpodProxyUrl });
+  const jobs = jobNodes(config, o, { ledger, registry, gate: hfGate });
   const rented = new RentedNodes({
     nodeName: config.node.name,
     dataDir,
@@ -113,7 +116,7 @@ export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
     credentials,
     dispatcher: o.outbound,
     lookupEndpoint: endpointLookup(config, hfGate),
-    managed: combineManagedHooks(managed, runpod.hooks(), jobs.hooks()),
+    managed: registry,
     runpodProxyUrl,
     log,
     redact: o.redact,
@@ -139,7 +142,7 @@ export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
 function runpodPodNodes(
   config: PairConfig,
   options: RentedWiringOptions,
-  deps: { ledger: SharedLedger; runpodProxyUrl: ProxyUrlOf },
+  deps: { ledger: SharedLedger; registry: ManagedNodes; runpodProxyUrl: ProxyUrlOf },
 ): RunpodPodNodes {
   const extraCaPem =
     config.tls.extraCaFile === null ? undefined : readFileSync(config.tls.extraCaFile, "utf8");
@@ -152,6 +155,7 @@ function runpodPodNodes(
     ...(extraCaPem === undefined ? {} : { extraCaPem }),
     proxyUrl: deps.runpodProxyUrl,
     ledger: deps.ledger,
+    registry: deps.registry,
     inFlight: (name) => options.scheduler.inFlight(`rented:${name}`),
     log: options.log,
     ...options.managed,
@@ -162,7 +166,7 @@ function runpodPodNodes(
 function jobNodes(
   config: PairConfig,
   options: RentedWiringOptions,
-  deps: { ledger: SharedLedger; gate: RetryAfterGate },
+  deps: { ledger: SharedLedger; registry: ManagedNodes; gate: RetryAfterGate },
 ): JobNodes {
   const extraCaPem =
     config.tls.extraCaFile === null ? undefined : readFileSync(config.tls.extraCaFile, "utf8");
@@ -176,6 +180,7 @@ function jobNodes(
     ...(extraCaPem === undefined ? {} : { extraCaPem }),
     gate: deps.gate,
     ledger: deps.ledger,
+    registry: deps.registry,
     inFlight: (name) => options.scheduler.inFlight(`rented:${name}`),
     log: options.log,
     ...options.managed,

@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { attachedRentedConfigs } from "../../src/rented/index.js";
-import { readSavedEntry } from "../../src/rented/attached-configs.js";
-import { RENTED_FILE } from "../../src/rented/rented-file.js";
+import { readSavedEntry } from "../../src/rented/registry/attached-configs.js";
+import { RENTED_FILE } from "../../src/rented/registry/rented-file.js";
 
 const saved = {
   name: "gpu-old",

@@ -124,7 +124,7 @@ describe("Scheduler", () => {
     const t = manualTimers();
     const s = new Scheduler({ maxQueued: 8, maxQueueWaitMs: 60_000, ...t });
     const eight = { id: "eight", maxConcurrent: 8 };
-    const take = async (n: number, priority: "interactive" | "batch") => {
+    const take = (n: number, priority: "interactive" | "batch") => {
       const slots = [];
       for (let i = 0; i < n; i++) {
         const r = s.tryAcquire([eight], priority);
@@ -134,11 +134,11 @@ describe("Scheduler", () => {
       return slots;
     };
     // Three chats at once, then done: the batch may fill 8 − 1 − 3 = 4 slots, not 7.
-    for (const slot of await take(3, "interactive")) slot.release();
-    const batch = await take(8, "batch");
+    for (const slot of take(3, "interactive")) slot.release();
+    const batch = take(8, "batch");
     expect(batch).toHaveLength(4);
     // The next three chats find their slots free (and the last one is still kept).
-    const chats = await take(3, "interactive");
+    const chats = take(3, "interactive");
     expect(chats).toHaveLength(3);
     expect(s.tryAcquire([eight], "batch")).toBeUndefined();
     // While users hold their slots the batch may not take theirs either; once they are gone and the
@@ -149,6 +149,6 @@ describe("Scheduler", () => {
     const woken = await waiting;
     expect(woken.ok).toBe(true);
     expect(s.inFlight("eight")).toBe(5);
-    expect(await take(8, "batch")).toHaveLength(2);
+    expect(take(8, "batch")).toHaveLength(2);
   });
 });
