@@ -119,7 +119,7 @@ function rentalText(rent: RentalPlan, budgetUsd: number | undefined): string {
     o.flavor,
     o.gpu,
     `$${o.usdPerHour.toFixed(2)}`,
-    `${o.tokensPerS} (assumed)`,
+    o.measured ? `${Math.round(o.tokensPerS)} (measured)` : `${o.tokensPerS} (assumed)`,
     duration(o.seconds),
     `$${o.costUsd.toFixed(2)}`,
     o.meetsDeadline ? (o.withinBudget ? "yes" : "over budget") : "too late",
