@@ -5,14 +5,21 @@
  * budget (planRental), for a window = the time left to the deadline; once that node serves, its
  * measured rate replaces the assumed one. It stops the rental the moment the batch no longer needs
  * it — the batch ended (finished, cancelled, expired), the deadline passed, the next started minute
- * would pass the budget, or the cluster alone now finishes in time — and calls it stopped only on
+ * would pass the budget, or the cluster alone now finishes in time with a start-up to spare — and calls it stopped only on
  * the provider's evidence. One rental per batch: once stopped, the rest runs on the cluster.
  * Must not know: how a GPU is rented, stopped or priced (RentalHooks: the hosting contract), HTTP.
  */
 
 import type { IntervalSeam } from "../ui/live-events.js";
 import type { InputLine } from "./batch-input.js";
-import { planBatch, planRental, ratesOf, type HistoryRow, type RentableGpu } from "./batch-plan.js";
+import {
+  planBatch,
+  planRental,
+  ratesOf,
+  RENTAL_STARTUP_S,
+  type HistoryRow,
+  type RentableGpu,
+} from "./batch-plan.js";
 import type { BatchStore } from "./batch-store.js";
 import type { StoredRental } from "./rental-store.js";
 
@@ -79,6 +86,7 @@ export class BatchRental {
   readonly #o: BatchRentalOptions;
   #ticker: { cancel(): void } | undefined;
   #pass: Promise<void> | undefined;
+  #again: Promise<void> | undefined;
 
   constructor(options: BatchRentalOptions) {
     this.#o = options;
@@ -94,9 +102,16 @@ export class BatchRental {
     await this.#pass;
   }
 
-  /** One look at every active rental (joins a look under way). */
+  /** One look at every active rental; asked during a look, another follows it (a batch just ended). */
   pass(): Promise<void> {
-    this.#pass ??= this.#all().finally(() => (this.#pass = undefined));
+    if (this.#pass !== undefined) {
+      this.#again ??= this.#pass.then(() => {
+        this.#again = undefined;
+        return this.pass();
+      });
+      return this.#again;
+    }
+    this.#pass = this.#all().finally(() => (this.#pass = undefined));
     return this.#pass;
   }
 
@@ -227,22 +242,23 @@ export class BatchRental {
       : undefined;
   }
 
+  /** With a start-up's time to spare: a stop the estimate got wrong leaves time to see it. */
   #clusterSuffices(r: StoredRental, nowMs: number): string | undefined {
-    const plan = this.#plan(r, nowMs, r.node ?? undefined);
+    const plan = this.#plan(r, nowMs, r.node ?? undefined, RENTAL_STARTUP_S);
     return plan?.meetsDeadline === true
       ? `the cluster alone now finishes in time (about ${plan.seconds} s left of work)`
       : undefined;
   }
 
   /** The lines still to run, planned over the cluster's measured rates (without `without`). */
-  #plan(r: StoredRental, nowMs: number, without: string | undefined) {
+  #plan(r: StoredRental, nowMs: number, without: string | undefined, spareS = 0) {
     const lines: InputLine[] = this.#o.store
       .unfinishedBodies(r.batchId)
       .map((body, i) => ({ customId: String(i), body, model: r.model }));
     if (lines.length === 0) return undefined;
     const history = this.#o.hooks.history().filter((h) => h.serving_node !== without);
     return planBatch(lines, history, {
-      deadlineS: Math.max(0, r.deadlineAtS - nowMs / 1000),
+      deadlineS: Math.max(0, r.deadlineAtS - nowMs / 1000 - spareS),
       linesAtOnce: this.#o.linesAtOnce,
     });
   }
