@@ -7,6 +7,14 @@
  */
 
 import type { LineCounts, StoredBatch, StoredFile } from "./batch-store.js";
+import type { StoredRental } from "./rental-store.js";
+
+/** A batch's lifecycle event, as the rented nodes' state history keeps it. */
+export interface BatchEvent {
+  readonly at: string;
+  readonly state: string;
+  readonly reason: string | null;
+}
 
 export function fileJson(f: StoredFile): Record<string, unknown> {
   return {
@@ -21,7 +29,13 @@ export function fileJson(f: StoredFile): Record<string, unknown> {
   };
 }
 
-export function batchJson(b: StoredBatch, counts: LineCounts, inFlight: number): Record<string, unknown> {
+export function batchJson(
+  b: StoredBatch,
+  counts: LineCounts,
+  inFlight: number,
+  rent: StoredRental | undefined = undefined,
+  events: readonly BatchEvent[] = [],
+): Record<string, unknown> {
   return {
     id: b.id,
     object: "batch",
@@ -59,7 +73,30 @@ export function batchJson(b: StoredBatch, counts: LineCounts, inFlight: number):
       pending: counts.pending,
       running: inFlight,
       reruns: counts.reruns,
+      rent: rent === undefined ? null : rentalJson(rent),
+      events,
     },
+  };
+}
+
+/** A `--rent auto` batch's rental (`pair.rent`): times in unix seconds, money in USD. */
+export function rentalJson(r: StoredRental): Record<string, unknown> {
+  return {
+    state: r.state,
+    model: r.model,
+    deadline_at: r.deadlineAtS,
+    budget_usd: r.budgetUsd,
+    node: r.node,
+    flavor: r.flavor,
+    gpu: r.gpu,
+    usd_per_hour: r.usdPerHour,
+    rented_at: r.rentedAtS,
+    serving_at: r.servingAtS,
+    stopped_at: r.stoppedAtS,
+    stop_reason: r.stopReason,
+    spent_usd: r.spentUsd,
+    measured_tokens_per_s: r.measuredTokensPerS,
+    note: r.note,
   };
 }
 

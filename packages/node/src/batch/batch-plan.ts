@@ -78,7 +78,7 @@ export function planBatch(
 }
 
 /** Output tokens per second per request of each node that served `model`, from completed workloads. */
-function ratesOf(history: readonly HistoryRow[], model: string): Record<string, number> {
+export function ratesOf(history: readonly HistoryRow[], model: string): Record<string, number> {
   const sums = new Map<string, { tokens: number; ms: number }>();
   for (const w of history) {
     if (w.model !== model || w.status !== "completed" || w.serving_node === null) continue;
@@ -128,8 +128,9 @@ export interface RentalOption {
   readonly flavor: string;
   readonly gpu: string;
   readonly usdPerHour: number;
-  /** Assumed (ASSUMED_GPU_TOKENS_PER_S). */
+  /** Measured on a rented node of this GPU that served the model, else assumed (ASSUMED_GPU_TOKENS_PER_S). */
   readonly tokensPerS: number;
+  readonly measured: boolean;
   /** With the cluster, from the submit. */
   readonly seconds: number;
   /** Billed from the rental's start until the batch is done, per started minute. */
@@ -146,18 +147,21 @@ export interface RentalPlan {
 
 /**
  * What each GPU would add: the cluster keeps its rate, the GPU adds its own after RENTAL_STARTUP_S
- * (billed from the start), both until the file's output tokens are done. Cheapest first.
+ * (billed from the start), both until the file's output tokens are done. Cheapest first. `measured`:
+ * output tokens per second a rented GPU (by name, e.g. L4) gave the model, used instead of the assumption.
  */
 export function planRental(
   plan: BatchPlan,
   gpus: readonly RentableGpu[],
   budgetUsd: number | undefined,
+  measured: Readonly<Record<string, number>> = {},
 ): RentalPlan {
   const tokens = plan.models.reduce((sum, m) => sum + m.outputTokens, 0);
   const clusterRate = plan.seconds > 0 ? tokens / plan.seconds : 0;
   const options = gpus
     .map((g): RentalOption => {
-      const rate = ASSUMED_GPU_TOKENS_PER_S[g.gpu] ?? SLOWEST_GPU_TOKENS_PER_S;
+      const seen = measured[g.gpu];
+      const rate = seen ?? ASSUMED_GPU_TOKENS_PER_S[g.gpu] ?? SLOWEST_GPU_TOKENS_PER_S;
       const alone = clusterRate > 0 ? tokens / clusterRate : Infinity;
       const together = (tokens + rate * RENTAL_STARTUP_S) / (clusterRate + rate);
       const seconds = Math.ceil(alone <= RENTAL_STARTUP_S ? alone : together);
@@ -168,6 +172,7 @@ export function planRental(
         gpu: g.gpus > 1 ? `${g.gpu} ×${g.gpus}` : g.gpu,
         usdPerHour: g.usd_per_hour,
         tokensPerS: rate,
+        measured: seen !== undefined,
         seconds,
         costUsd,
         meetsDeadline: seconds <= plan.deadlineS,

@@ -12,7 +12,7 @@
 
 import type { IntervalSeam } from "../ui/live-events.js";
 import { errorLine, outputLine, type BatchEndpoint } from "./batch-input.js";
-import type { BatchStore, StoredBatch, StoredLine } from "./batch-store.js";
+import type { BatchStore, LineCounts, StoredBatch, StoredLine } from "./batch-store.js";
 
 /** What running one line gave: the route's reply, as a client would have read it. */
 export interface LineReply {
@@ -48,6 +48,8 @@ export interface BatchRunnerOptions {
   readonly log?: (line: string) => void;
   /** A batch moved (a line ended, a status changed). */
   readonly onChange?: () => void;
+  /** A batch ended (its files written): its lifecycle event, its rental's stop. */
+  readonly onEnded?: (batch: StoredBatch, final: "completed" | Ending, counts: LineCounts) => void;
 }
 
 /** Lines in flight at once over all batches, unless the node is told otherwise. */
@@ -57,7 +59,7 @@ export const DEFAULT_BATCH_LINES = 8;
 const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504]);
 const MAX_BACKOFF_MS = 60_000;
 
-type Ending = "cancelled" | "expired";
+export type Ending = "cancelled" | "expired";
 
 interface Running {
   readonly batchId: string;
@@ -292,6 +294,7 @@ export class BatchRunner {
     this.#o.log?.(
       `batch ${b.id}: ${final}, ${output.length} line(s) answered, ${errors.length} in the error file`,
     );
+    this.#o.onEnded?.(b, final, store.counts(b.id));
     this.#o.onChange?.();
   }
 

@@ -12,138 +12,41 @@ import { join } from "node:path";
 import type Database from "better-sqlite3";
 import { openPrivateDatabase } from "@pair/store";
 import { writeFileAtomically } from "../files/atomic-file.js";
+import { RentalStore } from "./rental-store.js";
 
-export type FilePurpose = "batch" | "batch_output";
+import {
+  batchOf,
+  fileOf,
+  lineOf,
+  SCHEMA,
+  STAMP_COLUMN,
+  type BatchRow,
+  type BatchStatus,
+  type FileRow,
+  type LineCounts,
+  type LineRow,
+  type LineState,
+  type StoredBatch,
+  type StoredFile,
+  type StoredLine,
+} from "./batch-rows.js";
 
-export interface StoredFile {
-  readonly id: string;
-  readonly purpose: FilePurpose;
-  readonly filename: string;
-  readonly bytes: number;
-  readonly createdAtS: number;
-}
-
-export type BatchStatus =
-  | "validating"
-  | "failed"
-  | "in_progress"
-  | "finalizing"
-  | "completed"
-  | "expired"
-  | "cancelling"
-  | "cancelled";
-
-/** A batch-level problem (the file as a whole), as OpenAI lists them in `errors`. */
-export interface BatchProblem {
-  readonly code: string;
-  readonly message: string;
-  readonly line?: number;
-}
-
-export interface StoredBatch {
-  readonly id: string;
-  readonly endpoint: string;
-  readonly inputFileId: string;
-  readonly completionWindow: string;
-  readonly status: BatchStatus;
-  readonly requester: string;
-  readonly metadata: Readonly<Record<string, string>> | null;
-  readonly errors: readonly BatchProblem[];
-  readonly outputFileId: string | null;
-  readonly errorFileId: string | null;
-  /** Unix seconds, as the OpenAI objects carry them; null until it happened. */
-  readonly createdAtS: number;
-  readonly expiresAtS: number;
-  readonly inProgressAtS: number | null;
-  readonly finalizingAtS: number | null;
-  readonly completedAtS: number | null;
-  readonly failedAtS: number | null;
-  readonly expiredAtS: number | null;
-  readonly cancellingAtS: number | null;
-  readonly cancelledAtS: number | null;
-}
-
-export type LineState = "pending" | "running" | "completed" | "failed";
-
-export interface StoredLine {
-  readonly batchId: string;
-  readonly index: number;
-  readonly customId: string;
-  /** The request body as the input file gave it. */
-  readonly body: string;
-  readonly attempts: number;
-  /** Runs cut by a crash or restart of this node, then run again. */
-  readonly reruns: number;
-  /** Not before this wall time (ms): a retry's back-off. */
-  readonly notBeforeMs: number;
-}
-
-export interface LineCounts {
-  readonly total: number;
-  readonly completed: number;
-  readonly failed: number;
-  readonly pending: number;
-  readonly running: number;
-  readonly reruns: number;
-}
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS files (
-  id TEXT PRIMARY KEY, purpose TEXT NOT NULL, filename TEXT NOT NULL,
-  bytes INTEGER NOT NULL, created_at INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS batches (
-  id TEXT PRIMARY KEY, endpoint TEXT NOT NULL, input_file_id TEXT NOT NULL,
-  completion_window TEXT NOT NULL, status TEXT NOT NULL, requester TEXT NOT NULL,
-  metadata TEXT, errors TEXT NOT NULL DEFAULT '[]', output_file_id TEXT, error_file_id TEXT,
-  created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, in_progress_at INTEGER,
-  finalizing_at INTEGER, completed_at INTEGER, failed_at INTEGER, expired_at INTEGER,
-  cancelling_at INTEGER, cancelled_at INTEGER
-);
-CREATE TABLE IF NOT EXISTS lines (
-  batch_id TEXT NOT NULL, idx INTEGER NOT NULL, custom_id TEXT NOT NULL, body TEXT NOT NULL,
-  state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, reruns INTEGER NOT NULL DEFAULT 0,
-  not_before INTEGER NOT NULL DEFAULT 0, result TEXT,
-  PRIMARY KEY (batch_id, idx)
-);
-CREATE INDEX IF NOT EXISTS lines_by_state ON lines (batch_id, state, idx);
-`;
-
-interface BatchRow {
-  id: string;
-  endpoint: string;
-  input_file_id: string;
-  completion_window: string;
-  status: BatchStatus;
-  requester: string;
-  metadata: string | null;
-  errors: string;
-  output_file_id: string | null;
-  error_file_id: string | null;
-  created_at: number;
-  expires_at: number;
-  in_progress_at: number | null;
-  finalizing_at: number | null;
-  completed_at: number | null;
-  failed_at: number | null;
-  expired_at: number | null;
-  cancelling_at: number | null;
-  cancelled_at: number | null;
-}
-
-const STAMP_COLUMN: Partial<Record<BatchStatus, keyof BatchRow>> = {
-  in_progress: "in_progress_at",
-  finalizing: "finalizing_at",
-  completed: "completed_at",
-  failed: "failed_at",
-  expired: "expired_at",
-  cancelling: "cancelling_at",
-  cancelled: "cancelled_at",
-};
+export type {
+  BatchProblem,
+  BatchStatus,
+  FilePurpose,
+  LineCounts,
+  LineState,
+  StoredBatch,
+  StoredFile,
+  StoredLine,
+} from "./batch-rows.js";
 
 export class BatchStore {
   readonly #db: Database.Database;
   readonly #filesDir: string;
+  /** `--rent auto` batches' rentals, in the same database. */
+  readonly rentals: RentalStore;
 
   constructor(dataDir: string) {
     this.#filesDir = join(dataDir, "files");
@@ -151,6 +54,7 @@ export class BatchStore {
     this.#db = openPrivateDatabase(join(dataDir, "batches.db"), { timeout: 5_000 });
     this.#db.pragma("journal_mode = WAL");
     this.#db.exec(SCHEMA);
+    this.rentals = new RentalStore(this.#db);
   }
 
   close(): void {
@@ -313,6 +217,14 @@ export class BatchStore {
     };
   }
 
+  /** The bodies of the lines still to run (pending or running), for a re-plan. */
+  unfinishedBodies(batchId: string): string[] {
+    const rows = this.#db
+      .prepare("SELECT body FROM lines WHERE batch_id = ? AND state IN ('pending', 'running')")
+      .all(batchId) as { body: string }[];
+    return rows.map((r) => r.body);
+  }
+
   /** Up to `limit` pending lines due by `nowMs`, marked running (their attempt counted) as they are taken. */
   claim(batchId: string, limit: number, nowMs: number): StoredLine[] {
     return this.#db.transaction(() => {
@@ -380,62 +292,4 @@ export class BatchStore {
       errors: rows.filter((r) => r.state === "failed").map((r) => r.result),
     };
   }
-}
-
-interface FileRow {
-  id: string;
-  purpose: FilePurpose;
-  filename: string;
-  bytes: number;
-  created_at: number;
-}
-
-interface LineRow {
-  batch_id: string;
-  idx: number;
-  custom_id: string;
-  body: string;
-  attempts: number;
-  reruns: number;
-  not_before: number;
-}
-
-function fileOf(r: FileRow): StoredFile {
-  return { id: r.id, purpose: r.purpose, filename: r.filename, bytes: r.bytes, createdAtS: r.created_at };
-}
-
-function lineOf(r: LineRow): StoredLine {
-  return {
-    batchId: r.batch_id,
-    index: r.idx,
-    customId: r.custom_id,
-    body: r.body,
-    attempts: r.attempts,
-    reruns: r.reruns,
-    notBeforeMs: r.not_before,
-  };
-}
-
-function batchOf(r: BatchRow): StoredBatch {
-  return {
-    id: r.id,
-    endpoint: r.endpoint,
-    inputFileId: r.input_file_id,
-    completionWindow: r.completion_window,
-    status: r.status,
-    requester: r.requester,
-    metadata: r.metadata === null ? null : (JSON.parse(r.metadata) as Record<string, string>),
-    errors: JSON.parse(r.errors) as BatchProblem[],
-    outputFileId: r.output_file_id,
-    errorFileId: r.error_file_id,
-    createdAtS: r.created_at,
-    expiresAtS: r.expires_at,
-    inProgressAtS: r.in_progress_at,
-    finalizingAtS: r.finalizing_at,
-    completedAtS: r.completed_at,
-    failedAtS: r.failed_at,
-    expiredAtS: r.expired_at,
-    cancellingAtS: r.cancelling_at,
-    cancelledAtS: r.cancelled_at,
-  };
 }

@@ -4,7 +4,7 @@
  * Must not know: HTTP (server/batch-routes.ts), how a line reaches an engine (injected `RunLine`).
  */
 
-export { batchJson, fileJson, listJson } from "./batch-json.js";
+export { batchJson, fileJson, listJson, rentalJson, type BatchEvent } from "./batch-json.js";
 export {
   BATCH_ENDPOINTS,
   errorLine,
@@ -20,6 +20,7 @@ export {
   BatchRunner,
   DEFAULT_BATCH_LINES,
   type BatchRunnerOptions,
+  type Ending,
   type LineReply,
   type RunLine,
 } from "./batch-runner.js";
@@ -61,3 +62,14 @@ export {
   type RentalOption,
   type RentalPlan,
 } from "./batch-plan.js";
+export {
+  BatchRental,
+  rentalNodeName,
+  type BatchRentalOptions,
+  type HookAnswer,
+  type RecordEvent,
+  type RentalHooks,
+  type RentedNodeState,
+} from "./batch-rental.js";
+export { readRentOptions, type RentOptions } from "./rent-options.js";
+export type { RentalState, StoredRental } from "./rental-store.js";

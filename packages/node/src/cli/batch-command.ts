@@ -9,6 +9,7 @@
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { loadConfig } from "../config/index.js";
+import { windowMs } from "../batch/index.js";
 import { adminTarget, type AdminTarget } from "./admin-client.js";
 import { planCommand } from "./batch-plan-command.js";
 import { CliFailure, EXIT_OK, UsageError } from "./cli-errors.js";
@@ -29,6 +30,8 @@ const OPTIONS = {
   deadline: { type: "string" },
   "budget-usd": { type: "string" },
   credential: { type: "string" },
+  rent: { type: "string" },
+  model: { type: "string" },
 } as const;
 
 const ENDED = new Set(["completed", "failed", "cancelled", "expired"]);
@@ -43,7 +46,23 @@ interface BatchJson {
   output_file_id: string | null;
   error_file_id: string | null;
   errors: { data: { code: string; message: string; line: number | null }[] } | null;
-  pair?: { running: number; pending: number; reruns: number };
+  pair?: {
+    running: number;
+    pending: number;
+    reruns: number;
+    rent?: RentJson | null;
+    events?: { at: string; state: string; reason: string | null }[];
+  };
+}
+
+interface RentJson {
+  state: string;
+  node: string | null;
+  flavor: string | null;
+  spent_usd: number;
+  budget_usd: number | null;
+  stop_reason: string | null;
+  note: string | null;
 }
 
 async function target(io: CliIo, configFile: string | undefined): Promise<AdminTarget> {
@@ -81,8 +100,23 @@ function progress(b: BatchJson, nowS: number): string {
   const eta = rate > 0 && done < c.total ? `, ETA ${Math.ceil((c.total - done) / rate)} s` : "";
   return (
     `${b.id}  ${b.status}  ${done}/${c.total} done (${c.failed} failed), ${(rate * 60).toFixed(1)}/min${eta}` +
-    (b.pair === undefined ? "" : `, ${b.pair.running} running`)
+    (b.pair === undefined ? "" : `, ${b.pair.running} running`) +
+    rentWords(b.pair?.rent)
   );
+}
+
+/** The rental's part of the progress line: what is rented, its state, its spend against the cap. */
+function rentWords(r: RentJson | null | undefined): string {
+  if (r === null || r === undefined) return "";
+  const cap = r.budget_usd === null ? "" : ` of $${r.budget_usd.toFixed(2)}`;
+  if (r.node === null) return `, rent auto: ${r.state === "unavailable" ? "none in time" : "nothing rented"}`;
+  return `, rented ${r.flavor} (${r.node}) ${r.state}, $${r.spent_usd.toFixed(2)}${cap}`;
+}
+
+/** `pair batch status`: the progress line, then the batch's lifecycle events. */
+function statusText(b: BatchJson, nowS: number): string {
+  const events = (b.pair?.events ?? []).map((e) => `  ${e.at}  ${e.state}: ${e.reason ?? ""}`);
+  return [progress(b, nowS), ...events].join("\n") + "\n";
 }
 
 /** Polls until the batch ends, a progress line on stderr whenever it moves. */
@@ -103,6 +137,7 @@ export const batchCommand: Command = {
   summary: "run a JSONL file of requests over the cluster (OpenAI's Batch API)",
   usage: `Usage: pair batch plan FILE [--deadline 8h] [--budget-usd N] [--credential REF] [--endpoint ROUTE] [--json]
        pair batch submit FILE [--endpoint ROUTE] [--window 24h] [--wait] [--json]
+             [--rent auto --deadline 8h [--budget-usd N] [--model M] [--credential REF]]
        pair batch list [--json]
        pair batch status ID [--wait] [--json]
        pair batch cancel ID [--json]
@@ -117,6 +152,10 @@ plan estimates whether the cluster alone finishes the file by --deadline (defaul
 model, each node's measured rate from history (or a stated assumption), the time it takes; when it
 does not, which Hugging Face Jobs GPU (listed with --credential's token, default pair/hf) would
 finish it in time, when, and at what cost, within --budget-usd if given.
+submit --rent auto plans the same at submit and again as lines finish: while the cluster alone
+would miss --deadline, it rents the cheapest Jobs GPU that finishes in time (window = the time
+left), and stops it when the batch ends, the deadline passes, the budget is reached or the
+cluster alone is in time again. Without --rent a batch never rents.
 See docs/batches.md.
 
   --config FILE  the node's config (else $PAIR_CONFIG, else the default file)
@@ -145,6 +184,7 @@ See docs/batches.md.
         });
       case "submit": {
         if (arg === undefined) throw new UsageError("pair batch submit: missing FILE");
+        const metadata = rentMetadata(flags.values);
         const bytes = readFileOrFail(arg);
         const form = new FormData();
         form.set("purpose", "batch");
@@ -159,7 +199,8 @@ See docs/batches.md.
             body: JSON.stringify({
               input_file_id: file.id,
               endpoint: flags.values.endpoint ?? "/v1/chat/completions",
-              completion_window: flags.values.window ?? "24h",
+              completion_window: flags.values.window ?? flags.values.deadline ?? "24h",
+              ...(metadata === undefined ? {} : { metadata }),
             }),
           })
         ).json()) as BatchJson;
@@ -203,7 +244,7 @@ See docs/batches.md.
         const id = needId();
         const b = flags.values.wait === true ? await waitFor(io, t, id) : await getBatch(t, id);
         if (json) printJson(io, b);
-        else io.stdout(`${progress(b, Math.floor(io.nowMs() / 1000))}\n`);
+        else io.stdout(statusText(b, Math.floor(io.nowMs() / 1000)));
         return EXIT_OK;
       }
       case "cancel": {
@@ -234,6 +275,34 @@ See docs/batches.md.
     }
   },
 };
+
+/** `--rent auto` and its limits as the batch's `metadata` (docs/batches.md), checked before the upload. */
+function rentMetadata(v: {
+  rent?: string | undefined;
+  deadline?: string | undefined;
+  "budget-usd"?: string | undefined;
+  credential?: string | undefined;
+  model?: string | undefined;
+}): Record<string, string> | undefined {
+  if (v.rent === undefined) {
+    if (v["budget-usd"] !== undefined || v.model !== undefined)
+      throw new UsageError("pair batch submit: --budget-usd and --model go with --rent auto");
+    return undefined;
+  }
+  if (v.rent !== "auto") throw new UsageError("--rent: the one value is auto");
+  if (v.deadline === undefined || windowMs(v.deadline) === undefined)
+    throw new UsageError("--rent auto needs --deadline, a duration such as 8h or 90m, at most 7d");
+  const budget = v["budget-usd"];
+  if (budget !== undefined && !(Number(budget) > 0 && Number.isFinite(Number(budget))))
+    throw new UsageError("--budget-usd: a number of US dollars greater than 0, e.g. 5");
+  return {
+    pair_rent: "auto",
+    pair_deadline: v.deadline,
+    ...(budget === undefined ? {} : { pair_budget_usd: budget }),
+    ...(v.credential === undefined ? {} : { pair_credential: v.credential }),
+    ...(v.model === undefined ? {} : { pair_model: v.model }),
+  };
+}
 
 export function readFileOrFail(path: string): Buffer {
   try {

@@ -91,7 +91,27 @@ async function rentalFor(
   } catch (cause) {
     return { unavailable: `Hugging Face Jobs' hardware could not be listed (${(cause as Error).message})` };
   }
-  return planRental(p, gpus, budgetUsd);
+  return planRental(p, gpus, budgetUsd, await measuredGpus(t, p.models[0]!.model));
+}
+
+/**
+ * Output tokens per second, by GPU, that `--rent auto` batches' rented nodes measured for `model`
+ * (the newest first wins); none when the batches cannot be read.
+ */
+async function measuredGpus(t: AdminTarget, model: string): Promise<Record<string, number>> {
+  type Listed = {
+    pair?: { rent?: { model: string; gpu: string | null; measured_tokens_per_s: number | null } | null };
+  };
+  const page = (await adminGet(t, "/pair/v1/batches?limit=100").catch(() => ({ data: [] }))) as {
+    data?: Listed[];
+  };
+  const measured: Record<string, number> = {};
+  for (const b of page.data ?? []) {
+    const r = b.pair?.rent;
+    if (r?.model !== model || r.gpu === null || r.measured_tokens_per_s === null) continue;
+    measured[r.gpu.replace(/ ×\d+$/, "")] ??= r.measured_tokens_per_s;
+  }
+  return measured;
 }
 
 function clusterTable(p: BatchPlan): string {
@@ -119,7 +139,7 @@ function rentalText(rent: RentalPlan, budgetUsd: number | undefined): string {
     o.flavor,
     o.gpu,
     `$${o.usdPerHour.toFixed(2)}`,
-    `${o.tokensPerS} (assumed)`,
+    o.measured ? `${Math.round(o.tokensPerS)} (measured)` : `${o.tokensPerS} (assumed)`,
     duration(o.seconds),
     `$${o.costUsd.toFixed(2)}`,
     o.meetsDeadline ? (o.withinBudget ? "yes" : "over budget") : "too late",
@@ -141,9 +161,9 @@ function rentalText(rent: RentalPlan, budgetUsd: number | undefined): string {
     chosen === undefined
       ? `No Jobs GPU finishes it in time${budgetUsd === undefined ? "" : ` within $${budgetUsd}`}.`
       : `Cheapest in time: ${chosen.flavor}, done in about ${duration(chosen.seconds)} for about $${chosen.costUsd.toFixed(2)}: ` +
-        `pair rented create NAME --provider huggingface-job --flavor ${chosen.flavor} --window … (then submit).`;
+        `pair batch submit FILE --rent auto --deadline … rents it for the batch.`;
   return (
-    `With one rented GPU beside the cluster (its rate assumed; ${RENTAL_STARTUP_S / 60} min to start, billed per ` +
+    `With one rented GPU beside the cluster (its rate assumed unless a rented node measured it; ${RENTAL_STARTUP_S / 60} min to start, billed per ` +
     "started minute until the batch is done):\n" +
     `${table}\n${verdict}\n`
   );

@@ -17,7 +17,10 @@ import {
   isBatchEndpoint,
   listJson,
   readBatchInput,
+  readRentOptions,
   windowMs,
+  type BatchEvent,
+  type RecordEvent,
   type BatchRunner,
   type BatchStore,
   type StoredBatch,
@@ -32,6 +35,17 @@ export interface BatchRouteDeps {
   /** Largest file `POST /v1/files` keeps. */
   readonly maxFileBytes: number;
   readonly bodyIdleTimeoutMs?: number;
+  /** Batches' lifecycle events and `--rent auto` (absent: a batch asking to rent is refused). */
+  readonly lifecycle?: BatchLifecycle;
+}
+
+export interface BatchLifecycle {
+  readonly record: RecordEvent;
+  readonly events: (batchId: string) => readonly BatchEvent[];
+  /** Whether this node can rent for a batch (it sponsors; Hugging Face Jobs are set up). */
+  readonly canRent: boolean;
+  /** A batch to rent for was created: plan it now. */
+  readonly wake: () => void;
 }
 
 /** Whether `path` is one of these routes (any method). */
@@ -255,6 +269,16 @@ async function createBatch(
       "input_file_id",
     );
   const input = readBatchInput(deps.store.fileContent(file.id).toString("utf8"), endpoint);
+  const rent = readRentOptions(metadata, Math.ceil(ms / 1000), input.ok ? input.lines : []);
+  if (!rent.ok) return fail(res, 400, "invalid_request", rent.message, "metadata");
+  if (rent.rent !== undefined && deps.lifecycle?.canRent !== true)
+    return fail(
+      res,
+      400,
+      "invalid_request",
+      "metadata.pair_rent: this node cannot rent for a batch (no Hugging Face Jobs here); submit without it",
+      "metadata",
+    );
   const nowS = Math.floor(deps.wallMs() / 1000);
   const batch: StoredBatch = {
     id: `batch_${randomBytes(12).toString("hex")}`,
@@ -278,7 +302,28 @@ async function createBatch(
     cancelledAtS: null,
   };
   deps.store.addBatch(batch, input.ok ? input.lines : []);
+  const r = rent.rent;
+  if (r !== undefined && input.ok)
+    deps.store.rentals.add({
+      batchId: batch.id,
+      model: r.model,
+      credential: r.credential,
+      deadlineAtS: nowS + Math.ceil(r.deadlineS),
+      budgetUsd: r.budgetUsd,
+    });
+  const rentWords =
+    r === undefined
+      ? "never rents"
+      : `--rent auto by ${new Date((nowS + r.deadlineS) * 1000).toISOString()}` +
+        (r.budgetUsd === null ? "" : ` for at most $${r.budgetUsd}`);
+  deps.lifecycle?.record(
+    batch.id,
+    input.ok ? "submitted" : "failed",
+    `${input.ok ? input.lines.length : 0} line(s) for ${endpoint}, ${rentWords}`,
+    deps.wallMs(),
+  );
   deps.runner.wake(batch.id);
+  if (r !== undefined) deps.lifecycle?.wake();
   sendJson(res, 200, batchOut(deps, deps.store.batch(batch.id) ?? batch));
 }
 
@@ -297,7 +342,13 @@ function listBatches(deps: BatchRouteDeps, res: ServerResponse, url: URL): void 
 }
 
 function batchOut(deps: BatchRouteDeps, b: StoredBatch): Record<string, unknown> {
-  return batchJson(b, deps.store.counts(b.id), deps.runner.inFlight(b.id));
+  return batchJson(
+    b,
+    deps.store.counts(b.id),
+    deps.runner.inFlight(b.id),
+    deps.store.rentals.get(b.id),
+    deps.lifecycle?.events(b.id) ?? [],
+  );
 }
 
 function withFile(

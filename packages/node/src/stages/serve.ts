@@ -15,7 +15,8 @@ import type { NodeOptions } from "./node-options.js";
 import { registerClusterMetrics } from "../observability/cluster-metrics.js";
 import { registerProcessMetrics } from "../observability/process-metrics.js";
 import { mergedNodes } from "../server/admin-routes.js";
-import { BatchRunner, BatchStore } from "../batch/index.js";
+import { BatchRental, BatchRunner, BatchStore, DEFAULT_BATCH_LINES } from "../batch/index.js";
+import { recordBatchEvent, rentalHooks } from "./batch-rental-wiring.js";
 import { inProcessLines } from "../server/batch-lines.js";
 import { clientHandler, peerRouteHandler, type ClientApiDeps } from "../server/client-api.js";
 import { ModelAliases } from "../server/model-aliases.js";
@@ -62,6 +63,23 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
   // batches: their lines are routed requests of this node, run in process (server/batch-lines.ts)
   const batchStore = new BatchStore(core.dataDir);
   const lines = inProcessLines(base);
+  const record = recordBatchEvent(sponsor.stateHistory);
+  const linesAtOnce = options.batchLines ?? DEFAULT_BATCH_LINES;
+  const rental = new BatchRental({
+    store: batchStore,
+    hooks: rentalHooks({
+      creator: sponsor.creator,
+      rented: sponsor.rented,
+      history: local.history,
+      stateHistory: sponsor.stateHistory,
+      onChange: () => base.onPeerVisibleChange?.(),
+    }),
+    wallMs: core.wallMs,
+    intervals,
+    record,
+    linesAtOnce,
+    log,
+  });
   const runner = new BatchRunner({
     store: batchStore,
     runLine: lines.runLine,
@@ -69,6 +87,11 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
     intervals,
     ...(options.batchLines === undefined ? {} : { maxConcurrentLines: options.batchLines }),
     log,
+    onEnded: (b, final, counts) => {
+      record(b.id, final, `${counts.completed} answered, ${counts.failed} in the error file`, core.wallMs());
+      // A rental stops the moment its batch ends, not at the next pass.
+      void rental.pass();
+    },
   });
   const deps: ClientApiDeps = {
     ...base,
@@ -78,6 +101,12 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
       wallMs: core.wallMs,
       maxFileBytes: options.batchMaxFileBytes ?? 100 * 1024 * 1024,
       ...(options.bodyIdleTimeoutMs === undefined ? {} : { bodyIdleTimeoutMs: options.bodyIdleTimeoutMs }),
+      lifecycle: {
+        record,
+        events: (id) => sponsor.stateHistory.list(id),
+        canRent: true,
+        wake: () => void rental.pass(),
+      },
     },
   };
   core.serve(clientHandler(deps));
@@ -98,6 +127,7 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
           ...(options.idleCollect === undefined ? {} : { policy: options.idleCollect }),
         });
   runner.start();
+  rental.start();
   log(`node ${config.node.name} listening on ${core.url}`);
   if (core.beyondLoopback)
     log(
@@ -108,6 +138,7 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
     name: "serve",
     quiesce: async () => {
       // Lines in flight go back to wait for the next start (never counted as done or failed).
+      await rental.stop();
       await runner.stop();
       lines.close();
       cluster.announcements.close();

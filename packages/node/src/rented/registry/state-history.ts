@@ -138,6 +138,18 @@ export class RentedStateHistory {
     return changed;
   }
 
+  /**
+   * An event PAIR itself makes for `name`, not seen in a node's state: a batch's lifecycle
+   * (submitted, rent, rental stopped, finished), kept and shown like a node's changes.
+   */
+  record(name: string, state: string, reason: string, atMs: number): void {
+    const list = this.#nodes.get(name) ?? [];
+    list.push({ at: new Date(atMs).toISOString(), state, reason });
+    if (list.length > this.#maxPerNode) list.splice(0, list.length - this.#maxPerNode);
+    this.#nodes.set(name, list);
+    this.#write();
+  }
+
   /** A node's changes, oldest first (empty for a node never seen). */
   list(name: string): readonly StateChange[] {
     return [...(this.#nodes.get(name) ?? [])];

@@ -1,0 +1,75 @@
+/**
+ * `--rent auto`'s hooks on this node: the Jobs hardware list and the create through the rented
+ * creator (the hosting contract: ledger reservation first, the window as the job's hard timeout),
+ * the node's state and spend from the rented nodes' views, the stop as `pause` (a cancel confirmed by
+ * the provider's evidence), measured rates from history, and batches' lifecycle events in the rented
+ * nodes' state history.
+ * Must not know: how a batch decides to rent (batch/batch-rental.ts).
+ */
+
+import type { HistoryRow, RecordEvent, RentalHooks } from "../batch/index.js";
+import type { WorkloadHistory } from "../history/workload-history.js";
+import type { RentedCreator, RentedNodes, RentedStateHistory } from "../rented/index.js";
+
+export interface RentalWiringDeps {
+  readonly creator: RentedCreator;
+  readonly rented: RentedNodes;
+  readonly history: WorkloadHistory;
+  readonly stateHistory: RentedStateHistory;
+  /** Something peers see changed (a node was created or stopped). */
+  readonly onChange: () => void;
+}
+
+export function rentalHooks(d: RentalWiringDeps): RentalHooks {
+  return {
+    async hardware(credential) {
+      const listed = await d.creator.jobHardware(credential ?? undefined);
+      if (!listed.ok) throw new Error(`the Jobs hardware could not be listed: ${listed.message}`);
+      return listed.value;
+    },
+    async rent(spec) {
+      const created = await d.creator.create({
+        name: spec.name,
+        provider: "huggingface-job",
+        ...(spec.credential === null ? {} : { credential: spec.credential }),
+        repo: spec.model,
+        flavor: spec.flavor,
+        window_min: spec.windowMin,
+        // The ledger caps the node at the batch's budget too: never billed past it.
+        budget: spec.budgetUsd === null ? { unlimited: true } : { usd_per_day: spec.budgetUsd },
+      });
+      if (!created.ok) return { ok: false, message: `${created.code}: ${created.message}` };
+      d.onChange();
+      return { ok: true };
+    },
+    node(name) {
+      const v = d.rented.list().find((n) => n.name === name);
+      if (v === undefined) return undefined;
+      return {
+        serving: v.state === "running" && v.eligible,
+        spentUsd: v.managed?.spend_usd?.total ?? 0,
+        usdPerHour: v.managed?.usd_per_hour ?? null,
+        openObligations: v.managed?.open_obligations ?? 0,
+      };
+    },
+    async stop(name) {
+      const done = await d.rented.act(name, "pause");
+      if (!done.ok) return { ok: false, message: `${done.error.code}: ${done.error.message}` };
+      d.onChange();
+      return { ok: true };
+    },
+    history(): HistoryRow[] {
+      return d.history.history({ limit: 10_000 }).map((w) => ({
+        model: w.model,
+        serving_node: w.servingNode ?? null,
+        status: w.status,
+        tokens_out: w.tokensOut ?? null,
+        duration_ms: w.durationMs ?? null,
+      }));
+    },
+  };
+}
+
+export function recordBatchEvent(history: RentedStateHistory): RecordEvent {
+  return (batchId, event, reason, atMs) => history.record(batchId, event, reason, atMs);
+}
