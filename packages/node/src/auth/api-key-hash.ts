@@ -5,7 +5,7 @@
  * the id is known, unknown or revoked.
  * Why not scrypt: the secret is 256 random bits, so a slow hash buys no resistance to guessing (there
  * is nothing to guess), while scrypt's default cost (~35 ms and 16 MiB per check, measured) would be
- * paid on every request and by every forged key an attacker sends. See docs/security.md.
+ * paid on every request and by every forged key an attacker sends. See docs/client-port.md.
  * Must not know: files, HTTP, where the pepper comes from.
  */
 
