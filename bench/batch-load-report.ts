@@ -7,7 +7,7 @@
  */
 
 import { spliceBetween } from "./doc-splice.js";
-import type { MachineInfo } from "./machine-info.js";
+import { machineLine, type RunMeta } from "./machine-info.js";
 import type { LoadFigures } from "./measure.js";
 import { median } from "./stats.js";
 
@@ -20,13 +20,7 @@ export interface BatchLoadRound {
   readonly batchLinesDone: number;
 }
 
-export interface BatchLoadContext {
-  readonly command: string;
-  readonly date: string;
-  readonly machine: MachineInfo;
-  readonly loadAverageAtStart: number;
-  readonly loadAverageAtEnd: number;
-  readonly wallSeconds: number;
+export interface BatchLoadContext extends RunMeta {
   readonly slots: number;
   readonly streams: number;
   readonly tokens: number;
@@ -65,11 +59,10 @@ export function batchLoadVerdict(rounds: readonly BatchLoadRound[]): BatchLoadVe
 const ms = (v: number) => v.toFixed(v < 10 ? 2 : 1);
 
 export function renderBatchLoad(rounds: readonly BatchLoadRound[], ctx: BatchLoadContext): string {
-  const m = ctx.machine;
   const v = batchLoadVerdict(rounds);
   const lines = [
     `Run ${ctx.date}: \`${ctx.command}\`, ${rounds.length} round(s), ${ctx.wallSeconds.toFixed(0)} s. ` +
-      `${m.cpus} CPUs (${m.cpuModel}), ${m.totalMemoryGiB} GiB, ${m.os}, Node ${m.node}. ` +
+      `${machineLine(ctx.machine)}. ` +
       `Load average (1 min) ${ctx.loadAverageAtStart} at start, ${ctx.loadAverageAtEnd} at end.`,
     "",
     `One node over one engine emulator with ${ctx.slots} slots (${ctx.tokenDelayMs} ms per token, ` +

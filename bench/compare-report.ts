@@ -7,7 +7,7 @@
  */
 
 import { spliceBetween } from "./doc-splice.js";
-import type { MachineInfo } from "./machine-info.js";
+import { machineLine, type RunMeta } from "./machine-info.js";
 import type { LoadFigures } from "./measure.js";
 
 export const TARGET_NAMES = [
@@ -56,14 +56,8 @@ export interface Cell {
   readonly rssBytes: number;
 }
 
-export interface CompareContext {
-  readonly command: string;
-  readonly date: string;
-  readonly machine: MachineInfo;
+export interface CompareContext extends RunMeta {
   readonly nginxVersion: string | undefined;
-  readonly loadAverageAtStart: number;
-  readonly loadAverageAtEnd: number;
-  readonly wallSeconds: number;
   readonly rounds: number;
   readonly tokens: number;
   /** Peak RSS of each process over the whole run. */
@@ -201,10 +195,9 @@ export function evaluateCompare(cells: readonly Cell[]): TargetCheck[] {
 }
 
 export function renderCompare(cells: readonly Cell[], ctx: CompareContext): string {
-  const m = ctx.machine;
   const lines = [
     `Run ${ctx.date}: \`${ctx.command}\`, ${ctx.rounds} interleaved round(s), ${ctx.wallSeconds.toFixed(0)} s. ` +
-      `${m.cpus} CPUs (${m.cpuModel}), ${m.totalMemoryGiB} GiB, ${m.os}, Node ${m.node}` +
+      machineLine(ctx.machine) +
       `${ctx.nginxVersion === undefined ? ", nginx not measured" : `, nginx ${ctx.nginxVersion}`}. ` +
       `Load average (1 min) ${ctx.loadAverageAtStart} at start, ${ctx.loadAverageAtEnd} at end.`,
     "",

@@ -16,6 +16,21 @@ export interface MachineInfo {
   readonly node: string;
 }
 
+/** What every report says of its run: the command, when, on what, under which load, how long. */
+export interface RunMeta {
+  readonly command: string;
+  readonly date: string;
+  readonly machine: MachineInfo;
+  readonly loadAverageAtStart: number;
+  readonly loadAverageAtEnd: number;
+  readonly wallSeconds: number;
+}
+
+/** "2 CPUs (AMD EPYC), 23.5 GiB, linux 6.18, Node v24.22.3" */
+export function machineLine(m: MachineInfo): string {
+  return `${m.cpus} CPUs (${m.cpuModel}), ${m.totalMemoryGiB} GiB, ${m.os}, Node ${m.node}`;
+}
+
 function cpuModel(): string {
   try {
     const line = readFileSync("/proc/cpuinfo", "utf8")

@@ -8,7 +8,7 @@
  */
 
 import { spliceBetween } from "./doc-splice.js";
-import type { MachineInfo } from "./machine-info.js";
+import type { RunMeta } from "./machine-info.js";
 import { table, type NodeUse, type StreamMetrics, type TargetResult, type Throughput } from "./report.js";
 import { max, median, min } from "./stats.js";
 
@@ -46,13 +46,7 @@ export interface PeerHopRun {
   readonly cpuBound: PeerHopCpuBound;
 }
 
-export interface PeerHopMeta {
-  readonly command: string;
-  readonly date: string;
-  readonly machine: MachineInfo;
-  readonly loadAverageAtStart: number;
-  readonly loadAverageAtEnd: number;
-  readonly wallSeconds: number;
+export interface PeerHopMeta extends RunMeta {
   readonly runs: number;
   readonly tokens: number;
   readonly tokenDelayMs: number;

@@ -10,7 +10,8 @@
 import { parseArgs } from "node:util";
 import { spliceBetween } from "./doc-splice.js";
 import type { Percentiles } from "./measure.js";
-import { table, type ReportMeta } from "./report.js";
+import type { RunMeta } from "./machine-info.js";
+import { table } from "./report.js";
 import { median } from "./stats.js";
 
 /** How node A reaches node B: what PAIR does today, and the two HTTP/2 candidates. */
@@ -214,10 +215,7 @@ export function readsMismatch(summaries: readonly TransportSummary[]): Transport
 }
 
 /** The run's command, date, machine, load and wall time (as the other reports have them), and its load. */
-export interface PeerTransportMeta extends Pick<
-  ReportMeta,
-  "command" | "date" | "machine" | "loadAverageAtStart" | "loadAverageAtEnd" | "wallSeconds"
-> {
+export interface PeerTransportMeta extends RunMeta {
   readonly rounds: number;
   readonly streams: number;
   readonly seconds: number;

@@ -8,7 +8,7 @@
 
 import { spliceBetween } from "./doc-splice.js";
 import { max, median, min } from "./stats.js";
-import type { MachineInfo } from "./machine-info.js";
+import type { RunMeta } from "./machine-info.js";
 
 /** One target's summary of one load: latency percentiles in ms. */
 export interface StreamMetrics {
@@ -61,13 +61,7 @@ export interface RunResult {
   readonly nodeRssIdleBytes: number;
 }
 
-export interface ReportMeta {
-  readonly command: string;
-  readonly date: string;
-  readonly machine: MachineInfo;
-  readonly loadAverageAtStart: number;
-  readonly loadAverageAtEnd: number;
-  readonly wallSeconds: number;
+export interface ReportMeta extends RunMeta {
   readonly runs: number;
   readonly tokens: number;
   readonly tokenDelayMs: number;
