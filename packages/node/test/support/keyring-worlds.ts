@@ -19,7 +19,7 @@ export interface KeyringCa {
 
 export interface KeyringWorlds<W> extends KeyringCa {
   /** Cleans `w` up after the current test; returns it. */
-  add(w: W): W;
+  add<T extends W>(w: T): T;
 }
 
 /**

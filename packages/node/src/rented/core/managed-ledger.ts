@@ -30,6 +30,8 @@ import { err, ok } from "@pair/provision";
 import type { RentedBudget } from "../../config/index.js";
 
 const MAX_CONFLICT_RETRIES = 3;
+/** The deployment id of an authorization asked and never committed (`startRefusal`). */
+const START_CHECK_ID = "pair-start-check";
 
 /** The reservation id of a managed node. */
 export function reservationIdOf(node: string): string {
@@ -158,6 +160,24 @@ export class ManagedLedger {
     return authorization === undefined
       ? err({ code: "invalid-input", detail: "the ledger issued no authorization" })
       : ok(authorization);
+  }
+
+  /**
+   * Would the ledger refuse to authorize a new deployment of `node` now? The very decision
+   * `authorize` makes, not committed: the view and the router ask it before a start is tried, so
+   * what `pair nodes` shows is what a request meets. Undefined: allowed, or no reservation yet.
+   */
+  startRefusal(node: string, capabilities: ProviderCapabilities): LedgerRefusal | undefined {
+    const reservationId = reservationIdOf(node);
+    if (this.#state.reservations[reservationId] === undefined) return undefined;
+    const decided = decide(this.#state, {
+      type: "Authorize",
+      reservationId,
+      deploymentId: START_CHECK_ID,
+      capabilities,
+      at: this.#clock.now(),
+    });
+    return decided.ok ? undefined : decided.error;
   }
 
   /**

@@ -15,9 +15,10 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { routeEligibility } from "@pair/ledger";
+import { formatMicroUsd, routeEligibility } from "@pair/ledger";
 import {
   HostingController,
+  liveRecords,
   openObligations,
   type Clock,
   type DeploymentId,
@@ -263,8 +264,16 @@ export class ManagedNodeCore {
     }
   }
 
-  /** Refused for money: the node reached a cap (`budget_exceeded`), until the window resets. */
+  /**
+   * Refused for money: the node reached a cap (`budget_exceeded`), until the window resets; or none
+   * of its resources runs and the ledger would not authorize the start a request needs (one billed
+   * unit does not fit). The view, the router and the start ask this one function, so they agree.
+   */
   budgetRefusal(): PairError | undefined {
+    return this.#capRefusal() ?? this.#startRefusal();
+  }
+
+  #capRefusal(): PairError | undefined {
     const at = this.#o.clock.now().wallMs;
     const e = routeEligibility(this.#o.ledger.state, { kind: "rented", nodeId: this.name }, at);
     if (e.eligible || e.reason === "no-reservation") return undefined;
@@ -272,6 +281,20 @@ export class ManagedNodeCore {
       "budget_exceeded",
       `reached its ${e.window === "day" ? "daily" : "monthly"} budget; no ${this.#s.words.unit} until ` +
         `${new Date(e.untilMs).toISOString()}: raise budget.usd_per_${e.window} or wait`,
+    );
+  }
+
+  #startRefusal(): PairError | undefined {
+    if (liveRecords(this.controller.state).length > 0) return undefined;
+    const refused = this.#o.ledger.startRefusal(this.name, this.#s.capabilities);
+    if (refused?.code !== "budget-exceeded") return undefined;
+    const left = Math.max(0, refused.capMicroUsd - refused.spentMicroUsd - refused.heldMicroUsd);
+    return this.error(
+      "budget_exceeded",
+      `a new ${this.#s.words.unit} would not fit its ${refused.window === "day" ? "daily" : "monthly"} ` +
+        `budget: its first billed unit costs $${formatMicroUsd(refused.neededMicroUsd)}, ` +
+        `$${formatMicroUsd(left)} is left until ${new Date(refused.untilMs).toISOString()}; ` +
+        `raise budget.usd_per_${refused.window} or wait`,
     );
   }
 
@@ -308,7 +331,8 @@ export class ManagedNodeCore {
 
   /** `pair rented resume`: resources run on demand again (refused while over budget). */
   resume(): ManagedAction {
-    const refused = this.budgetRefusal();
+    // Only a reached cap refuses a resume: nothing starts until a request comes, which asks again.
+    const refused = this.#capRefusal();
     if (refused !== undefined) return { ok: false, error: refused };
     this.pausedBy = undefined;
     this.resumedAtMs = this.#o.clock.now().wallMs;
