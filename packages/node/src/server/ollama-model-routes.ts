@@ -235,17 +235,22 @@ async function enginePs(deps: ClientApiDeps, state: EngineState): Promise<Record
   });
 }
 
-/** Running rented nodes' models; a managed node's `expires_at` is when its idle pause would stop it. */
+/**
+ * Running rented nodes' models; a managed node's `expires_at` is when its idle pause would stop it,
+ * any other's Ollama's "never" (PAIR does not unload it; an entry without one reads "Stopping..." in
+ * Ollama's CLI).
+ */
 function rentedPs(deps: ClientApiDeps, scope: ModelScope): Record<string, unknown>[] {
   const views = new Map((deps.rentedNodes?.peerViews() ?? []).map((v) => [v.name, v]));
   return (deps.rentedNodes?.list() ?? [])
     .filter((r) => r.state === "running" && (scope === "cluster" || r.shared))
     .flatMap((r) => {
       const idle = r.managed === null || r.managed.idle_pause_min <= 0 ? undefined : r.managed;
-      const expiresAt =
+      const expiresAt = new Date(
         idle === undefined
-          ? undefined
-          : new Date(Date.parse(idle.last_active_at) + idle.idle_pause_min * 60_000).toISOString();
+          ? deps.nowMs() + NEVER_UNLOADED_MS
+          : Date.parse(idle.last_active_at) + idle.idle_pause_min * 60_000,
+      ).toISOString();
       return r.models.map((name) => {
         const contextLength = views.get(r.name)?.context_windows?.[name];
         return {
@@ -253,7 +258,7 @@ function rentedPs(deps: ClientApiDeps, scope: ModelScope): Record<string, unknow
           model: name,
           digest: nameDigest(name),
           details: { ...EMPTY_DETAILS },
-          ...(expiresAt === undefined ? {} : { expires_at: expiresAt }),
+          expires_at: expiresAt,
           ...(contextLength === undefined ? {} : { context_length: contextLength }),
           node: r.name,
           engine: r.provider,

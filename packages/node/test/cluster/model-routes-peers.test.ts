@@ -6,6 +6,7 @@ import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { fastNodes, joinWith, sees, showPin, type TestNode } from "./node-pair-harness.js";
 import { cleanupAfterEach } from "../support/eventually.js";
+import { ollamaPs } from "../support/ollama-cli.js";
 
 const defer = cleanupAfterEach();
 const DETAIL_KEYS = ["families", "family", "format", "parameter_size", "parent_model", "quantization_level"];
@@ -49,6 +50,12 @@ describe("Ollama model routes across peers", () => {
     expect(Date.parse(String(qwen["expires_at"])) - Date.now()).toBeGreaterThan(20 * 365 * 86_400_000);
     // Ollama's CLI prints the digest's first 12 characters.
     for (const r of rows) expect(String(r["digest"]).length).toBeGreaterThanOrEqual(12);
+    // And `ollama ps` decodes the merged answer and prints both rows.
+    const printed = ollamaPs(await (await fetch(`${laptop.node.url}/api/ps`)).json());
+    expect(printed.map((r) => [r.name, r.until === "Forever"])).toEqual([
+      ["phi:latest", false],
+      ["qwen-7b", true],
+    ]);
   });
 
   it("shows and lists a model only a peer serves with its engine's answer, the same each time", async () => {

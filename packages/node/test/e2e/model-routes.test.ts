@@ -5,6 +5,7 @@ import { Ollama } from "ollama";
 import OpenAI, { NotFoundError } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCluster, type Cluster } from "./node-harness.js";
+import { ollamaLs, ollamaPs } from "../support/ollama-cli.js";
 
 let c: Cluster;
 beforeAll(async () => {
@@ -120,6 +121,30 @@ describe("Ollama model routes", () => {
     expect(String(qwen?.["digest"]).length).toBeGreaterThanOrEqual(12);
     // Never unloaded while served: Ollama's own far-future instant, which its CLI shows as "Forever".
     expect(Date.parse(String(qwen?.["expires_at"])) - Date.now()).toBeGreaterThan(20 * 365 * 86_400_000);
+  });
+});
+
+describe("Ollama's own CLI against PAIR (its decoding and table, ollama-cli.ts)", () => {
+  it("`ollama ps` prints every loaded model: the Ollama engine's and the OpenAI engine's", async () => {
+    await ollama().chat({ model: "llama3.2:latest", messages: [{ role: "user", content: "hi" }] });
+    const rows = ollamaPs(await (await fetch(`${c.node.url}/api/ps`)).json());
+    const llama = rows.find((r) => r.name === "llama3.2:latest");
+    expect(llama).toMatchObject({ processor: "100% GPU" });
+    expect(llama?.id).toMatch(/^[0-9a-f]{12}$/);
+    expect(llama?.until).toMatch(/from now$/);
+    // vLLM's size is unknown (never invented): 0 B on the CPU, as Ollama prints an unknown size.
+    expect(rows.find((r) => r.name === "qwen-7b")).toMatchObject({
+      size: "0 B",
+      context: "32768",
+      until: "Forever",
+    });
+  });
+
+  it("`ollama ls` prints every model with its size and age, and never for an unknown date", async () => {
+    const rows = ollamaLs(await (await fetch(`${c.node.url}/api/tags`)).json());
+    expect(rows.map((r) => r.name).sort()).toEqual(["llama3.2:latest", "qwen-7b", "shared:latest"]);
+    expect(rows.find((r) => r.name === "llama3.2:latest")?.modified).toMatch(/ago$/);
+    expect(rows.find((r) => r.name === "qwen-7b")).toMatchObject({ modified: "Never", size: "0 B" });
   });
 });
 
