@@ -212,6 +212,7 @@ async function main(): Promise<void> {
         caPem: ca.certPem,
         token,
         models: [model(5, true)],
+        maxConcurrent: SLOTS,
       },
     };
     const b = await forkChild({

@@ -107,7 +107,15 @@ try {
       ...(values["no-idle-collect"] ? { idleCollect: false } : {}),
       engines: [{ name: "emu", model: "local-5ms", baseUrl: `${local!.url}/v1`, maxConcurrent: SLOTS }],
       ...(values.rented
-        ? { rented: { baseUrl: `${rented!.url}/v1`, caPem: ca.certPem, token, models: ["rent-5ms"] } }
+        ? {
+            rented: {
+              baseUrl: `${rented!.url}/v1`,
+              caPem: ca.certPem,
+              token,
+              models: ["rent-5ms"],
+              maxConcurrent: SLOTS,
+            },
+          }
         : {}),
     },
     { env: { PAIR_TIMELINE_FILE: file } },

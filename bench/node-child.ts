@@ -47,6 +47,8 @@ export interface NodeChildArg {
     /** The bearer token (made for this run; never printed). */
     readonly token: string;
     readonly models: readonly string[];
+    /** Its `max_concurrent`: the local engines' slots, so PAIR queues on neither route. */
+    readonly maxConcurrent: number;
   };
 }
 
@@ -86,6 +88,7 @@ const yaml = [
         "  - name: bench-rented",
         "    provider: openai-compatible",
         `    base_url: ${arg.rented.baseUrl}`,
+        `    max_concurrent: ${arg.rented.maxConcurrent}`,
         "    credential: os-credential-store:pair/bench-rented",
         "tls:",
         `  extra_ca_file: ${join(dataDir, "bench-ca.pem")}`,

@@ -61,7 +61,13 @@ try {
   const { node, target } = await startNodeChild(
     {
       engines: [{ name: "emu", model: "local-5ms", baseUrl: `${local!.url}/v1`, maxConcurrent: SLOTS }],
-      rented: { baseUrl: `${rented!.url}/v1`, caPem: ca.certPem, token, models: ["rent-5ms"] },
+      rented: {
+        baseUrl: `${rented!.url}/v1`,
+        caPem: ca.certPem,
+        token,
+        models: ["rent-5ms"],
+        maxConcurrent: SLOTS,
+      },
     },
     {},
     children,

@@ -124,6 +124,8 @@ interface RentedNodeCommon {
   readonly models: readonly string[];
   /** `explicit`: a job node's `routing.use` was written down (it then holds outside the window too). */
   readonly routing: { readonly use: RoutingUse; readonly explicit?: true };
+  /** Requests sent to it at once; more wait in this node's queue. */
+  readonly maxConcurrent: number;
   readonly timeouts: {
     /** First-byte timeout and, for Hugging Face, `X-Scale-Up-Timeout`. */
     readonly coldStartMs: number;

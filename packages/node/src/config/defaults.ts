@@ -41,6 +41,8 @@ export const RENTED_DEFAULTS = {
   share_with_cluster: false,
   routing_use: "when-no-local-node",
   cold_start_s: 600,
+  /** Requests this node sends one rented node at once (the provider queues beyond its own replicas). */
+  max_concurrent: 64,
   wake_on_request: true,
   idle_pause_min: 15,
   pause_on_sponsor_exit: true,

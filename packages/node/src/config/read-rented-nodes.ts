@@ -46,6 +46,7 @@ export const RENTED_NODE_KEYS = [
   "vllm_api_key",
   "job",
   "context_tokens",
+  "max_concurrent",
 ] as const;
 const LIFECYCLE_KEYS = [
   "managed",
@@ -264,6 +265,11 @@ function readRentedNode(entry: Section): { name: string | undefined; node: Rente
       // A job node's own use (prefer in its window, never outside it) yields to one written down.
       ...(isJob && routing.has("use") ? { explicit: true as const } : {}),
     },
+    maxConcurrent: entry.integer(
+      "max_concurrent",
+      { min: 1, max: LIMITS.maxConcurrent },
+      RENTED_DEFAULTS.max_concurrent,
+    ),
     timeouts: {
       coldStartMs: entry
         .section("timeouts", ["cold_start_s"])

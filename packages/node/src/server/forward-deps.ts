@@ -66,6 +66,8 @@ export interface RentedUpstreams extends RentedEligibility {
         readonly baseUrl: string;
         readonly headers: Readonly<Record<string, string>>;
         readonly coldStartMs: number;
+        /** Requests sent to it at once; more wait in this node's queue. */
+        readonly maxConcurrent: number;
         /** A managed node: wake it if paused and tell where it serves, before the request is sent. */
         readonly prepare?: (signal: AbortSignal) => Promise<RentedPrepared>;
       }

@@ -219,16 +219,13 @@ function rentedUpstream(rented: RentedUpstreams, name: string): RentedUpstream |
     label: `rented node ${name}`,
     api: "openai",
     baseUrl: link.baseUrl,
-    maxConcurrent: RENTED_MAX_CONCURRENT,
+    maxConcurrent: link.maxConcurrent,
     firstByteTimeoutMs: link.coldStartMs,
     dispatcher: rented.dispatcher,
     headers: link.headers,
     ...(link.prepare === undefined ? {} : { prepare: link.prepare }),
   };
 }
-
-/** Requests this node sends one rented node at once (the provider queues beyond its own replicas). */
-const RENTED_MAX_CONCURRENT = 64;
 
 export type Candidates = Selection<Upstream>;
 

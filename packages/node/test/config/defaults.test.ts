@@ -93,6 +93,7 @@ describe("defaults", () => {
       shareWithCluster: false,
       models: [],
       routing: { use: "when-no-local-node" },
+      maxConcurrent: 64,
       timeouts: { coldStartMs: 600_000 },
       lifecycle: {
         managed: true,

@@ -32,6 +32,7 @@ describe("the documented example", () => {
         shareWithCluster: false,
         models: [],
         routing: { use: "when-no-local-node" },
+        maxConcurrent: 64,
         timeouts: { coldStartMs: 600_000 },
         lifecycle: {
           managed: true,
@@ -113,6 +114,7 @@ describe("a file with every key", () => {
       shareWithCluster: true,
       models: ["meta-llama/Llama-3.1-70B-Instruct"],
       routing: { use: "overflow" },
+      maxConcurrent: 8,
       timeouts: { coldStartMs: 500 },
       lifecycle: {
         managed: true,

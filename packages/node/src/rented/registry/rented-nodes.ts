@@ -48,6 +48,8 @@ export interface RentedLink {
   readonly baseUrl: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly coldStartMs: number;
+  /** Requests sent to it at once (`max_concurrent`). */
+  readonly maxConcurrent: number;
   /** Managed nodes: wake if paused and tell the base URL, before the request is sent. */
   readonly prepare?: (
     signal: AbortSignal,
@@ -205,7 +207,7 @@ export class RentedNodes {
     if (n.token !== undefined) headers["authorization"] = `Bearer ${n.token.reveal()}`;
     if (n.config.provider.startsWith("huggingface"))
       headers["x-scale-up-timeout"] = String(Math.ceil(coldStartMs / 1000));
-    return { name, baseUrl: n.baseUrl, headers, coldStartMs };
+    return { name, baseUrl: n.baseUrl, headers, coldStartMs, maxConcurrent: n.config.maxConcurrent };
   }
 
   /** A managed node's link: its URL comes from `prepare`, which wakes it when paused. */
@@ -223,6 +225,7 @@ export class RentedNodes {
       baseUrl: n.baseUrl ?? "https://endpoint-not-ready.invalid/v1",
       headers: own ?? headers,
       coldStartMs,
+      maxConcurrent: n.config.maxConcurrent,
       prepare: async (signal) => {
         const ready = await managed.prepare(signal);
         return ready.ok ? { ok: true, baseUrl: `${ready.url.replace(/\/$/, "")}/v1` } : ready;
