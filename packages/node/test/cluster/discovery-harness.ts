@@ -13,6 +13,7 @@ import { startEngineEmulator, type EngineEmulator } from "@pair/emulators";
 import type { DiscoveryEvent, MdnsNetwork } from "../../src/cluster-node/index.js";
 import { parseConfig } from "../../src/config/index.js";
 import { startNode, type RunningNode } from "../../src/node.js";
+import { until as untilEventually } from "../support/eventually.js";
 
 /** mDNS on loopback only. */
 export const LOOPBACK_MDNS: MdnsNetwork = Object.freeze({ interface: "127.0.0.1", bind: "0.0.0.0" });
@@ -132,20 +133,9 @@ async function launch(
   };
 }
 
-/** Poll `check` until it holds (false or a throw: not yet), within `withinMs`. */
-export async function until(check: () => boolean | Promise<boolean>, withinMs = 4_000): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (
-      await Promise.resolve()
-        .then(check)
-        .catch(() => false)
-    )
-      return Date.now() - started;
-    if (Date.now() - started > withinMs) throw new Error(`not within ${withinMs} ms`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** Poll `check` until it holds (false or a throw: not yet), within `withinMs`: the shared `until`, bounded at 4 s. */
+export const until = (check: () => boolean | Promise<boolean>, withinMs = 4_000): Promise<number> =>
+  untilEventually(check, withinMs, 25);
 
 /** Open UDP sockets of this process (mDNS ones included). */
 export function udpSockets(): number {

@@ -9,7 +9,8 @@ import { startEngineEmulator, type EngineEmulator } from "@pair/emulators";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WorkloadJson } from "../../src/history/workload-history.js";
-import { ServeChild, untilValue as until } from "../support/serve-child.js";
+import { ServeChild } from "../support/serve-child.js";
+import { untilValue as until } from "../support/eventually.js";
 import { admin, startTestNodeWith, type TestNode } from "./node-pair-harness.js";
 
 const REFRESH_MS = 1_000;

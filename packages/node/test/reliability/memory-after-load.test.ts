@@ -16,7 +16,8 @@ import { join } from "node:path";
 import { startEngineEmulator, type EngineEmulator } from "@pair/emulators";
 import { Agent, request } from "undici";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { rssMib, ServeChild, untilValue } from "../support/serve-child.js";
+import { rssMib, ServeChild } from "../support/serve-child.js";
+import { untilValue } from "../support/eventually.js";
 
 const MODEL = "qwen:0.5b";
 const STREAMS = 256;

@@ -22,6 +22,7 @@ import type { CredentialRef } from "../../src/config/index.js";
 import { OsCredentialStore } from "../../src/credentials/index.js";
 import { uniqueName } from "../credentials/secret-service.js";
 import { freePort } from "../support/serve-child.js";
+import { untilValue } from "../support/eventually.js";
 
 const PAIR_BIN = fileURLToPath(new URL("../../../../bin/pair.js", import.meta.url));
 export { freePort } from "../support/serve-child.js";
@@ -32,22 +33,12 @@ const CLOCK_PRELOAD = fileURLToPath(new URL("./scaled-clock.mjs", import.meta.ur
 export const SCALE = 20;
 export const MIN = 60_000;
 
-/** Polls `check` every 25 ms until it gives a value, or throws after `withinMs` real ms. */
-export async function until<T>(
+/** Polls `check` every 25 ms until it gives a value, or throws after `withinMs` real ms, naming `what`. */
+export const until = <T>(
   what: string,
   check: () => Promise<T | undefined | false> | T | undefined | false,
   withinMs: number,
-): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = await Promise.resolve()
-      .then(check)
-      .catch(() => undefined);
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() - started > withinMs) throw new Error(`${what}: not within ${withinMs} ms`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+): Promise<T> => untilValue(check, withinMs, { what, pollMs: 25 });
 
 /**
  * Starts the child and SIGKILLs it 0, 300 and 900 ms after its port answered — during start-up

@@ -7,16 +7,12 @@
 // docs/reliability.md). Real keyring, virtual time (the emulator's clock): no real load, no sleeps.
 import { describe, expect, it } from "vitest";
 import { jobWorld, MIN, NODE, NS, startServed, type JobWorld } from "./job-harness.js";
+import { until } from "../support/eventually.js";
 import { keyringWorlds } from "../support/keyring-worlds.js";
 
 const worlds = keyringWorlds<JobWorld>();
 
 const HARDWARE = { method: "GET", path: /^\/api\/jobs\/hardware$/ } as const;
-
-async function until(ok: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !ok(); i += 1) await new Promise((r) => setTimeout(r, 10));
-  expect(ok(), "the first pass asked for the hardware list").toBe(true);
-}
 
 /** A sponsor (window 15 min, no pause at exit) whose job a first request brought up; that job. */
 async function servedJob() {
@@ -47,7 +43,7 @@ describe("managed Hugging Face Jobs node: the price across a restart", () => {
     const readsBefore = w.hf.jobs.faults.arrived(HARDWARE);
     w.hf.jobs.faults.holdNext(1, HARDWARE);
     const starting = w.start(); // its first pass reads the hardware list
-    await until(() => w.hf.jobs.faults.arrived(HARDWARE) > readsBefore);
+    await until(() => w.hf.jobs.faults.arrived(HARDWARE) > readsBefore, 2_000); // the first pass asks for the hardware list
     w.hf.advance(5 * MIN);
     expect(w.hf.jobs.faults.releaseHeld("apply")).toBe(1);
     await starting;

@@ -3,20 +3,37 @@
 import { afterEach } from "vitest";
 
 /**
- * Poll `check` every 20 ms until it returns true (a throw counts as false), within `withinMs`;
+ * Poll `check` every `pollMs` (20) until it returns true (a throw counts as false), within `withinMs`;
  * resolves to the time it took (ms).
  */
-export async function until(check: () => Promise<boolean> | boolean, withinMs = 5_000): Promise<number> {
+export async function until(
+  check: () => Promise<boolean> | boolean,
+  withinMs = 5_000,
+  pollMs = 20,
+): Promise<number> {
+  const started = Date.now();
+  await untilValue(async () => (await check()) || undefined, withinMs, { pollMs });
+  return Date.now() - started;
+}
+
+/**
+ * Poll `check` every `pollMs` (20) until it gives a value (undefined, false or a throw: not yet);
+ * throws after `withinMs`, naming `what` when given.
+ */
+export async function untilValue<T>(
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  withinMs: number,
+  options: { readonly what?: string; readonly pollMs?: number } = {},
+): Promise<T> {
   const started = Date.now();
   for (;;) {
-    if (
-      await Promise.resolve()
-        .then(check)
-        .catch(() => false)
-    )
-      return Date.now() - started;
-    if (Date.now() - started > withinMs) throw new Error(`not within ${withinMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
+    const value = await Promise.resolve()
+      .then(check)
+      .catch(() => undefined);
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() - started > withinMs)
+      throw new Error(`${options.what === undefined ? "" : `${options.what}: `}not within ${withinMs} ms`);
+    await new Promise((r) => setTimeout(r, options.pollMs ?? 20));
   }
 }
 

@@ -12,6 +12,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { PAIR_NODE_ENV, PAIR_NODE_FLAGS } from "../../src/process-flags.js";
+import { untilValue } from "./eventually.js";
 
 const PAIR_BIN = fileURLToPath(new URL("../../../../bin/pair.js", import.meta.url));
 
@@ -43,20 +44,6 @@ async function listensOn(port: number): Promise<boolean> {
   });
   if (ok) await new Promise((resolve) => server.close(resolve));
   return ok;
-}
-
-/** Polls `check` every 20 ms until it gives a value (a throw counts as none), or throws after `withinMs`. */
-export async function untilValue<T>(
-  check: () => Promise<T | undefined | false>,
-  withinMs: number,
-): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() - started > withinMs) throw new Error(`not within ${withinMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 export interface ServeChildOptions {
