@@ -12,7 +12,7 @@ import {
   STATE_HISTORY_FILE,
   type ObservedState,
   type RentedNodeView,
-} from "../../src/rented/index.js";
+} from "@pair/sponsor";
 
 let dir: string;
 beforeEach(() => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { estimateCostMicroUsd } from "../../src/rented/index.js";
+import { estimateCostMicroUsd } from "@pair/sponsor";
 
 describe("estimateCostMicroUsd", () => {
   it("prices tokens per million (micro-dollars per token), rounded up once", () => {

@@ -2,7 +2,7 @@
 // docs/security.md, and the kind of a transport failure read from the sponsor's detail.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { failureKindOf, peerReasonText, RENTED_PROBLEMS, rentedProblemOf } from "../../src/rented/index.js";
+import { failureKindOf, peerReasonText, RENTED_PROBLEMS, rentedProblemOf } from "@pair/sponsor";
 
 const doc = readFileSync(new URL("../../../../docs/security.md", import.meta.url), "utf8");
 
