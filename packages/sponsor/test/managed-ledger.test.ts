@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteLedgerStore } from "@pair/store";
 import { afterEach, describe, expect, it } from "vitest";
-import { ManagedLedger } from "../../../sponsor/src/core/managed-ledger.js";
+import { ManagedLedger } from "../src/core/managed-ledger.js";
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
 import { Agent } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Redacted } from "@pair/cluster";
-import { servesModel } from "../../../sponsor/src/core/models-probe.js";
+import { servesModel } from "../src/core/models-probe.js";
 
 const answers: Record<string, { status: number; body: unknown }> = {
   "/vllm/v1/models": { status: 200, body: { object: "list", data: [{ id: "Qwen/Qwen3-0.6B" }] } },

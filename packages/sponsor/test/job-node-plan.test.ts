@@ -10,7 +10,7 @@ import {
   jobRoutingUse,
   validateJobNodeSettings,
   type JobNodeSettings,
-} from "../../../sponsor/src/hf-job/job-node-plan.js";
+} from "../src/hf-job/job-node-plan.js";
 
 const BATCH: JobNodeSettings = { repo: "Qwen/Qwen3-0.6B", flavor: "l4x1", windowMs: 2 * 3_600_000 };
 

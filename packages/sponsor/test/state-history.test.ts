@@ -12,7 +12,7 @@ import {
   STATE_HISTORY_FILE,
   type ObservedState,
   type RentedNodeView,
-} from "@pair/sponsor";
+} from "../src/index.js";
 
 let dir: string;
 beforeEach(() => {

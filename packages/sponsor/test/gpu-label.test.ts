@@ -2,7 +2,7 @@
 // type and size, a Jobs flavor's hardware entry (or its name before the list is read), a Runpod pod's
 // GPU type and count.
 import { describe, expect, it } from "vitest";
-import { endpointGpuLabel, jobGpuLabel, podGpuLabel } from "@pair/sponsor";
+import { endpointGpuLabel, jobGpuLabel, podGpuLabel } from "../src/index.js";
 
 describe("a rented node's GPU label", () => {
   it("reads a Hugging Face endpoint's compute: the instance type's GPU × the size", () => {

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { createTestCa } from "@pair/testkit";
 import { request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
-import { createOutboundAgent } from "../../../sponsor/src/core/outbound-agent.js";
+import { createOutboundAgent } from "../src/core/outbound-agent.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

@@ -2,7 +2,7 @@
 // GPU types at its cloud type × gpu_count + disk and volume; unknown (never lower) when a type is unpriced.
 import type { GpuCatalogEntry } from "@pair/runpod";
 import { describe, expect, it } from "vitest";
-import { podPriceFromCatalog } from "../../../sponsor/src/runpod/runpod-catalog-price.js";
+import { podPriceFromCatalog } from "../src/runpod/runpod-catalog-price.js";
 
 const entry = (id: string, secure?: number, community?: number): GpuCatalogEntry => ({
   id,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { estimateCostMicroUsd } from "@pair/sponsor";
+import { estimateCostMicroUsd } from "../src/index.js";
 
 describe("estimateCostMicroUsd", () => {
   it("prices tokens per million (micro-dollars per token), rounded up once", () => {

@@ -2,9 +2,9 @@
 // docs/security.md, and the kind of a transport failure read from the sponsor's detail.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { failureKindOf, peerReasonText, RENTED_PROBLEMS, rentedProblemOf } from "@pair/sponsor";
+import { failureKindOf, peerReasonText, RENTED_PROBLEMS, rentedProblemOf } from "../src/index.js";
 
-const doc = readFileSync(new URL("../../../../docs/security.md", import.meta.url), "utf8");
+const doc = readFileSync(new URL("../../../docs/security.md", import.meta.url), "utf8");
 
 describe("a rented node's problem as peers see it", () => {
   it("docs/security.md lists every code with its text, and no other", () => {
