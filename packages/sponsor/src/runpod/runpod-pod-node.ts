@@ -27,15 +27,14 @@ import {
 import {
   RUNPOD_CAPABILITIES,
   RUNPOD_PROVIDER,
-  RunpodPodSupervisor,
   RunpodProvider,
   runpodModelSettings,
   type ProxyUrlOf,
   type ReadinessProbe,
   type RunpodModel,
   type RunpodTransport,
-  type StreamLease,
 } from "@pair/runpod";
+import { RunpodPodSupervisor, type StreamLease } from "./pod-supervisor.js";
 import type { Redacted } from "@pair/cluster";
 import type { RunpodPodNode } from "../config/index.js";
 import type { PairError } from "@pair/dialects";

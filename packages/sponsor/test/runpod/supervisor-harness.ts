@@ -2,8 +2,16 @@
 // emulator (HTTPS, test CA, virtual time). `restart()` is a new process over the same store.
 import { HostingController, MemoryHostingStore, openObligations, type HostingEvent } from "@pair/provision";
 import { CountingIds } from "@pair/testkit";
-import { HttpsVllmProbe, RedactedString, RunpodPodSupervisor, type RunpodModel } from "../../src/index.js";
-import { ACCOUNT, OWNER, VLLM_KEY, specOf, startWorld, type RunpodWorld } from "../adapter/runpod-harness.js";
+import { HttpsVllmProbe, RedactedString, type RunpodModel } from "@pair/runpod";
+import { RunpodPodSupervisor } from "../../src/runpod/pod-supervisor.js";
+import {
+  ACCOUNT,
+  OWNER,
+  VLLM_KEY,
+  specOf,
+  startWorld,
+  type RunpodWorld,
+} from "../../../runpod/test/adapter/runpod-harness.js";
 
 export interface SupervisedWorld extends RunpodWorld {
   readonly store: MemoryHostingStore;

@@ -8,7 +8,7 @@
 
 import { rootCertificates } from "node:tls";
 import { Agent, request } from "undici";
-import type { SecretString } from "../secret.js";
+import type { SecretString } from "./secret.js";
 
 export type ProbeResult = "ready" | "not-listening" | "key-refused" | "model-missing";
 

@@ -2,9 +2,9 @@
 // emulator over HTTPS, in virtual time: single flight, lost create reconciled, crash loop, refused
 // key, startup deadline, adoption after restart, idle reaping, orphan sweep, EXITED replaced.
 // Every terminate must leave no open obligation and a TERMINATED pod that bills nothing more.
-import type { AcquireResult } from "../../src/index.js";
+import type { AcquireResult } from "../../src/runpod/pod-supervisor.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { OWNER, VLLM_KEY, specOf } from "../adapter/runpod-harness.js";
+import { OWNER, VLLM_KEY, specOf } from "../../../runpod/test/adapter/runpod-harness.js";
 import { supervised, type SupervisedWorld } from "./supervisor-harness.js";
 
 const worlds: SupervisedWorld[] = [];

@@ -26,9 +26,9 @@ import type {
   StopReason,
 } from "@pair/provision";
 import { liveRecords } from "@pair/provision";
-import { readRunpodModel, type RunpodModel } from "../adapter/runpod-model.js";
-import type { RunpodProvider } from "../adapter/runpod-provider.js";
-import type { ReadinessProbe } from "./vllm-probe.js";
+import { readRunpodModel, type RunpodModel } from "@pair/runpod";
+import type { RunpodProvider } from "@pair/runpod";
+import type { ReadinessProbe } from "@pair/runpod";
 
 export interface RunpodPodSupervisorOptions {
   readonly controller: HostingController;
