@@ -6,7 +6,7 @@ import { folderGraph, folderOf, pathBetween } from "./scripts/folder-cycles.mjs"
 
 /**
  * Which @pair packages each package may import (dependency direction: provision ← ledger ← adapters
- * ← node; dialects and cluster sit below node and never import it).
+ * ← sponsor ← node; dialects and cluster sit below sponsor and node and never import them).
  */
 const layers = {
   provision: [],
@@ -18,7 +18,8 @@ const layers = {
   runpod: ["provision", "ledger"],
   dialects: [],
   cluster: ["provision"],
-  node: ["provision", "ledger", "store", "huggingface", "runpod", "dialects", "cluster"],
+  sponsor: ["provision", "ledger", "store", "huggingface", "runpod", "dialects", "cluster"],
+  node: ["provision", "ledger", "store", "huggingface", "runpod", "dialects", "cluster", "sponsor"],
   // `pair demo` reaches demo by a dynamic import (node/src/cli/demo-command.ts), which this rule
   // does not see; a static import of @pair/demo from node is refused.
   demo: ["huggingface", "emulators", "node"],
@@ -27,10 +28,7 @@ const layers = {
 const all = Object.keys(layers);
 
 /** Packages whose src/ folders must not import each other in a cycle (scripts/folder-cycles.mjs). */
-const acyclicFolders = ["node", "demo", "cluster", "dialects"];
-
-/** Folders of src/ whose own sub-folders must not import each other in a cycle either. */
-const acyclicSubFolders = ["packages/node/src/rented"].map((dir) => resolve(import.meta.dirname, dir));
+const acyclicFolders = ["node", "demo", "cluster", "dialects", "sponsor"];
 
 /** What a file of `pkg`'s src/ may import: its layers, no deep imports, nothing of another package by path (`outside`). */
 function packageImports(pkg, outside) {
@@ -64,7 +62,7 @@ function graphOf(root) {
 /**
  * `pair/no-folder-cycle`: an import from folder A of a package's src/ into folder B is refused when B
  * already depends on A, directly or through other folders: the folder list is the architecture, and
- * a cycle makes two folders one. The same holds among the sub-folders of `acyclicSubFolders`.
+ * a cycle makes two folders one.
  */
 const noFolderCycle = {
   meta: {
@@ -77,16 +75,13 @@ const noFolderCycle = {
   },
   create(context) {
     const file = context.filename;
-    const roots = [
-      resolve(file.slice(0, file.indexOf("/src/") + 4)),
-      ...acyclicSubFolders.filter((dir) => file.startsWith(dir + "/")),
-    ];
+    const root = resolve(file.slice(0, file.indexOf("/src/") + 4));
     const check = (node) => {
       const spec = node.source?.value;
       if (typeof spec !== "string" || !spec.startsWith(".")) return;
-      for (const root of roots) checkIn(root, node, spec);
+      checkIn(node, spec);
     };
-    const checkIn = (root, node, spec) => {
+    const checkIn = (node, spec) => {
       const from = folderOf(root, file);
       const target = resolve(dirname(file), spec);
       if (relative(root, target).startsWith("..")) return;

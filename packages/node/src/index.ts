@@ -8,7 +8,7 @@
 export { ListenError, PAIR_VERSION, startNode, type NodeOptions, type RunningNode } from "./node.js";
 export { parseConfig, type CredentialRef } from "./config/index.js";
 export { Redacted } from "@pair/cluster";
-export type { CredentialReader } from "./rented/index.js";
+export type { CredentialReader } from "@pair/sponsor";
 export { CliFailure, EXIT_FAILURE, EXIT_OK, UsageError } from "./cli/cli-errors.js";
 export { nextStopSignal, type CliIo } from "./cli/cli-io.js";
 export { eventLog, type EventLog } from "./cli/event-log.js";

@@ -11,7 +11,7 @@ import type { ClusterNode, PeerMembership } from "./cluster-node/index.js";
 import type { EngineInventory } from "./engines/engine-inventory.js";
 import type { WorkloadHistory } from "./history/workload-history.js";
 import type { NodeOptions } from "./stages/node-options.js";
-import type { JobNodes, ManagedEndpoints, RunpodPodNodes } from "./rented/index.js";
+import type { JobNodes, ManagedEndpoints, RunpodPodNodes } from "@pair/sponsor";
 import { startClusterStage } from "./stages/cluster.js";
 import { startCore } from "./stages/core.js";
 import { localStage } from "./stages/local.js";

@@ -1,8 +1,8 @@
 /**
  * @pair/runpod: the Runpod pod adapter (seed 000): the RunpodTransport port, REST v2 wire types,
  * typed errors and the HTTPS transport; the hosting contract's ProviderPort over it (RunpodProvider,
- * RunpodModel settings, pod identity); and the RunpodPodSupervisor (single flight, readiness, crash
- * recovery, idle reaping, orphan sweep) driven through a HostingController.
+ * RunpodModel settings, pod identity); and the readiness probe of a pod's vLLM (HttpsVllmProbe).
+ * The pod's lifecycle shell over them (RunpodPodSupervisor) is @pair/sponsor's.
  * Must not know: @pair/node (the daemon), credentials storage.
  */
 
@@ -39,17 +39,8 @@ export {
 } from "./wire.js";
 export * from "./adapter/index.js";
 export {
-  RunpodPodSupervisor,
-  type AcquireResult,
-  type ModelState,
-  type RunpodPodSupervisorOptions,
-  type StreamLease,
-  type TerminateDecision,
-  type TickReport,
-} from "./supervisor/pod-supervisor.js";
-export {
   HttpsVllmProbe,
   type HttpsVllmProbeOptions,
   type ProbeResult,
   type ReadinessProbe,
-} from "./supervisor/vllm-probe.js";
+} from "./vllm-probe.js";

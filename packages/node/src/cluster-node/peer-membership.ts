@@ -12,7 +12,7 @@
 
 import { request, type Agent } from "undici";
 import { createPeerAgent, PEER_INVENTORY_PATH, type NodeIdentity, type PinnedPeer } from "@pair/cluster";
-import { readRentedPeerViews } from "../rented/index.js";
+import { readRentedPeerViews } from "@pair/sponsor";
 import type { PeerInventory } from "./peer-routes.js";
 
 /** Largest inventory answer read from a peer. */

@@ -21,7 +21,7 @@ import {
   type AuthenticatedPeer,
   type PeerHandler,
 } from "@pair/cluster";
-import type { RentedPeerView } from "../rented/index.js";
+import type { RentedPeerView } from "@pair/sponsor";
 
 /** What a peer tells this node about itself. */
 export type PeerChange = "changed" | "leaving";

@@ -37,23 +37,8 @@ export const ENGINE_DEFAULTS = {
   first_byte_timeout_s: 300,
 } as const;
 
-export const RENTED_DEFAULTS = {
-  share_with_cluster: false,
-  routing_use: "when-no-local-node",
-  cold_start_s: 600,
-  /** Requests this node sends one rented node at once (the provider queues beyond its own replicas). */
-  max_concurrent: 64,
-  wake_on_request: true,
-  idle_pause_min: 15,
-  pause_on_sponsor_exit: true,
-  exit_timeout_s: 60,
-  /** A managed endpoint that bills this long without serving `/v1/models` is paused. */
-  startup_deadline_min: 30,
-  /** Inference Providers' OpenAI-compatible router. */
-  huggingface_providers_base_url: "https://router.huggingface.co/v1",
-  /** vLLM's port behind the proxy of a pod attached by id (`providers.runpod.proxy_url`'s `{port}`). */
-  runpod_proxy_port: 8000,
-} as const;
+/** The rented nodes' defaults live with their config types in the sponsor (its probe reads one). */
+export { RENTED_DEFAULTS } from "@pair/sponsor";
 
 /** A managed Runpod pod's `pod:` settings, as docs/rented-nodes.md writes them. */
 export const RUNPOD_POD_DEFAULTS = {

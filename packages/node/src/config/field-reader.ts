@@ -8,7 +8,7 @@
 
 import { closestKey } from "./closest-key.js";
 import type { CredentialRef, HostPort } from "./config-types.js";
-import { LITERAL_SECRET_MESSAGE, parseCredentialRef } from "./credential-ref.js";
+import { LITERAL_SECRET_MESSAGE, parseCredentialRef } from "@pair/sponsor";
 import { LIMITS, MICRO_USD_PER_USD } from "./defaults.js";
 import { expandHome } from "./home-path.js";
 import { parseHostPort, parseOutboundUrl } from "./net-address.js";

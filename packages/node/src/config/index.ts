@@ -48,7 +48,7 @@ export {
   formatCredentialRef,
   parseCredentialRef,
   type CredentialRefResult,
-} from "./credential-ref.js";
+} from "@pair/sponsor";
 export { RENTED_DEFAULTS } from "./defaults.js";
 export {
   CONFIG_ENV_VAR,

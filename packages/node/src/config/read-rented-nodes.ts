@@ -23,6 +23,7 @@ import {
   type RunpodNode,
   type RunpodPodNode,
 } from "./config-types.js";
+import type { RentedNodeProblem } from "@pair/sponsor";
 import { LIMITS, MS_PER_MINUTE, MS_PER_SECOND, RENTED_DEFAULTS } from "./defaults.js";
 import { Section } from "./field-reader.js";
 import { formatPath, ProblemList } from "./problems.js";
@@ -309,16 +310,12 @@ export function readRentedNodes(problems: ProblemList, top: Section, nodeName: s
   return nodes;
 }
 
-/** A problem with one rented node given as plain values, its path relative to the node. */
-export interface RentedNodeProblem {
-  readonly path: string;
-  readonly code: string;
-  readonly message: string;
-}
+export type { RentedNodeProblem };
 
 /**
  * One rented node given as plain values (`pair rented attach` at run time, the data dir's file),
- * read by exactly the rules of the config file's `rented_nodes:` entries.
+ * read by exactly the rules of the config file's `rented_nodes:` entries. The sponsor is handed this
+ * as its `RentedConfigReader`.
  */
 export function readRentedNodeValue(
   value: unknown,

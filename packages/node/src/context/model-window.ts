@@ -134,12 +134,8 @@ export function plainWindow(tokens: number, source: WindowSource, tokenizer?: To
   return tokenizer === undefined ? { tokens, source } : { tokens, source, tokenizer };
 }
 
-/** The configured `context_tokens` for one model (by name, else `"*"`); undefined: none. */
-export function configuredWindow(config: ContextTokensConfig | undefined, model: string): number | undefined {
-  if (config === undefined) return undefined;
-  if (typeof config === "number") return config;
-  return Object.hasOwn(config, model) ? config[model] : config["*"];
-}
+/** Lives beside `ContextTokensConfig` in the sponsor, whose rented view reads it too. */
+export { configuredWindow } from "@pair/sponsor";
 
 /** The largest of some windows (undefined when none is known). */
 export function largest(windows: Iterable<number | undefined>): number | undefined {

@@ -18,8 +18,8 @@ import {
   serveStateHistory,
   SPEND_PATH,
   STATE_HISTORY_PATH,
-  type RentedPeerView,
-} from "../rented/index.js";
+} from "../sponsor-routes/index.js";
+import type { RentedPeerView } from "@pair/sponsor";
 import { adminCaller, CSRF_HEADER, isUiAdminPath, serveUiAdmin } from "../ui/index.js";
 import { adminFail } from "../http/admin-json.js";
 import { isAdminBatchPath, serveAdminBatches } from "./batch-routes.js";

@@ -15,7 +15,7 @@ import { unauthorizedReply, type ClientAuth, type ClientAuthRefusal } from "../a
 import { isDialectRoute, pairErrorReply, type PairError } from "@pair/dialects";
 import type { WorkloadHistory } from "../history/workload-history.js";
 import type { Metrics } from "../observability/metrics.js";
-import type { RentedCreator, RentedNodes, RentedStateHistory, SharedLedger } from "../rented/index.js";
+import type { RentedCreator, RentedNodes, RentedStateHistory, SharedLedger } from "@pair/sponsor";
 import { isUiPath, serveUi, type LiveEvents, type UiDeps } from "../ui/index.js";
 import { serveAdmin } from "./admin-routes.js";
 import { isBatchPath, serveBatchRoute, type BatchRouteDeps } from "./batch-routes.js";

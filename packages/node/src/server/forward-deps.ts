@@ -1,6 +1,6 @@
 /**
  * What forwarding is given: the ports to this node's engines, its paired peers and the rented nodes
- * it sponsors (each implemented elsewhere: engines/, cluster-node/, rented/), the request being
+ * it sponsors (each implemented elsewhere: engines/, cluster-node/, @pair/sponsor), the request being
  * forwarded, and the upstream kinds a request can go to.
  * Must not know: how a port is implemented, the routing policy, how a request is relayed.
  */

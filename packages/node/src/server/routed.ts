@@ -19,7 +19,7 @@ import {
 import type { Workload } from "../history/workload-history.js";
 import { startTimeline } from "../observability/request-timeline.js";
 import type { Priority } from "../scheduler/scheduler.js";
-import { estimateCostMicroUsd } from "../rented/index.js";
+import { estimateCostMicroUsd } from "@pair/sponsor";
 import type { ClientApiDeps } from "./client-api.js";
 import { ClientGone, forward, type ForwardOutcome, type ForwardRequest } from "./forward.js";
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "../http/json-depth.js";

@@ -8,7 +8,7 @@
 
 import type { RoutingUse } from "../config/index.js";
 import type { PairError } from "@pair/dialects";
-import { refusalCodeOfReason } from "../rented/index.js";
+import { refusalCodeOfReason } from "@pair/sponsor";
 
 /** What the policy reads of a candidate: the scheduler's target id and its concurrency limit. */
 export interface RoutingCandidate {

@@ -9,7 +9,7 @@
 
 import { isPairErrorCode, PAIR_ERROR_CODES, type PairError, type PairErrorCode } from "@pair/dialects";
 import type { StreamRedactor } from "../credentials/index.js";
-import { failureKindOf, peerReasonText } from "../rented/index.js";
+import { failureKindOf, peerReasonText } from "@pair/sponsor";
 import type { Upstream } from "./forward-deps.js";
 
 export class FirstByteTimeout extends Error {

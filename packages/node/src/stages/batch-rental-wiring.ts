@@ -9,7 +9,7 @@
 
 import type { HistoryRow, RecordEvent, RentalHooks } from "../batch/index.js";
 import type { WorkloadHistory } from "../history/workload-history.js";
-import type { RentedCreator, RentedNodes, RentedStateHistory } from "../rented/index.js";
+import type { RentedCreator, RentedNodes, RentedStateHistory } from "@pair/sponsor";
 
 export interface RentalWiringDeps {
   readonly creator: RentedCreator;

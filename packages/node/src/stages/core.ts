@@ -7,7 +7,7 @@
  * Must not know: routes, peers, rented nodes.
  */
 
-import { SYSTEM_CLOCK } from "../rented/index.js";
+import { SYSTEM_CLOCK } from "@pair/sponsor";
 import { randomBytes } from "node:crypto";
 import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";

@@ -10,7 +10,7 @@ import type { LoopbackPolicy } from "../auth/index.js";
 import type { NodeDiscoveryOptions } from "../cluster-node/index.js";
 import type { PairConfig } from "../config/index.js";
 import type { IdleCollectPolicy } from "../memory/index.js";
-import type { CredentialReader } from "../rented/index.js";
+import type { CredentialReader } from "@pair/sponsor";
 import type { RentedManagedOptions } from "./rented-wiring.js";
 import type { IntervalSeam } from "../ui/index.js";
 

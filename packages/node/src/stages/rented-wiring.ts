@@ -17,7 +17,7 @@ import {
 import { proxyUrlFromTemplate, type ProxyUrlOf } from "@pair/runpod";
 import type { Dispatcher } from "undici";
 import type { Redacted } from "@pair/cluster";
-import type { PairConfig } from "../config/index.js";
+import { readRentedNodeValue, type PairConfig } from "../config/index.js";
 import {
   attachedRentedConfigs,
   JobNodes,
@@ -31,7 +31,7 @@ import {
   type CredentialReader,
   type EndpointLookupFn,
   type ManagedEndpointsOptions,
-} from "../rented/index.js";
+} from "@pair/sponsor";
 import type { Scheduler } from "../scheduler/scheduler.js";
 
 /** Managed nodes' clock, timer seam, pass interval, poll interval and budget time zone (tests set them). */
@@ -94,7 +94,7 @@ export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
     dataDir,
     configured: [
       ...config.rentedNodes,
-      ...attachedRentedConfigs(dataDir, config.node.name, config.rentedNodes),
+      ...attachedRentedConfigs(dataDir, config.node.name, config.rentedNodes, readRentedNodeValue),
     ],
     credentials,
     transportFor: endpointsTransport(config, hfGate),
@@ -111,6 +111,7 @@ export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
   const jobs = jobNodes(config, o, { ledger, registry, gate: hfGate });
   const rented = new RentedNodes({
     nodeName: config.node.name,
+    readConfig: readRentedNodeValue,
     dataDir,
     configured: config.rentedNodes,
     credentials,
@@ -124,6 +125,7 @@ export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
   });
   const creator = new RentedCreator({
     nodeName: config.node.name,
+    readConfig: readRentedNodeValue,
     credentials,
     transportFor: endpointsTransport(config, hfGate),
     rented,
@@ -174,7 +176,12 @@ function jobNodes(
     nodeId: options.nodeId,
     dataDir: config.node.dataDir,
     configured: config.rentedNodes,
-    created: attachedRentedConfigs(config.node.dataDir, config.node.name, config.rentedNodes),
+    created: attachedRentedConfigs(
+      config.node.dataDir,
+      config.node.name,
+      config.rentedNodes,
+      readRentedNodeValue,
+    ),
     credentials: options.credentials,
     hubApi: config.providers.huggingface.hubApi,
     ...(extraCaPem === undefined ? {} : { extraCaPem }),

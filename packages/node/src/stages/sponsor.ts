@@ -10,12 +10,7 @@
 import { OsCredentialStore, type SecretRedactor } from "../credentials/index.js";
 import type { Workload } from "../history/workload-history.js";
 import type { NodeOptions } from "./node-options.js";
-import {
-  createOutboundAgent,
-  observedState,
-  RentedStateHistory,
-  type CredentialReader,
-} from "../rented/index.js";
+import { createOutboundAgent, observedState, RentedStateHistory, type CredentialReader } from "@pair/sponsor";
 import { wireRentedNodes, type RentedWiring } from "./rented-wiring.js";
 import type { ClusterStage } from "./cluster.js";
 import type { Core } from "./core.js";

@@ -6,7 +6,7 @@ import { request } from "undici";
 import { describe, expect, it } from "vitest";
 import { PEER_INVENTORY_PATH } from "../../src/cluster-node/index.js";
 import type { WorkloadJson } from "../../src/history/workload-history.js";
-import { RENTED_FILE, RENTED_PEER_VIEW_FIELDS } from "../../src/rented/index.js";
+import { RENTED_FILE, RENTED_PEER_VIEW_FIELDS } from "@pair/sponsor";
 import { runCli } from "../cli/cli-harness.js";
 import {
   admin,

@@ -9,7 +9,7 @@
 import { request } from "undici";
 import { describe, expect, it } from "vitest";
 import type { RunningNode } from "../../src/node.js";
-import type { ManagedRentedNode } from "../../src/rented/index.js";
+import type { ManagedRentedNode } from "@pair/sponsor";
 import { until } from "../support/eventually.js";
 import { keyringWorlds } from "../support/keyring-worlds.js";
 import type { TestCa } from "@pair/testkit";

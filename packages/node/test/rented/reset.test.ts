@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RENTED_FILE } from "../../src/rented/index.js";
+import { RENTED_FILE } from "@pair/sponsor";
 import { runCli } from "../cli/cli-harness.js";
 import { admin, joinWith, showPin, startTestNodeWith } from "../cluster/node-pair-harness.js";
 import { sponsorAsTestNode, startRentedEndpoint, startSponsor, type Sponsor } from "./rented-harness.js";

@@ -4,7 +4,7 @@
 import { proxyUrlFromTemplate } from "@pair/runpod";
 import { describe, expect, it } from "vitest";
 import { parseConfig, type PairConfig } from "../../src/config/index.js";
-import { configuredBaseUrl } from "../../src/rented/registry/rented-probe.js";
+import { configuredBaseUrl } from "../../../sponsor/src/registry/rented-probe.js";
 
 const HOST = { homeDir: "/home/ada", hostName: "ada-laptop" };
 

@@ -10,7 +10,7 @@ import { HttpsRunpodTransport, RedactedString, RunpodProvider, runpodModelSettin
 import { request } from "undici";
 import { describe, expect, it } from "vitest";
 import type { RunpodPodNode } from "../../src/config/index.js";
-import { runpodModelOf, SYSTEM_CLOCK } from "../../src/rented/index.js";
+import { runpodModelOf, SYSTEM_CLOCK } from "@pair/sponsor";
 import {
   chat,
   COLD_START_MS,

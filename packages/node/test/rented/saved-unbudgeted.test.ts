@@ -4,9 +4,10 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { attachedRentedConfigs } from "../../src/rented/index.js";
-import { readSavedEntry } from "../../src/rented/registry/attached-configs.js";
-import { RENTED_FILE } from "../../src/rented/registry/rented-file.js";
+import { attachedRentedConfigs } from "@pair/sponsor";
+import { readSavedEntry } from "../../../sponsor/src/registry/attached-configs.js";
+import { RENTED_FILE } from "../../../sponsor/src/registry/rented-file.js";
+import { readRentedNodeValue } from "../../src/config/index.js";
 
 const saved = {
   name: "gpu-old",
@@ -20,7 +21,7 @@ afterEach(() => dir !== undefined && rmSync(dir, { recursive: true, force: true 
 
 describe("a saved billed node without a budget", () => {
   it("reads with the smallest daily cap, marked as such", () => {
-    const read = readSavedEntry(saved, "sponsor");
+    const read = readSavedEntry(saved, "sponsor", readRentedNodeValue);
     expect(read.ok).toBe(true);
     if (!read.ok) return;
     expect(read.legacyBudget).toBe(true);
@@ -35,7 +36,7 @@ describe("a saved billed node without a budget", () => {
       join(dir, RENTED_FILE),
       JSON.stringify({ version: 1, attached: [saved, budgeted], overrides: {} }),
     );
-    const configs = attachedRentedConfigs(dir, "sponsor", []);
+    const configs = attachedRentedConfigs(dir, "sponsor", [], readRentedNodeValue);
     expect(configs.map((c) => [c.name, c.budget])).toEqual([
       ["gpu-old", { budgetMicroUsdPerDay: 1 }],
       ["gpu-new", { budgetMicroUsdPerDay: 3_000_000 }],
@@ -43,6 +44,6 @@ describe("a saved billed node without a budget", () => {
   });
 
   it("an entry wrong in another way is still left out", () => {
-    expect(readSavedEntry({ ...saved, endpoint: "no-slash" }, "sponsor").ok).toBe(false);
+    expect(readSavedEntry({ ...saved, endpoint: "no-slash" }, "sponsor", readRentedNodeValue).ok).toBe(false);
   });
 });

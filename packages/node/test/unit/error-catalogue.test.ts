@@ -10,7 +10,7 @@ import { CONFIG_PROBLEM_CODES } from "../../src/config/index.js";
 import { CREDENTIAL_ERROR_CODES } from "../../src/credentials/index.js";
 import { PAIR_ERROR_CODES } from "@pair/dialects";
 import { LISTEN_ERROR_CODES } from "../../src/node.js";
-import { RENTED_CHANGE_CODES } from "../../src/rented/index.js";
+import { RENTED_CHANGE_CODES } from "@pair/sponsor";
 import { ADMIN_AUTH_ERROR_CODES, LIVE_EVENTS_ERROR_CODES } from "../../src/ui/index.js";
 
 const doc = readFileSync(new URL("../../../../docs/errors.md", import.meta.url), "utf8");

@@ -45,8 +45,8 @@ describe("folder cycles", () => {
     expect(cycleGroups(folderGraph(root))).toEqual([]);
   });
 
-  it("the daemon's, the demo's, the cluster's and the dialects' folders have none", () => {
-    for (const pkg of ["node", "demo", "cluster", "dialects"]) {
+  it("the daemon's, the demo's, the cluster's, the dialects' and the sponsor's folders have none", () => {
+    for (const pkg of ["node", "demo", "cluster", "dialects", "sponsor"]) {
       const root = fileURLToPath(new URL(`../../../${pkg}/src`, import.meta.url));
       expect(cycleGroups(folderGraph(root)), pkg).toEqual([]);
     }

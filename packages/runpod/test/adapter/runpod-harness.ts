@@ -1,6 +1,6 @@
-// Shared setup for the adapter and supervisor tests: the Runpod emulator over HTTPS (test CA) on a
-// ManualClock, the HTTPS transport, and a RunpodProvider. Virtual time: `advance` moves the one clock
-// both the emulator and the controller read.
+// Shared setup for the adapter tests and the sponsor's supervisor tests (packages/sponsor/test/runpod):
+// the Runpod emulator over HTTPS (test CA) on a ManualClock, the HTTPS transport, and a RunpodProvider.
+// Virtual time: `advance` moves the one clock both the emulator and the controller read.
 import { startRunpodEmulator, type RunpodEmulator, type RunpodEmulatorOptions } from "@pair/emulators";
 import { ManualClock, type DeploymentSpec } from "@pair/provision";
 import { createTestCa, type TestCa } from "@pair/testkit";
