@@ -39,7 +39,7 @@ export {
 } from "./registry/rented-nodes.js";
 export type { EndpointLookup, EndpointLookupFn } from "./registry/hf-endpoint-states.js";
 export { isRentedAdminPath, RENTED_ADMIN_PATHS, serveRentedAdmin } from "./routes/rented-admin-routes.js";
-export { ADOPT_INCARNATION, AdoptingProvider } from "./hf-endpoint/adopting-provider.js";
+export { AdoptingProvider } from "./hf-endpoint/adopting-provider.js";
 export {
   ManagedEndpoint,
   type CreatedInfo,

@@ -146,6 +146,7 @@ export class ManagedEndpoint implements ManagedRentedNode {
     this.#steps = {
       core: this.#core,
       config: options.config,
+      transport: options.transport,
       price: this.#price,
       clock: options.clock,
       log: options.log,
