@@ -4,7 +4,7 @@
  * checks it is the incarnation we used before (when we did) and not public; the contract then resumes
  * that exact key (`(huggingface-endpoint, namespace, name, createdAt)`), whose stop obligation is open
  * until evidence (paused, or gone). `resume` sends nothing when the endpoint is up already (a running
- * endpoint is adopted as it is). A create (`pair rented create`) goes to the Hugging Face provider
+ * endpoint is taken as it is). A create (`pair rented create`) goes to the Hugging Face provider
  * unchanged (private or authenticated, scale-to-zero on, PAIR's marks); listing, describe and stop
  * too, so only that exact key is ever paused.
  * Must not know: the ledger, the node's routing, timers.
@@ -57,7 +57,7 @@ export async function findEndpoint(
       kind: "refused",
       code: "other_incarnation",
       message:
-        `endpoint ${ns}/${name} was recreated (created ${endpoint.incarnation}, adopted ${expected}): ` +
+        `endpoint ${ns}/${name} was recreated (created ${endpoint.incarnation}, last used ${expected}): ` +
         "PAIR leaves it alone",
     };
   if (endpoint.accessType === "public")
