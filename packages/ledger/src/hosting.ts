@@ -39,12 +39,14 @@ export function hostingEventReported(state: LedgerState, input: InputOf<"Hosting
     case "ObligationDischarged":
       return confirmStopped(state, event.id, event.evidence);
     case "CreateIntentRecorded":
+    case "ResumeIntentRecorded":
       return createIntentRecorded(state, event, input.bind);
     case "DeploymentDeclared":
     case "LeaseGranted":
     case "ObligationOpened":
     case "PhaseChanged":
     case "CreateOutcomeUncertain":
+    case "ResumeOutcomeUncertain":
     case "StopRequired":
     case "StopFailed":
     case "ObligationTransferred":
@@ -95,7 +97,7 @@ function ensureBound(draft: Draft, binding: BindingDraft, atMs: number): void {
  */
 function createIntentRecorded(
   state: LedgerState,
-  event: EventOf<"CreateIntentRecorded">,
+  event: EventOf<"CreateIntentRecorded" | "ResumeIntentRecorded">,
   bind: OrphanBinding | undefined,
 ): Outcome {
   if (state.episodes[event.id] !== undefined) return unchanged(state);

@@ -67,6 +67,23 @@ describe("a run observed charging after an idle observation", () => {
     expect(ledger.entered()).toBe(cost(2));
   });
 
+  it("starts at a resume's intent as at a create's", () => {
+    const ledger = new Ledger().open();
+    ledger.authorize("ep1");
+    const key = { provider: "huggingface-endpoint", account: "alice", name: "qwen", incarnation: "i1" };
+    const begun = ledger.must({
+      type: "HostingEventReported",
+      event: { type: "ResumeIntentRecorded", id: "ep1", requestId: "r1", key, atMs: T0 },
+      at: at(T0),
+    });
+    expect(begun.events).toContainEqual(
+      expect.objectContaining({ type: "EpisodeOpened", openedBy: "intent" }),
+    );
+    const seen = ledger.observe("ep1", true, T0 + 90 * SEC + 500);
+    expect(seen.events).toContainEqual(expect.objectContaining({ type: "RunBackdated", lastIdleAtMs: T0 }));
+    expect(ledger.entered()).toBe(cost(2));
+  });
+
   it("closes an intent that never billed with nothing entered", () => {
     const ledger = new Ledger().open();
     ledger.authorize("ep1");

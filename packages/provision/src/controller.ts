@@ -12,7 +12,7 @@ import { decide } from "./decide.js";
 import type { ComputeAuthorization, StopReason } from "./evidence.js";
 import type { Command, Decision, HostingEvent, Input, LeaseClaim, Refusal } from "./inputs.js";
 import { evaluatePolicy, validatePolicy, type HostingPolicy } from "./policy.js";
-import type { CreateOutcome, ProviderPort, StopOutcome } from "./provider-port.js";
+import type { CreateOutcome, ProviderPort, ResumeOutcome, StopOutcome } from "./provider-port.js";
 import { validateCapabilities } from "./provider-port.js";
 import { reconcile, type ReconcilePlan } from "./reconcile.js";
 import { restore } from "./restore.js";
@@ -24,6 +24,7 @@ import {
   type StopBackoff,
 } from "./stop-backoff.js";
 import { liveRecords, type DeploymentId, type HostingState, type TransferTarget } from "./state.js";
+import type { ResourceKey } from "./identity.js";
 import type { Clock } from "./time.js";
 
 /** Durable home of the contract's state. Implementations: `MemoryHostingStore`, the SQLite store. */
@@ -145,11 +146,27 @@ export class HostingController {
     spec: DeploymentSpec,
     authorization: ComputeAuthorization | undefined,
   ): Result<DeploymentId, Refusal> {
+    return this.#declare({ type: "Declare", spec }, authorization);
+  }
+
+  /** Declare a spell of a resource that exists already (this exact key): resumed by `resume(id)`. */
+  declareResume(
+    key: ResourceKey,
+    authorization: ComputeAuthorization | undefined,
+  ): Result<DeploymentId, Refusal> {
+    return this.#declare({ type: "DeclareResume", key }, authorization);
+  }
+
+  #declare(
+    what:
+      | { readonly type: "Declare"; readonly spec: DeploymentSpec }
+      | { readonly type: "DeclareResume"; readonly key: ResourceKey },
+    authorization: ComputeAuthorization | undefined,
+  ): Result<DeploymentId, Refusal> {
     const id = this.#o.ids.next("deployment");
     const result = this.apply({
-      type: "Declare",
+      ...what,
       id,
-      spec,
       ownerTag: this.#o.ownerTag,
       capabilities: this.#o.provider.capabilities,
       authorization,
@@ -183,11 +200,23 @@ export class HostingController {
   }
 
   /** Record the intent, then create. The obligation is durable before the provider is called. */
-  async start(id: DeploymentId): Promise<Result<Decision, Refusal>> {
+  start(id: DeploymentId): Promise<Result<Decision, Refusal>> {
+    return this.#begin(id, "BeginCreate");
+  }
+
+  /**
+   * Record the intent, then resume the declared resume's key: the obligation is durable before the
+   * provider is called; an accepted resume is described at once, so a ready resource is Active.
+   */
+  resume(id: DeploymentId): Promise<Result<Decision, Refusal>> {
+    return this.#begin(id, "BeginResume");
+  }
+
+  async #begin(id: DeploymentId, type: "BeginCreate" | "BeginResume"): Promise<Result<Decision, Refusal>> {
     const claim = this.lease(id);
     if (!claim.ok) return claim;
     const begun = this.apply({
-      type: "BeginCreate",
+      type,
       id,
       lease: claim.value,
       requestId: this.#o.ids.next("request"),
@@ -393,6 +422,9 @@ export class HostingController {
             this.lease(command.id);
           break;
         }
+        case "ResumeResource":
+          last = await this.#resume(command.id, command.key, claim);
+          break;
         case "StopResource": {
           let outcome: StopOutcome;
           try {
@@ -413,6 +445,44 @@ export class HostingController {
       }
     }
     return last;
+  }
+
+  async #resume(id: DeploymentId, key: ResourceKey, claim: LeaseClaim): Promise<Result<Decision, Refusal>> {
+    const provider = this.#o.provider;
+    let outcome: ResumeOutcome;
+    try {
+      outcome = (await provider.resume?.(key)) ?? {
+        kind: "refused",
+        code: "no_resume",
+        message: `${provider.capabilities.provider} offers no resume`,
+      };
+    } catch (cause) {
+      outcome = { kind: "unknown", cause: describe(cause) };
+    }
+    const answered = this.apply({
+      type: "ResumeAnswered",
+      id,
+      lease: claim,
+      outcome,
+      at: this.#o.clock.now(),
+    });
+    if (!answered.ok) {
+      // As for a create: our lease lapsed meanwhile; taking it again marks the resume Uncertain.
+      if (answered.error.code === "lease-expired" || answered.error.code === "stale-epoch") this.lease(id);
+      return answered;
+    }
+    if (outcome.kind !== "accepted") return answered;
+    const described = await provider.describe(key).catch(() => undefined);
+    if (described?.kind !== "found") return answered;
+    const observed = this.apply({
+      type: "Observed",
+      id,
+      lease: claim,
+      report: described.report,
+      source: "describe",
+      at: this.#o.clock.now(),
+    });
+    return observed.ok ? observed : answered;
   }
 }
 

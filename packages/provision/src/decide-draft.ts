@@ -74,6 +74,16 @@ export function terminal(phase: Phase): boolean {
   return phase === "Stopped" || phase === "Cancelled" || phase === "Disowned";
 }
 
+/** The event for a create's (or a resume's) answer that was refused or never came. */
+export function outcomeUncertain(
+  record: DeploymentRecord,
+  answer: "refused" | "lost",
+  detail: string,
+): HostingEvent {
+  const type = record.origin === "resume" ? "ResumeOutcomeUncertain" : "CreateOutcomeUncertain";
+  return { type, id: record.id, answer, detail };
+}
+
 export function wrongPhase(record: DeploymentRecord, expected: string): { ok: false; error: Refusal } {
   return err({ code: "wrong-phase", id: record.id, phase: record.phase, expected });
 }

@@ -1,7 +1,8 @@
 /**
  * Observations and evidence: a report of the exact key updates the record (a healthy one never
- * withdraws StopRequired); a billing-ended state, absence from a complete listing past the listing
- * lag, an accepted stop or an external confirmation discharges the obligation — nothing else does.
+ * withdraws StopRequired); a billing-ended state (for a resume, once it can no longer be a stale
+ * report), absence from a complete listing past the listing lag, an accepted stop or an external
+ * confirmation discharges the obligation — nothing else does.
  * Must not know: how reports were gathered.
  */
 
@@ -15,6 +16,7 @@ import { err, ok } from "./result.js";
 import type { DeploymentRecord } from "./state.js";
 import type { Draft } from "./decide-draft.js";
 import { illegal, moveTo, obligationOf, terminal, wrongPhase, type Outcome } from "./decide-draft.js";
+import { resumeMayLag } from "./decide-resume.js";
 
 /** Charging unless the adapter declared the status as ending billing or as idle; unknown means charging. */
 export function isCharging(caps: ProviderCapabilities, status: string | undefined): boolean {
@@ -76,7 +78,7 @@ export function observed(
     charging,
     atMs,
   });
-  if (reportEndsBilling(caps, report) && report.status !== undefined) {
+  if (reportEndsBilling(caps, report) && report.status !== undefined && !resumeMayLag(current, atMs)) {
     draft.putDeployment(current);
     return discharge(draft, current, {
       kind: "provider-reported-billing-ended",

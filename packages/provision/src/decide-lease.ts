@@ -4,16 +4,60 @@
  * Must not know: providers, evidence.
  */
 
+import type { ComputeAuthorization } from "./evidence.js";
 import type { Input, LeaseClaim, Refusal } from "./inputs.js";
 import { validatePolicy } from "./policy.js";
 import { validateCapabilities } from "./provider-port.js";
 import { err, ok, type Result } from "./result.js";
 import { liveRecords, type DeploymentRecord, type HostingState } from "./state.js";
 import { slotOf } from "./identity.js";
-import { Draft, type Outcome } from "./decide-draft.js";
+import { Draft, outcomeUncertain, type Outcome } from "./decide-draft.js";
 
 export function declare(state: HostingState, input: Extract<Input, { type: "Declare" }>): Outcome {
-  const { id, spec, capabilities, authorization, policy, at } = input;
+  const { spec, capabilities } = input;
+  const admitted = admit(state, input, [
+    ...(spec.provider === capabilities.provider
+      ? []
+      : [`spec.provider ${spec.provider} is not ${capabilities.provider}`]),
+    ...(spec.name.trim() === "" ? ["spec.name: must not be empty"] : []),
+    ...(spec.account.trim() === "" ? ["spec.account: must not be empty"] : []),
+  ]);
+  if (!admitted.ok) return admitted;
+  return declared(state, input, admitted.value, { origin: "create", slot: slotOf(spec), spec });
+}
+
+/** The new record of an admitted declaration: Declared, nothing sent, no lease ever granted. */
+export function declared(
+  state: HostingState,
+  input: Extract<Input, { type: "Declare" | "DeclareResume" }>,
+  authorization: ComputeAuthorization,
+  what: Pick<DeploymentRecord, "origin" | "slot"> & Partial<Pick<DeploymentRecord, "spec" | "key">>,
+): Outcome {
+  const draft = new Draft(state);
+  const atMs = input.at.wallMs;
+  draft.putDeployment({
+    id: input.id,
+    ...what,
+    ownerTag: input.ownerTag,
+    authorization,
+    capabilities: input.capabilities,
+    phase: "Declared",
+    declaredAtMs: atMs,
+    seenInListing: false,
+    stopAttempts: 0,
+    leaseHighWater: 0,
+  });
+  draft.events.push({ type: "DeploymentDeclared", id: input.id, atMs });
+  return ok(draft.finish());
+}
+
+/** What every declaration (create or resume) must hold: a ledger authorization, sane inputs, room. */
+export function admit(
+  state: HostingState,
+  input: Extract<Input, { type: "Declare" | "DeclareResume" }>,
+  problems: readonly string[],
+): Result<ComputeAuthorization, Refusal> {
+  const { id, capabilities, authorization, policy } = input;
   if (state.deployments[id] !== undefined) return err({ code: "duplicate-deployment", id });
   if (
     authorization === undefined ||
@@ -21,36 +65,16 @@ export function declare(state: HostingState, input: Extract<Input, { type: "Decl
     authorization.reservationId.trim() === ""
   )
     return err({ code: "authorization-required", id });
-  const problems = [
+  const all = [
     ...validateCapabilities(capabilities),
     ...validatePolicy(policy),
-    ...(spec.provider === capabilities.provider
-      ? []
-      : [`spec.provider ${spec.provider} is not ${capabilities.provider}`]),
-    ...(spec.name.trim() === "" ? ["spec.name: must not be empty"] : []),
-    ...(spec.account.trim() === "" ? ["spec.account: must not be empty"] : []),
+    ...problems,
     ...(input.ownerTag.trim() === "" ? ["ownerTag: must not be empty"] : []),
   ];
-  if (problems.length > 0) return err({ code: "invalid-input", detail: problems.join("; ") });
+  if (all.length > 0) return err({ code: "invalid-input", detail: all.join("; ") });
   if (liveRecords(state).length >= policy.maxActiveResources)
     return err({ code: "max-active-exceeded", limit: policy.maxActiveResources });
-  const draft = new Draft(state);
-  draft.putDeployment({
-    id,
-    origin: "create",
-    slot: slotOf(spec),
-    ownerTag: input.ownerTag,
-    spec,
-    authorization,
-    capabilities,
-    phase: "Declared",
-    declaredAtMs: at.wallMs,
-    seenInListing: false,
-    stopAttempts: 0,
-    leaseHighWater: 0,
-  });
-  draft.events.push({ type: "DeploymentDeclared", id, atMs: at.wallMs });
-  return ok(draft.finish());
+  return ok(authorization);
 }
 
 export function acquireLease(state: HostingState, input: Extract<Input, { type: "AcquireLease" }>): Outcome {
@@ -88,12 +112,7 @@ export function acquireLease(state: HostingState, input: Extract<Input, { type: 
       to: "Uncertain",
       atMs: input.at.wallMs,
     });
-    draft.events.push({
-      type: "CreateOutcomeUncertain",
-      id: record.id,
-      answer: "lost",
-      detail: "lease changed hands",
-    });
+    draft.events.push(outcomeUncertain(record, "lost", "lease changed hands"));
   }
   draft.putDeployment(next);
   return ok(draft.finish());

@@ -12,6 +12,7 @@ import { Draft, moveTo, illegal, wrongPhase, type Outcome } from "./decide-draft
 import { absentFromListing, discharge, observed } from "./decide-evidence.js";
 import { acquireLease, checkLease, declare } from "./decide-lease.js";
 import { beginCreate, createAnswered, retryCreate } from "./decide-create.js";
+import { beginResume, declareResume, resumeAnswered } from "./decide-resume.js";
 import { disown, recordOrphan, requireStop, stopAnswered } from "./decide-stop.js";
 
 export { reportEndsBilling, reportIsCharging } from "./decide-evidence.js";
@@ -20,6 +21,8 @@ export function decide(state: HostingState, input: Input): Outcome {
   switch (input.type) {
     case "Declare":
       return declare(state, input);
+    case "DeclareResume":
+      return declareResume(state, input);
     case "RecordOrphan":
       return recordOrphan(state, input);
     case "AcquireLease":
@@ -29,7 +32,7 @@ export function decide(state: HostingState, input: Input): Outcome {
   }
 }
 
-type RecordInput = Exclude<Input, { type: "Declare" | "RecordOrphan" | "AcquireLease" }>;
+type RecordInput = Exclude<Input, { type: "Declare" | "DeclareResume" | "RecordOrphan" | "AcquireLease" }>;
 
 function withRecord(state: HostingState, input: RecordInput): Outcome {
   const record = state.deployments[input.id];
@@ -45,7 +48,7 @@ function withRecord(state: HostingState, input: RecordInput): Outcome {
     }
     case "Cancel":
       if (record.phase !== "Declared" || record.intent !== undefined)
-        return wrongPhase(record, "Declared with no create sent (a sent create can only be stopped)");
+        return wrongPhase(record, "Declared with nothing sent (a sent create or resume can only be stopped)");
       return moveTo(draft, record, "Cancelled", input.at.wallMs).ok
         ? ok(draft.finish())
         : illegal(record, "Cancelled");
@@ -55,6 +58,10 @@ function withRecord(state: HostingState, input: RecordInput): Outcome {
       return retryCreate(draft, record, input);
     case "CreateAnswered":
       return createAnswered(draft, record, input);
+    case "BeginResume":
+      return beginResume(draft, record, input);
+    case "ResumeAnswered":
+      return resumeAnswered(draft, record, input);
     case "Observed":
       return observed(draft, record, input.report, input.source, input.at.wallMs);
     case "AbsentFromListing":

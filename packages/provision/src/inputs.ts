@@ -14,10 +14,11 @@ import type {
   CreateOutcome,
   CreateRequest,
   ProviderCapabilities,
+  ResumeOutcome,
   StopMode,
   StopOutcome,
 } from "./provider-port.js";
-import type { DeploymentId, HostingState, TransferTarget } from "./state.js";
+import type { DeploymentId, HostingState, ObligationCause, TransferTarget } from "./state.js";
 import type { Instant } from "./time.js";
 
 /** Who is acting, under which lease epoch. Every mutation of an existing record carries one. */
@@ -31,6 +32,17 @@ export type Input =
       readonly type: "Declare";
       readonly id: DeploymentId;
       readonly spec: DeploymentSpec;
+      readonly ownerTag: string;
+      readonly capabilities: ProviderCapabilities;
+      readonly authorization: ComputeAuthorization | undefined;
+      readonly policy: HostingPolicy;
+      readonly at: Instant;
+    }
+  | {
+      /** Bring an existing resource (this exact key) into use: declared like a create, under a ledger authorization. */
+      readonly type: "DeclareResume";
+      readonly id: DeploymentId;
+      readonly key: ResourceKey;
       readonly ownerTag: string;
       readonly capabilities: ProviderCapabilities;
       readonly authorization: ComputeAuthorization | undefined;
@@ -69,6 +81,20 @@ export type Input =
       readonly id: DeploymentId;
       readonly lease: LeaseClaim;
       readonly outcome: CreateOutcome;
+      readonly at: Instant;
+    }
+  | {
+      readonly type: "BeginResume";
+      readonly id: DeploymentId;
+      readonly lease: LeaseClaim;
+      readonly requestId: string;
+      readonly at: Instant;
+    }
+  | {
+      readonly type: "ResumeAnswered";
+      readonly id: DeploymentId;
+      readonly lease: LeaseClaim;
+      readonly outcome: ResumeOutcome;
       readonly at: Instant;
     }
   | {
@@ -131,6 +157,7 @@ export type InputType = Input["type"];
 
 export type Command =
   | { readonly type: "CreateResource"; readonly id: DeploymentId; readonly request: CreateRequest }
+  | { readonly type: "ResumeResource"; readonly id: DeploymentId; readonly key: ResourceKey }
   | {
       readonly type: "StopResource";
       readonly id: DeploymentId;
@@ -153,9 +180,17 @@ export type HostingEvent =
       readonly atMs: number;
     }
   | {
+      /** A resume is about to be sent: from now on the resource may bill under this record. */
+      readonly type: "ResumeIntentRecorded";
+      readonly id: DeploymentId;
+      readonly requestId: string;
+      readonly key: ResourceKey;
+      readonly atMs: number;
+    }
+  | {
       readonly type: "ObligationOpened";
       readonly id: DeploymentId;
-      readonly because: "create-intent" | "orphan";
+      readonly because: ObligationCause;
       readonly key?: ResourceKey;
       readonly atMs: number;
     }
@@ -168,6 +203,13 @@ export type HostingEvent =
     }
   | {
       readonly type: "CreateOutcomeUncertain";
+      readonly id: DeploymentId;
+      readonly answer: "refused" | "lost";
+      readonly detail: string;
+    }
+  | {
+      /** The resume was refused or its answer lost: whether it took effect only reconciliation can tell. */
+      readonly type: "ResumeOutcomeUncertain";
       readonly id: DeploymentId;
       readonly answer: "refused" | "lost";
       readonly detail: string;

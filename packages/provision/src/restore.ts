@@ -1,11 +1,12 @@
 /**
  * What a restart does to the contract's state. Identity, phase and every obligation survive; leases
- * and liveness (observations) do not. A create whose answer was never recorded is Uncertain now.
+ * and liveness (observations) do not. A create (or resume) whose answer was never recorded is Uncertain now.
  * Nothing acts on a restored record until a lease is granted again, with an epoch above the
  * durable high-water mark.
  * Must not know: how the state was read back.
  */
 
+import { outcomeUncertain } from "./decide-draft.js";
 import type { HostingEvent } from "./inputs.js";
 import type { DeploymentRecord, HostingState } from "./state.js";
 
@@ -19,12 +20,8 @@ export function restore(state: HostingState, atMs: number): { state: HostingStat
     if (kept.phase === "Declared" && kept.intent !== undefined && kept.intent.answer === undefined) {
       next = { ...kept, phase: "Uncertain", intent: { ...kept.intent, answer: "lost" } };
       events.push({ type: "PhaseChanged", id, from: "Declared", to: "Uncertain", atMs });
-      events.push({
-        type: "CreateOutcomeUncertain",
-        id,
-        answer: "lost",
-        detail: "restarted while the create was in flight",
-      });
+      const what = kept.origin === "resume" ? "resume" : "create";
+      events.push(outcomeUncertain(kept, "lost", `restarted while the ${what} was in flight`));
     } else if (kept.intent?.retryInFlight === true) {
       const { retryInFlight: _r, ...intent } = kept.intent;
       next = { ...kept, intent };

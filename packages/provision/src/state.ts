@@ -18,6 +18,8 @@ export type DeploymentId = string;
 export type DeploymentOrigin =
   /** Declared by us and created through the provider. */
   | "create"
+  /** A resource that exists already (exact key), brought into use by us: resumed when paused. */
+  | "resume"
   /** Found by reconciliation: our owner tag, no live record. Recorded only to be stopped. */
   | "orphan";
 
@@ -28,7 +30,7 @@ export interface LeaseHolder {
   readonly expiresAtMonoMs: number;
 }
 
-/** The intent to create, persisted before the create call is sent. */
+/** The intent to create (or resume), persisted before the call is sent. */
 export interface CreateIntent {
   readonly requestId: string;
   readonly epoch: number;
@@ -38,7 +40,7 @@ export interface CreateIntent {
   readonly lastSentAtMs: number;
   readonly idempotencyKey?: string;
   /** What became of the answer, once known. */
-  readonly answer?: "created" | "refused" | "lost";
+  readonly answer?: "created" | "resumed" | "refused" | "lost";
   /** A create retry with the idempotency key is in flight. */
   readonly retryInFlight?: boolean;
 }
@@ -48,10 +50,10 @@ export interface DeploymentRecord {
   readonly rev: number;
   readonly origin: DeploymentOrigin;
   readonly slot: ResourceSlot;
-  /** Known once the provider assigned an incarnation (create answer or reconciliation). */
+  /** Known once the provider assigned an incarnation (create answer or reconciliation); a resume's from the start. */
   readonly key?: ResourceKey;
   readonly ownerTag: string;
-  /** Absent only for orphans, which are recorded to be stopped, never to run. */
+  /** What a create asked for. Absent for a resume (the resource exists) and an orphan (only to be stopped). */
   readonly spec?: DeploymentSpec;
   readonly authorization?: ComputeAuthorization;
   /** The adapter's capabilities as declared when the record was made. */
@@ -77,6 +79,9 @@ export interface DeploymentRecord {
   readonly lease?: LeaseHolder;
 }
 
+/** What opened an obligation: a create or resume about to be sent, or an orphan found billing. */
+export type ObligationCause = "create-intent" | "resume-intent" | "orphan";
+
 export type ObligationState = "open" | "discharged" | "transferred";
 
 /** A finalizer on a billed resource: open before it can bill, closed only by evidence. */
@@ -85,7 +90,7 @@ export interface StopObligation {
   readonly deploymentId: DeploymentId;
   readonly rev: number;
   readonly openedAtMs: number;
-  readonly openedBecause: "create-intent" | "orphan";
+  readonly openedBecause: ObligationCause;
   readonly state: ObligationState;
   /** The resource it covers, once known. */
   readonly key?: ResourceKey;

@@ -5,38 +5,13 @@ import {
   HostingController,
   ManualClock,
   MemoryHostingStore,
-  type ControllerOptions,
   type CreateRequest,
-  type HostingEvent,
   type HostingStore,
   type ProviderPort,
 } from "@pair/provision";
-import { CountingIds, FakeProvider, FaultyProvider, NO_FAULTS } from "@pair/testkit";
-import { AUTH, OWNER, POLICY, SPEC } from "./fixtures.js";
-
-function setup(overrides: Partial<ControllerOptions> = {}, fakeCaps = {}) {
-  const clock = new ManualClock();
-  const fake = new FakeProvider({ account: "acct", clock, capabilities: fakeCaps });
-  const store = new MemoryHostingStore();
-  const events: HostingEvent[] = [];
-  const options: ControllerOptions = {
-    controllerId: "c1",
-    ownerTag: OWNER,
-    account: "acct",
-    provider: fake,
-    store,
-    clock,
-    ids: new CountingIds(),
-    policy: POLICY,
-    leaseTtlMs: 30_000,
-    busyRequeueMs: 1_000,
-    idleRequeueMs: 60_000,
-    stopRetryMs: 5_000,
-    onEvent: (e) => events.push(e),
-    ...overrides,
-  };
-  return { clock, fake, store, events, options, c: HostingController.open(options) };
-}
+import { FakeProvider, FaultyProvider, NO_FAULTS } from "@pair/testkit";
+import { AUTH, OWNER, SPEC } from "./fixtures.js";
+import { controllerWorld as setup } from "./harness.js";
 
 function declared(c: HostingController): string {
   const id = c.declare(SPEC, AUTH);

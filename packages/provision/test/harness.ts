@@ -1,15 +1,22 @@
-// A tiny driver over decide() for unit tests: applies inputs to a state and keeps the events.
+// A tiny driver over decide() for unit tests, and a controller over FakeProvider for shell tests.
 import {
   EMPTY_STATE,
+  HostingController,
+  ManualClock,
+  MemoryHostingStore,
   decide,
+  type ControllerOptions,
   type Decision,
   type HostingEvent,
   type HostingState,
   type Input,
   type LeaseClaim,
+  type ProviderCapabilities,
+  type ProviderPort,
   type Refusal,
   type Result,
 } from "@pair/provision";
+import { CountingIds, FakeProvider } from "@pair/testkit";
 import { AUTH, CAPS, OWNER, POLICY, SPEC, at } from "./fixtures.js";
 
 export class Driver {
@@ -82,4 +89,33 @@ export class Driver {
 
 export function keyOf(id: string, incarnation = `inc-${id}`) {
   return { provider: "fake", account: "acct", name: SPEC.name, incarnation };
+}
+
+/** A controller over a FakeProvider (optionally wrapped) and a memory store, with its events kept. */
+export function controllerWorld(
+  overrides: Partial<ControllerOptions> = {},
+  fakeCaps: Partial<ProviderCapabilities> = {},
+  wrap?: (fake: FakeProvider) => ProviderPort,
+) {
+  const clock = new ManualClock();
+  const fake = new FakeProvider({ account: "acct", clock, capabilities: fakeCaps });
+  const store = new MemoryHostingStore();
+  const events: HostingEvent[] = [];
+  const options: ControllerOptions = {
+    controllerId: "c1",
+    ownerTag: OWNER,
+    account: "acct",
+    provider: wrap?.(fake) ?? fake,
+    store,
+    clock,
+    ids: new CountingIds(),
+    policy: POLICY,
+    leaseTtlMs: 30_000,
+    busyRequeueMs: 1_000,
+    idleRequeueMs: 60_000,
+    stopRetryMs: 5_000,
+    onEvent: (e) => events.push(e),
+    ...overrides,
+  };
+  return { clock, fake, store, events, options, c: HostingController.open(options) };
 }

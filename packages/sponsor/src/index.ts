@@ -39,7 +39,7 @@ export {
   type RentedState,
 } from "./registry/rented-nodes.js";
 export type { EndpointLookup, EndpointLookupFn } from "./registry/hf-endpoint-states.js";
-export { ADOPT_INCARNATION, AdoptingProvider } from "./hf-endpoint/adopting-provider.js";
+export { AdoptingProvider } from "./hf-endpoint/adopting-provider.js";
 export {
   ManagedEndpoint,
   type CreatedInfo,

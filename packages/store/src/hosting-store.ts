@@ -3,7 +3,8 @@
  * deployment and per obligation, as JSON, plus the state version used for compare-and-set. A commit
  * writes only the records changed since the version it expects, in one transaction, and refuses a
  * stale writer. Two guards hold even against a buggy caller: a lease high-water mark never goes
- * down, and a closed obligation never reopens.
+ * down, and a closed obligation never reopens. The schema and the records' shape move forward by
+ * `MIGRATIONS` (SQLite's user_version), in one transaction when a store opens.
  * Must not know: the contract's rules beyond those two guards (they live in @pair/provision).
  */
 
@@ -28,6 +29,17 @@ const MIGRATIONS: readonly string[] = [
      state TEXT NOT NULL,
      record TEXT NOT NULL
    ) STRICT;`,
+  // Resume became a contract command. Before, bringing an existing endpoint into use was a create
+  // whose spec said `hardware: "adopted"`: those records (and their obligations) now read as resumes.
+  `UPDATE hosting_obligations SET record = json_set(record, '$.openedBecause', 'resume-intent')
+     WHERE json_extract(record, '$.openedBecause') = 'create-intent' AND deployment_id IN (
+       SELECT id FROM hosting_deployments
+       WHERE json_extract(record, '$.origin') = 'create' AND json_extract(record, '$.spec.hardware') = 'adopted');
+   UPDATE hosting_deployments SET record = json_set(record, '$.intent.answer', 'resumed')
+     WHERE json_extract(record, '$.origin') = 'create' AND json_extract(record, '$.spec.hardware') = 'adopted'
+       AND json_extract(record, '$.intent.answer') = 'created';
+   UPDATE hosting_deployments SET record = json_set(json_remove(record, '$.spec'), '$.origin', 'resume')
+     WHERE json_extract(record, '$.origin') = 'create' AND json_extract(record, '$.spec.hardware') = 'adopted';`,
 ];
 
 export class StoreGuardError extends Error {

@@ -1,7 +1,7 @@
 /**
  * FaultyProvider: a seeded fault wrapper around any provider port (convention 11). It loses create
  * answers, answers 5xx, returns partial listings, hides new resources for up to the declared listing
- * lag, fails list and stop calls, and accepts stops it never performs. The seed is printed by the
+ * lag, fails list and stop calls, accepts stops it never performs, and loses resume answers. The seed is printed by the
  * caller on failure so a schedule replays.
  * Must not know: which provider it wraps.
  */
@@ -15,6 +15,7 @@ import type {
   ProviderCapabilities,
   ProviderPort,
   ResourceKey,
+  ResumeOutcome,
   StopMode,
   StopOutcome,
 } from "@pair/provision";
@@ -38,6 +39,8 @@ export interface FaultRates {
   readonly stopFailure: number;
   /** The stop is accepted, and the resource goes on billing. */
   readonly stopAcceptedStillBilling: number;
+  /** The resume's answer never arrives; half of the time the provider had resumed it anyway. */
+  readonly lostResumeAnswer: number;
 }
 
 export const NO_FAULTS: FaultRates = {
@@ -49,6 +52,7 @@ export const NO_FAULTS: FaultRates = {
   listFailure: 0,
   stopFailure: 0,
   stopAcceptedStillBilling: 0,
+  lostResumeAnswer: 0,
 };
 
 /** The inner port plus what the wrapper needs to create without answering. */
@@ -67,6 +71,8 @@ export class FaultyProvider implements ProviderPort {
   readonly liedAboutStops = new Set<string>();
   /** Every stop the caller asked for, whether or not it reached the provider. */
   readonly stopRequests: { readonly key: ResourceKey; readonly mode: StopMode }[] = [];
+  /** Every resume the caller asked for, whether or not it reached the provider. */
+  readonly resumeRequests: ResourceKey[] = [];
   readonly #inner: FaultableProvider;
   readonly #clock: Clock;
   /** Key → wall time from which the resource shows in listings. */
@@ -124,6 +130,20 @@ export class FaultyProvider implements ProviderPort {
       return Promise.resolve({ kind: "accepted" });
     }
     return this.#inner.stop(key, mode);
+  }
+
+  async resume(key: ResourceKey): Promise<ResumeOutcome> {
+    this.resumeRequests.push(key);
+    const inner = this.#inner;
+    const resume = (k: ResourceKey): Promise<ResumeOutcome> =>
+      inner.resume === undefined
+        ? Promise.resolve({ kind: "refused", code: "no_resume", message: "the provider has no resume" })
+        : inner.resume(k);
+    if (this.random.chance(this.rates.lostResumeAnswer)) {
+      if (this.random.chance(0.5)) await resume(key);
+      throw new Error("socket hang up");
+    }
+    return resume(key);
   }
 
   #made(key: ResourceKey): void {

@@ -88,7 +88,10 @@ describe("managed Hugging Face endpoints", () => {
     const live = Object.values(state?.deployments ?? {});
     expect(live).toHaveLength(1);
     expect(live[0]).toMatchObject({ key: { name: "qwen", incarnation: qwen?.createdAt } });
-    expect(openObligations(state!)).toHaveLength(1);
+    // A resume of that key through the contract, not a create: no spec, a resume's obligation.
+    expect(live[0]).toMatchObject({ origin: "resume", intent: { answer: "resumed" } });
+    expect(live[0]?.spec).toBeUndefined();
+    expect(openObligations(state!)).toMatchObject([{ openedBecause: "resume-intent", key: live[0]?.key }]);
     expect(w.node.managed.view(NODE)).toMatchObject({
       managed: true,
       usd_per_hour: 0.8,

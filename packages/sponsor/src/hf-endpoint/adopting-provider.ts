@@ -1,19 +1,18 @@
 /**
- * The provider port a managed Hugging Face endpoint is driven through. The endpoint exists already
- * (the config names it), so "create" here means *bring it into use*: look the named endpoint up,
- * check it is the incarnation we adopted before (when we did), resume it when paused, and answer
- * `created` with its report — its exact key `(huggingface-endpoint, namespace, name, createdAt)` binds
- * the contract's record, whose stop obligation is then open until evidence (paused, or gone). Listing,
- * describe and stop go to the Hugging Face adapter unchanged, so only that exact key is ever paused.
- * A spec whose hardware is not `ADOPTED_HARDWARE` is a real create (`pair rented create`): it goes to
- * the Hugging Face provider unchanged (private or authenticated, scale-to-zero on, PAIR's marks).
+ * The provider port a managed Hugging Face endpoint is driven through, and how it finds the endpoint
+ * to bring into use. The endpoint exists already (the config names it): `findEndpoint` looks it up and
+ * checks it is the incarnation we used before (when we did) and not public; the contract then resumes
+ * that exact key (`(huggingface-endpoint, namespace, name, createdAt)`), whose stop obligation is open
+ * until evidence (paused, or gone). `resume` sends nothing when the endpoint is up already (a running
+ * endpoint is taken as it is). A create (`pair rented create`) goes to the Hugging Face provider
+ * unchanged (private or authenticated, scale-to-zero on, PAIR's marks); listing, describe and stop
+ * too, so only that exact key is ever paused.
  * Must not know: the ledger, the node's routing, timers.
  */
 
 import {
   endpointKey,
   HuggingFaceApiError,
-  toResourceReport,
   type EndpointsTransport,
   type HfEndpoint,
   type HuggingFaceEndpointsProvider,
@@ -32,18 +31,42 @@ import type {
   StopOutcome,
 } from "@pair/provision";
 
-/** The spec setting naming the incarnation a wake must find (absent at the first adoption). */
-export const ADOPT_INCARNATION = "adoptIncarnation";
+/** The endpoint a resume may bring into use, or why not (`lost`: Hugging Face could not be asked). */
+export type FoundEndpoint =
+  | { readonly kind: "found"; readonly key: ResourceKey }
+  | { readonly kind: "refused"; readonly code: string; readonly message: string }
+  | { readonly kind: "lost"; readonly cause: string };
 
-/** `DeploymentSpec.hardware` of a spell that brings an existing endpoint into use (not a real create). */
-export const ADOPTED_HARDWARE = "adopted";
-
-/**
- * Whether a declared spec brings the existing endpoint into use (adoption, a resume, a wake) rather
- * than creating one: the hardware word SQLite has kept for such spells since the first release.
- */
-export function isAdoption(spec: { readonly hardware: string }): boolean {
-  return spec.hardware === ADOPTED_HARDWARE;
+/** Look the named endpoint up for a resume: it must exist, be `expected` (when given) and not public. */
+export async function findEndpoint(
+  transport: Pick<EndpointsTransport, "getEndpoint">,
+  ns: string,
+  name: string,
+  expected: string | undefined,
+): Promise<FoundEndpoint> {
+  let endpoint: HfEndpoint;
+  try {
+    endpoint = await transport.getEndpoint(ns, name);
+  } catch (error) {
+    if (error instanceof HuggingFaceApiError && error.kind === "not_found")
+      return { kind: "refused", code: "not_found", message: `endpoint ${ns}/${name} does not exist` };
+    return { kind: "lost", cause: describe(error) };
+  }
+  if (expected !== undefined && !sameIncarnation(endpoint.incarnation, expected))
+    return {
+      kind: "refused",
+      code: "other_incarnation",
+      message:
+        `endpoint ${ns}/${name} was recreated (created ${endpoint.incarnation}, last used ${expected}): ` +
+        "PAIR leaves it alone",
+    };
+  if (endpoint.accessType === "public")
+    return {
+      kind: "refused",
+      code: "public_endpoint",
+      message: `endpoint ${ns}/${name} is public: PAIR manages only private or authenticated endpoints`,
+    };
+  return { kind: "found", key: endpointKey(endpoint) };
 }
 
 export class AdoptingProvider implements ProviderPort {
@@ -60,49 +83,9 @@ export class AdoptingProvider implements ProviderPort {
   }
 
   async create(request: CreateRequest): Promise<CreateOutcome> {
-    if (!isAdoption(request.spec)) {
-      const outcome = await this.#inner.create(request);
-      this.lastRefusedCode = outcome.kind === "refused" ? outcome.code : undefined;
-      return outcome;
-    }
-    const ns = this.#inner.namespace;
-    const name = request.spec.name;
-    let endpoint: HfEndpoint;
-    try {
-      endpoint = await this.#transport.getEndpoint(ns, name);
-    } catch (error) {
-      if (error instanceof HuggingFaceApiError && error.kind === "not_found")
-        return { kind: "refused", code: "not_found", message: `endpoint ${ns}/${name} does not exist` };
-      return { kind: "lost", cause: describe(error) };
-    }
-    const expected = request.spec.settings?.[ADOPT_INCARNATION];
-    if (typeof expected === "string" && !sameIncarnation(endpoint.incarnation, expected))
-      return {
-        kind: "refused",
-        code: "other_incarnation",
-        message:
-          `endpoint ${ns}/${name} was recreated (created ${endpoint.incarnation}, adopted ${expected}): ` +
-          "PAIR leaves it alone",
-      };
-    if (endpoint.accessType === "public")
-      return {
-        kind: "refused",
-        code: "public_endpoint",
-        message: `endpoint ${ns}/${name} is public: PAIR manages only private or authenticated endpoints`,
-      };
-    if (endpoint.state === "paused") {
-      const resumed = await this.#inner.resume(endpointKey(endpoint));
-      if (resumed.kind === "refused") return resumed;
-      if (resumed.kind === "unknown") return { kind: "lost", cause: resumed.cause };
-      try {
-        endpoint = await this.#transport.getEndpoint(ns, name);
-      } catch (error) {
-        return { kind: "lost", cause: describe(error) };
-      }
-    }
-    // Not made by this request: report no request id (the contract would take another as a mismatch).
-    const { requestId: _other, ...report } = toResourceReport(endpoint);
-    return { kind: "created", report };
+    const outcome = await this.#inner.create(request);
+    this.lastRefusedCode = outcome.kind === "refused" ? outcome.code : undefined;
+    return outcome;
   }
 
   list(): Promise<Listing> {
@@ -117,7 +100,22 @@ export class AdoptingProvider implements ProviderPort {
     return this.#inner.stop(key, mode);
   }
 
-  resume(key: ResourceKey): Promise<ResumeOutcome> {
+  /** Resume the exact endpoint when paused; one that is up already needs nothing sent. */
+  async resume(key: ResourceKey): Promise<ResumeOutcome> {
+    let endpoint: HfEndpoint;
+    try {
+      endpoint = await this.#transport.getEndpoint(this.#inner.namespace, key.name);
+    } catch (error) {
+      if (error instanceof HuggingFaceApiError && error.kind === "not_found")
+        return {
+          kind: "refused",
+          code: "not_found",
+          message: `endpoint ${key.account}/${key.name} does not exist`,
+        };
+      return { kind: "unknown", cause: describe(error) };
+    }
+    if (sameIncarnation(endpoint.incarnation, key.incarnation) && endpoint.state !== "paused")
+      return { kind: "accepted" };
     return this.#inner.resume(key);
   }
 }

@@ -1,10 +1,9 @@
 /**
  * What a managed Hugging Face endpoint declares and what it costs: its price (the endpoint's hardware,
  * or the one PAIR asked for, from the namespace's hardware list) and the reservation at it; the two
- * steps of `pair rented create` (the declaration under a ledger authorization, then the create); an
- * adoption (the same two steps for the endpoint that exists, which a resume and a wake are); and
- * the specs its spells are declared with — a real create's, or an adoption's (bring the existing
- * endpoint into use: the `adopted` hardware word, the incarnation a wake must find).
+ * steps of `pair rented create` (the declaration under a ledger authorization, then the create); and
+ * an adoption (a resume and a wake are one): the endpoint that exists, found by name and checked, is
+ * declared as a resume of its exact key under a ledger authorization, then resumed by the contract.
  * Must not know: the node's routing, its idle and budget passes, timers.
  */
 
@@ -12,7 +11,7 @@ import { HF_ENDPOINT_PROVIDER, vllmImage, type EndpointsTransport } from "@pair/
 import type { Clock, DeploymentRecord, DeploymentSpec, HostingState } from "@pair/provision";
 import type { HuggingFaceEndpointNode } from "../config/index.js";
 import type { PairError } from "@pair/dialects";
-import { ADOPT_INCARNATION, ADOPTED_HARDWARE, isAdoption } from "./adopting-provider.js";
+import { findEndpoint } from "./adopting-provider.js";
 import { hardwareOf, offerFor } from "./endpoint-hardware.js";
 import {
   describeBudget,
@@ -104,6 +103,7 @@ export class EndpointPrice {
 export interface CreateContext {
   readonly core: ManagedNodeCore;
   readonly config: HuggingFaceEndpointNode;
+  readonly transport: EndpointsTransport;
   readonly price: EndpointPrice;
   readonly clock: Clock;
   readonly log: (line: string) => void;
@@ -195,22 +195,26 @@ export async function adoptEndpoint(c: CreateContext): Promise<ManagedAction> {
         `the ledger refused: ${authorization.error.code}`,
       ),
     };
-  const incarnation = lastIncarnation(core.controller.state);
-  const declared = core.controller.declare(adoptionSpec(c.config, incarnation), authorization.value);
+  const found = await findEndpoint(c.transport, namespace, name, lastIncarnation(core.controller.state));
+  if (found.kind !== "found") {
+    core.lastError = `adopting ${namespace}/${name}: ${found.kind === "lost" ? found.cause : found.message}`;
+    return { ok: false, error: core.error("rented_node_ineligible", core.lastError) };
+  }
+  const declared = core.controller.declareResume(found.key, authorization.value);
   if (!declared.ok)
     return {
       ok: false,
       error: core.error("rented_node_ineligible", `declare refused: ${declared.error.code}`),
     };
-  const started = await core.controller.start(declared.value);
+  const started = await core.controller.resume(declared.value);
   const record = core.controller.state.deployments[declared.value];
-  if (!started.ok || record?.key === undefined) {
+  if (!started.ok || record?.intent?.answer !== "resumed") {
     const why = record?.intent?.answer ?? (started.ok ? "no answer" : started.error.code);
     core.lastError = `adopting ${namespace}/${name}: ${why}`;
     return { ok: false, error: core.error("rented_node_ineligible", core.lastError) };
   }
   core.lastError = undefined;
-  c.log(`rented node ${core.name}: managing ${namespace}/${name} (created ${record.key.incarnation})`);
+  c.log(`rented node ${core.name}: managing ${namespace}/${name} (created ${found.key.incarnation})`);
   return { ok: true };
 }
 
@@ -236,23 +240,10 @@ function createSpec(config: HuggingFaceEndpointNode, spec: NewEndpointSpec): Dep
   };
 }
 
-/** The spec of an adoption (bring the endpoint into use); `incarnation`: the one a wake must find. */
-function adoptionSpec(config: HuggingFaceEndpointNode, incarnation: string | undefined): DeploymentSpec {
-  const { namespace, name } = config.endpoint;
-  return {
-    provider: HF_ENDPOINT_PROVIDER,
-    account: namespace,
-    name,
-    model: config.models[0] ?? name,
-    hardware: ADOPTED_HARDWARE,
-    ...(incarnation === undefined ? {} : { settings: { [ADOPT_INCARNATION]: incarnation } }),
-  };
-}
-
 /** The incarnation of the last spell recorded (durable), if any. */
 export function lastIncarnation(state: HostingState): string | undefined {
   const recorded = Object.values(state.deployments)
-    .filter((d) => d.key !== undefined && d.origin === "create")
+    .filter((d) => d.key !== undefined && (d.origin === "create" || d.origin === "resume"))
     .sort((a, b) => b.declaredAtMs - a.declaredAtMs);
   return recorded[0]?.key?.incarnation;
 }
@@ -260,7 +251,7 @@ export function lastIncarnation(state: HostingState): string | undefined {
 /** When PAIR created this node's endpoint (the first create declared, from SQLite), or null. */
 export function createdInfo(state: HostingState, nowMs: number): CreatedInfo | null {
   const first = Object.values(state.deployments)
-    .filter((d) => d.origin === "create" && d.spec !== undefined && !isAdoption(d.spec))
+    .filter((d) => d.origin === "create")
     .sort((a, b) => a.declaredAtMs - b.declaredAtMs)[0];
   if (first === undefined) return null;
   const elapsedMs = Math.max(0, nowMs - first.declaredAtMs);

@@ -8,7 +8,6 @@
 
 import { HuggingFaceApiError, type EndpointsTransport, type HfComputeOffer } from "@pair/huggingface";
 import type { HostingState } from "@pair/provision";
-import { isAdoption } from "./adopting-provider.js";
 
 export interface HardwareShape {
   readonly instanceType: string | undefined;
@@ -27,7 +26,7 @@ export async function hardwareOf(
     return { instanceType: e.instanceType, instanceSize: e.instanceSize, vendor: e.vendor, region: e.region };
   } catch (cause) {
     const declared = Object.values(hosting.deployments)
-      .filter((d) => d.origin === "create" && d.spec !== undefined && !isAdoption(d.spec))
+      .filter((d) => d.origin === "create" && d.spec !== undefined)
       .sort((a, b) => b.declaredAtMs - a.declaredAtMs)[0]?.spec;
     if (!(cause instanceof HuggingFaceApiError) || cause.status !== 404 || declared === undefined)
       throw cause;

@@ -1,7 +1,7 @@
 /**
  * One managed Hugging Face endpoint (`lifecycle.managed: true`): a HostingController over its own
  * SQLite store, driven through the adopting provider, with every hosting event fed to the sponsor's
- * ledger. Each billing spell is one deployment record: adopted (or resumed) under a ledger
+ * ledger. Each billing spell is one deployment record: a contract resume of its key under a ledger
  * authorization, its stop obligation open until evidence (paused or gone). On each `tick()` it
  * reconciles with the listing, enforces the budget (the ledger's stops), adopts the endpoint when it
  * bills with no record, and pauses it after `idle_pause_min` with no PAIR workload (never while one is
@@ -146,6 +146,7 @@ export class ManagedEndpoint implements ManagedRentedNode {
     this.#steps = {
       core: this.#core,
       config: options.config,
+      transport: options.transport,
       price: this.#price,
       clock: options.clock,
       log: options.log,
@@ -317,9 +318,9 @@ export class ManagedEndpoint implements ManagedRentedNode {
       return { ok: true };
     }
     this.#o.log(`rented node ${this.name}: ${why === "wake" ? "waking for a request" : "resuming"}`);
-    const adopted = await adoptEndpoint(this.#steps);
-    if (adopted.ok) this.#core.pausedBy = undefined;
-    return adopted;
+    const resumed = await adoptEndpoint(this.#steps);
+    if (resumed.ok) this.#core.pausedBy = undefined;
+    return resumed;
   }
 
   /** `pair rented pause`: pause through the contract (the obligation closes on evidence). */
@@ -351,8 +352,8 @@ export class ManagedEndpoint implements ManagedRentedNode {
     } catch (cause) {
       return { ok: false, error: this.#core.error("upstream_error", (cause as Error).message) };
     }
-    const adopted = lastIncarnation(this.#core.controller.state);
-    if (adopted !== undefined && !sameIncarnation(adopted, endpoint.incarnation))
+    const previous = lastIncarnation(this.#core.controller.state);
+    if (previous !== undefined && !sameIncarnation(previous, endpoint.incarnation))
       return {
         ok: false,
         error: this.#core.error(
@@ -443,8 +444,8 @@ export class ManagedEndpoint implements ManagedRentedNode {
       this.#core.lastError = `${namespace}/${name} is public: PAIR manages only private or authenticated endpoints`;
       return;
     }
-    const adopted = lastIncarnation(this.#core.controller.state);
-    if (adopted !== undefined && !sameIncarnation(adopted, endpoint.incarnation)) {
+    const previous = lastIncarnation(this.#core.controller.state);
+    if (previous !== undefined && !sameIncarnation(previous, endpoint.incarnation)) {
       this.#core.lastError = `${namespace}/${name} was recreated (created ${endpoint.incarnation}); PAIR leaves it alone`;
       return;
     }

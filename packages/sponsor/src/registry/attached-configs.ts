@@ -1,7 +1,7 @@
 /**
  * The rented nodes added at run time (`pair rented attach | create`, in `<data_dir>/rented-nodes.json`)
  * read as config entries, for the managed endpoints at start: a node PAIR created is managed again
- * after a restart (its obligations restored from SQLite, its endpoint adopted by exact key).
+ * after a restart (its obligations restored from SQLite, its endpoint resumed by exact key).
  * Entries that do not read, or whose name the config file already uses, are left out (the rented
  * nodes registry logs why).
  * Must not know: probing, routing, the hosting contract.
