@@ -61,6 +61,27 @@ describe("pair batch submit --rent auto", () => {
     expect(w.events.at(-1)?.reason).toBe(`rented node ${gpu.name} billed $${r.spentUsd.toFixed(4)}`);
   });
 
+  it("with no local engine for the model, lines wait for the GPU while it starts, then all run on it", async () => {
+    const w = new RentalWorld({ clusterLineMs: 5_000, rentedLineMs: 1_000, clusterServes: false });
+    worlds.push(w);
+    // 100 lines × 100 tokens: the cluster (were it serving) would need 63 s of a 30 min deadline.
+    const id = await w.submit(100, 100, { deadlineS: 1_800 });
+    expect(w.rented).toHaveLength(1);
+    expect(w.events.find((e) => e.event === "rent")?.reason).toContain(
+      `no node of the cluster serves ${MODEL}`,
+    );
+    // 10 min of start-up: every line was refused (404) at least once, none ended.
+    await w.advance(590_000);
+    expect(w.refused).toBeGreaterThan(100);
+    expect(w.store.counts(id)).toMatchObject({ completed: 0, failed: 0 });
+    await w.advance(3_600_000, () => w.store.rentals.get(id)?.state === "stopped");
+    expect(w.store.batch(id)?.status).toBe("completed");
+    expect(w.store.counts(id)).toMatchObject({ total: 100, completed: 100, failed: 0 });
+    expect(w.served.get(w.rented[0]!.name)).toBe(100);
+    // Never stopped early for a cluster that cannot serve the model: only the batch's end stops it.
+    expect(w.store.rentals.get(id)?.stopReason).toBe("the batch finished");
+  });
+
   it("rents nothing when the cluster alone meets the deadline", async () => {
     const w = world();
     const id = await w.submit(100, 100, { deadlineS: 3_600 });
