@@ -1,10 +1,11 @@
 /**
  * `--rent auto`'s hooks on this node: the Jobs hardware list and the create through the rented
  * creator (the hosting contract: ledger reservation first, the window as the job's hard timeout),
- * the node's state and spend from the rented nodes' views, the stop as `pause` (a cancel confirmed by
- * the provider's evidence), measured rates from history, whether the cluster serves the model
- * (engines, peers, other rented nodes), and batches' lifecycle events in the rented nodes' state
- * history.
+ * the node's state and spend from the rented nodes' views, the stop for good (routing `never`, kept in
+ * rented-nodes.json so no request — nor a restart — runs a job on it again, then `delete`: a Job is
+ * cancelled, an Endpoint deleted; confirmed by the provider's evidence), measured rates from history,
+ * whether the cluster serves the model (engines, peers, other rented nodes), and batches' lifecycle
+ * events in the rented nodes' state history.
  * Must not know: how a batch decides to rent (batch/batch-rental.ts).
  */
 
@@ -57,7 +58,10 @@ export function rentalHooks(d: RentalWiringDeps): RentalHooks {
       };
     },
     async stop(name) {
-      const done = await d.rented.act(name, "pause");
+      // The batch is done with it: first no request may wake it again, then its job is cancelled.
+      const never = d.rented.override(name, { routing_use: "never" });
+      if (!never.ok) return { ok: false, message: `${never.code}: ${never.message}` };
+      const done = await d.rented.act(name, "delete");
       if (!done.ok) return { ok: false, message: `${done.error.code}: ${done.error.message}` };
       d.onChange();
       return { ok: true };
