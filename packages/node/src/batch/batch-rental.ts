@@ -264,13 +264,19 @@ export class BatchRental {
       : undefined;
   }
 
-  /** The lines still to run, planned over the cluster's measured rates (without `without`). */
+  /**
+   * The lines still to run, planned over the cluster's measured rates: without `without` (the
+   * rental's own node) nor any node a batch rented (a stopped one's rate is no cluster's).
+   */
   #plan(r: StoredRental, nowMs: number, without: string | undefined, spareS = 0) {
     const lines: InputLine[] = this.#o.store
       .unfinishedBodies(r.batchId)
       .map((body, i) => ({ customId: String(i), body, model: r.model }));
     if (lines.length === 0) return undefined;
-    const history = this.#o.hooks.history().filter((h) => h.serving_node !== without);
+    const rented = this.#o.store.rentals.nodes();
+    const history = this.#o.hooks
+      .history()
+      .filter((h) => h.serving_node !== without && !rented.has(h.serving_node ?? ""));
     // A model no node of the cluster serves (no local engine for it) gets nothing from the cluster.
     const unserved = this.#o.hooks.serves(r.model, without) ? undefined : new Set([r.model]);
     return planBatch(lines, history, {

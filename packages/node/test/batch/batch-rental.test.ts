@@ -82,6 +82,33 @@ describe("pair batch submit --rent auto", () => {
     expect(w.store.rentals.get(id)?.stopReason).toBe("the batch finished");
   });
 
+  it("counts no node an earlier batch rented as the cluster's, however fast it was", async () => {
+    const w = world();
+    // An earlier batch's rented node (stopped now) gave the model 1,000 tokens/s a line.
+    w.store.rentals.add({
+      batchId: "batch_old",
+      model: MODEL,
+      credential: null,
+      deadlineAtS: 0,
+      budgetUsd: null,
+    });
+    w.store.rentals.update("batch_old", { state: "stopped", node: "batch-old" });
+    for (let i = 0; i < 10; i++)
+      w.history.push({
+        model: MODEL,
+        serving_node: "batch-old",
+        status: "completed",
+        tokens_out: 1_000,
+        duration_ms: 1_000,
+      });
+    // At that rate the cluster would need 125 s; at its own (assumed) 160 tokens/s, 6,250 s.
+    await w.submit(10_000, 100, { deadlineS: 1_800 });
+    expect(w.rented).toHaveLength(1);
+    expect(w.events.find((e) => e.event === "rent")?.reason).toContain(
+      "the cluster alone needs about 6250 s",
+    );
+  });
+
   it("rents nothing when the cluster alone meets the deadline", async () => {
     const w = world();
     const id = await w.submit(100, 100, { deadlineS: 3_600 });

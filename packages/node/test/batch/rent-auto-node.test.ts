@@ -184,8 +184,13 @@ describe("--rent auto through a real node and the Jobs emulator", () => {
     ];
     const json = await runCli([...plan, "--json"]);
     expect(json.code, json.stderr).toBe(0);
-    const options = (JSON.parse(json.stdout) as { rent: { options: Record<string, unknown>[] } }).rent
-      .options;
+    const planned = JSON.parse(json.stdout) as {
+      models: { assumed: boolean; measured: Record<string, number> }[];
+      rent: { options: Record<string, unknown>[] };
+    };
+    // The stopped rented node is no part of "the cluster alone": its rate is the GPU's, not the cluster's.
+    expect(planned.models[0]).toMatchObject({ assumed: true, measured: {} });
+    const options = planned.rent.options;
     expect(options.find((o) => o["flavor"] === rent.flavor)).toMatchObject({
       tokensPerS: rent.measured_tokens_per_s,
       measured: true,
