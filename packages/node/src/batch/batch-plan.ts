@@ -32,6 +32,8 @@ export interface ModelPlan {
   readonly measured: Readonly<Record<string, number>>;
   /** No completed workload of this model in history: the rate is ASSUMED_TOKENS_PER_S. */
   readonly assumed: boolean;
+  /** No node of the cluster serves the model now: it gives the batch nothing (seconds: Infinity). */
+  readonly unserved: boolean;
   /** Output tokens per second the batch gets for this model. */
   readonly tokensPerS: number;
   readonly seconds: number;
@@ -48,19 +50,25 @@ export interface BatchPlan {
 export function planBatch(
   lines: readonly InputLine[],
   history: readonly HistoryRow[],
-  options: { readonly deadlineS: number; readonly linesAtOnce: number },
+  options: {
+    readonly deadlineS: number;
+    readonly linesAtOnce: number;
+    /** Models no node of the cluster serves now (a rental's own node left out). */
+    readonly unserved?: ReadonlySet<string>;
+  },
 ): BatchPlan {
   const byModel = new Map<string, InputLine[]>();
   for (const l of lines)
     if (l.result === undefined) byModel.set(l.model, [...(byModel.get(l.model) ?? []), l]);
   const models = [...byModel].map(([model, ls]): ModelPlan => {
-    const measured = ratesOf(history, model);
+    const unserved = options.unserved?.has(model) === true;
+    const measured = unserved ? {} : ratesOf(history, model);
     const nodes = Object.values(measured);
-    const assumed = nodes.length === 0;
+    const assumed = !unserved && nodes.length === 0;
     // Each node's rate per request, shared by the lines at once; never more lines than there are.
     const perRequest = assumed ? ASSUMED_TOKENS_PER_S : nodes.reduce((a, b) => a + b, 0) / nodes.length;
     const atOnce = Math.min(options.linesAtOnce, ls.length);
-    const tokensPerS = perRequest * atOnce;
+    const tokensPerS = unserved ? 0 : perRequest * atOnce;
     const outputTokens = ls.reduce((sum, l) => sum + outputTokensOf(l.body), 0);
     return {
       model,
@@ -69,6 +77,7 @@ export function planBatch(
       outputTokens,
       measured,
       assumed,
+      unserved,
       tokensPerS,
       seconds: Math.ceil(outputTokens / tokensPerS),
     };

@@ -6,7 +6,9 @@
  * measured rate replaces the assumed one. It stops the rental the moment the batch no longer needs
  * it — the batch ended (finished, cancelled, expired), the deadline passed, the next started minute
  * would pass the budget, or the cluster alone now finishes in time with a start-up to spare — and calls it stopped only on
- * the provider's evidence. One rental per batch: once stopped, the rest runs on the cluster.
+ * the provider's evidence. One rental per batch: once stopped, the rest runs on the cluster. A
+ * model no node of the cluster serves gets nothing from it (so only the batch's end, the deadline or
+ * the budget stops its rental), and while a rental starts its lines wait for it (`starting`).
  * Must not know: how a GPU is rented, stopped or priced (RentalHooks: the hosting contract), HTTP.
  */
 
@@ -17,6 +19,7 @@ import {
   planRental,
   ratesOf,
   RENTAL_STARTUP_S,
+  type BatchPlan,
   type HistoryRow,
   type RentableGpu,
 } from "./batch-plan.js";
@@ -50,9 +53,11 @@ export interface RentalHooks {
     readonly credential: string | null;
   }): Promise<HookAnswer>;
   node(name: string): RentedNodeState | undefined;
-  /** Stop it (a cancel through the contract; the evidence comes later, in `node`). */
+  /** Stop it for good (a cancel through the contract; the evidence comes later, in `node`). */
   stop(name: string): Promise<HookAnswer>;
   history(): readonly HistoryRow[];
+  /** Whether a node of the cluster other than `without` (the rental's own) serves `model` now. */
+  serves(model: string, without: string | undefined): boolean;
 }
 
 /** A batch's lifecycle event, in the same history as the rented nodes' states. */
@@ -100,6 +105,15 @@ export class BatchRental {
   async stop(): Promise<void> {
     this.#ticker?.cancel();
     await this.#pass;
+  }
+
+  /**
+   * Whether a rental is on its way for the batch: not planned yet, or rented and not serving yet.
+   * Its lines that no node can serve meanwhile wait for it rather than fail (the runner asks).
+   */
+  starting(batchId: string): boolean {
+    const r = this.#o.store.rentals.get(batchId);
+    return r !== undefined && (r.state === "renting" || (r.state === "watching" && r.note === null));
   }
 
   /** One look at every active rental; asked during a look, another follows it (a batch just ended). */
@@ -171,7 +185,7 @@ export class BatchRental {
     const chosen = rent.options.find((o) => o.flavor === rent.recommended);
     if (chosen === undefined) {
       const note =
-        `the cluster alone needs about ${plan.seconds} s, past the deadline, and no Jobs GPU finishes in ` +
+        `${clusterWords(plan, r.model)}, past the deadline, and no Jobs GPU finishes in ` +
         `time${leftUsd === undefined ? "" : ` within $${leftUsd.toFixed(2)}`}: the lines not run by then expire`;
       this.#o.store.rentals.update(r.batchId, { state: "unavailable", note });
       this.#event(r, "rent refused", note, nowMs);
@@ -209,7 +223,7 @@ export class BatchRental {
       r,
       "rent",
       `rented ${chosen.flavor} (${chosen.gpu}, $${chosen.usdPerHour.toFixed(2)}/h) as node ${name} for ` +
-        `${windowMin} min: the cluster alone needs about ${plan.seconds} s, with it about ${chosen.seconds} s` +
+        `${windowMin} min: ${clusterWords(plan, r.model)}, with it about ${chosen.seconds} s` +
         ` for about $${chosen.costUsd.toFixed(2)}${cap}`,
       nowMs,
     );
@@ -250,16 +264,25 @@ export class BatchRental {
       : undefined;
   }
 
-  /** The lines still to run, planned over the cluster's measured rates (without `without`). */
+  /**
+   * The lines still to run, planned over the cluster's measured rates: without `without` (the
+   * rental's own node) nor any node a batch rented (a stopped one's rate is no cluster's).
+   */
   #plan(r: StoredRental, nowMs: number, without: string | undefined, spareS = 0) {
     const lines: InputLine[] = this.#o.store
       .unfinishedBodies(r.batchId)
       .map((body, i) => ({ customId: String(i), body, model: r.model }));
     if (lines.length === 0) return undefined;
-    const history = this.#o.hooks.history().filter((h) => h.serving_node !== without);
+    const rented = this.#o.store.rentals.nodes();
+    const history = this.#o.hooks
+      .history()
+      .filter((h) => h.serving_node !== without && !rented.has(h.serving_node ?? ""));
+    // A model no node of the cluster serves (no local engine for it) gets nothing from the cluster.
+    const unserved = this.#o.hooks.serves(r.model, without) ? undefined : new Set([r.model]);
     return planBatch(lines, history, {
       deadlineS: Math.max(0, r.deadlineAtS - nowMs / 1000 - spareS),
       linesAtOnce: this.#o.linesAtOnce,
+      ...(unserved === undefined ? {} : { unserved }),
     });
   }
 
@@ -274,6 +297,13 @@ export class BatchRental {
     this.#o.record(r.batchId, event, reason, nowMs);
     this.#o.log?.(`batch ${r.batchId}: ${event}: ${reason}`);
   }
+}
+
+/** What the cluster alone would take, in a rent event's words. */
+function clusterWords(plan: BatchPlan, model: string): string {
+  return Number.isFinite(plan.seconds)
+    ? `the cluster alone needs about ${plan.seconds} s`
+    : `no node of the cluster serves ${model}`;
 }
 
 function secondsOf(ms: number): number {

@@ -3,9 +3,10 @@
  * turn, so a small batch is not stuck behind a big one), each line run as a routed request of its own
  * (`runLine`: the cluster's routing, history and failover, behind users' requests in every
  * scheduler). A reply that a retry may fix (busy, warming, a 5xx without `x-should-retry: false`) is
- * tried again later, up to `maxAttempts`; any other reply is the line's result. A batch ends when its
- * last line does: its output and error files are written from the store's rows, each `custom_id`
- * once. Cancel and expiry end the lines not yet run with `batch_cancelled` / `batch_expired`.
+ * tried again later, up to `maxAttempts`; any other reply is the line's result. While capacity is on
+ * its way for the batch (a rental starting), a line no node could serve waits for it instead. A batch
+ * ends when its last line does: its output and error files are written from the store's rows, each
+ * `custom_id` once. Cancel and expiry end the lines not yet run with `batch_cancelled` / `batch_expired`.
  * After a crash, lines that were running are run again (counted as re-runs); a stop puts them back.
  * Must not know: HTTP, how a line reaches an engine, the OpenAI objects' shape.
  */
@@ -46,6 +47,11 @@ export interface BatchRunnerOptions {
   /** Runs of one line before a reply a retry could fix becomes its result (default 5). */
   readonly maxAttempts?: number;
   readonly log?: (line: string) => void;
+  /**
+   * Whether capacity is on its way for the batch (its `--rent auto` rental is starting): a line no
+   * node could serve meanwhile (no node for the model, a busy or warming one) waits for it, uncounted.
+   */
+  readonly waitsForCapacity?: (batchId: string) => boolean;
   /** A batch moved (a line ended, a status changed). */
   readonly onChange?: () => void;
   /** A batch ended (its files written): its lifecycle event, its rental's stop. */
@@ -58,6 +64,8 @@ export const DEFAULT_BATCH_LINES = 8;
 /** Statuses a retry may fix, unless the reply says `x-should-retry: false`. */
 const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504]);
 const MAX_BACKOFF_MS = 60_000;
+/** Between runs of a line waiting for capacity on its way (a rental's pass is 5 s). */
+const CAPACITY_WAIT_MS = 5_000;
 
 export type Ending = "cancelled" | "expired";
 
@@ -209,6 +217,10 @@ export class BatchRunner {
     if (ending !== undefined)
       return store.finishLine(line.batchId, line.index, "failed", endedLine(line.customId, ending));
     const retryable = reply === undefined || (RETRYABLE_STATUS.has(reply.status) && !reply.noRetry);
+    if ((retryable || reply?.status === 404) && this.#o.waitsForCapacity?.(line.batchId) === true)
+      return store.retryLine(line.batchId, line.index, this.#o.wallMs() + CAPACITY_WAIT_MS, {
+        uncounted: true,
+      });
     if (retryable && line.attempts < this.#maxAttempts) {
       const backoffMs =
         reply?.retryAfterS !== undefined

@@ -249,11 +249,15 @@ export class BatchStore {
       .run(state, result, batchId, index);
   }
 
-  /** The line goes back to wait (a retry that may help), not before `notBeforeMs`. */
-  retryLine(batchId: string, index: number, notBeforeMs: number): void {
+  /**
+   * The line goes back to wait (a retry that may help), not before `notBeforeMs`; `uncounted`: the
+   * run just ended does not count against its attempts (it waited for capacity, nothing failed).
+   */
+  retryLine(batchId: string, index: number, notBeforeMs: number, o: { uncounted?: boolean } = {}): void {
     this.#db
       .prepare(
-        "UPDATE lines SET state = 'pending', not_before = ? WHERE batch_id = ? AND idx = ? AND state = 'running'",
+        `UPDATE lines SET state = 'pending', not_before = ?${o.uncounted === true ? ", attempts = attempts - 1" : ""}
+         WHERE batch_id = ? AND idx = ? AND state = 'running'`,
       )
       .run(notBeforeMs, batchId, index);
   }

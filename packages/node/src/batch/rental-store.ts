@@ -96,6 +96,14 @@ export class RentalStore {
     return row === undefined ? undefined : rentalOf(row);
   }
 
+  /** Every node a batch rented (running or long stopped): never part of "the cluster alone". */
+  nodes(): Set<string> {
+    const rows = this.#db.prepare("SELECT node FROM rentals WHERE node IS NOT NULL").all() as {
+      node: string;
+    }[];
+    return new Set(rows.map((r) => r.node));
+  }
+
   /** Rentals that may still rent, or whose node may still bill. */
   active(): StoredRental[] {
     const rows = this.#db

@@ -49,12 +49,17 @@ export async function planCommand(io: CliIo, t: AdminTarget, path: string, f: Pl
     const problems = input.problems.map((e) => `  line ${e.line ?? "?"}: ${e.code}: ${e.message}`);
     throw new CliFailure(`${path} cannot run as a batch\n${problems.join("\n")}`);
   }
-  const history = (await adminGet(t, "/pair/v1/history?limit=10000")) as HistoryRow[];
+  const rentals = await batchRentals(t);
+  // A node a batch rented (since stopped) is no part of the cluster alone.
+  const rentedNodes = new Set(rentals.map((r) => r.node));
+  const history = ((await adminGet(t, "/pair/v1/history?limit=10000")) as HistoryRow[]).filter(
+    (h) => !rentedNodes.has(h.serving_node ?? ""),
+  );
   const p = planBatch(input.lines, history, {
     deadlineS: deadlineMs / 1000,
     linesAtOnce: DEFAULT_BATCH_LINES,
   });
-  const rent = p.meetsDeadline ? undefined : await rentalFor(t, p, budgetUsd, f.credential);
+  const rent = p.meetsDeadline ? undefined : await rentalFor(t, p, budgetUsd, f.credential, rentals);
   if (f.json) return (printJson(io, { ...p, rent: rent ?? null }), EXIT_OK);
   io.stdout(clusterTable(p));
   if (p.models.some((m) => m.assumed))
@@ -81,6 +86,7 @@ async function rentalFor(
   p: BatchPlan,
   budgetUsd: number | undefined,
   credential: string | undefined,
+  rentals: readonly BatchRentalRow[],
 ): Promise<RentalPlan | { readonly unavailable: string }> {
   if (p.models.length !== 1)
     return { unavailable: "the file asks for several models; plan one model's lines at a time" };
@@ -91,24 +97,30 @@ async function rentalFor(
   } catch (cause) {
     return { unavailable: `Hugging Face Jobs' hardware could not be listed (${(cause as Error).message})` };
   }
-  return planRental(p, gpus, budgetUsd, await measuredGpus(t, p.models[0]!.model));
+  return planRental(p, gpus, budgetUsd, measuredGpus(rentals, p.models[0]!.model));
 }
 
-/**
- * Output tokens per second, by GPU, that `--rent auto` batches' rented nodes measured for `model`
- * (the newest first wins); none when the batches cannot be read.
- */
-async function measuredGpus(t: AdminTarget, model: string): Promise<Record<string, number>> {
-  type Listed = {
-    pair?: { rent?: { model: string; gpu: string | null; measured_tokens_per_s: number | null } | null };
-  };
+/** What a `--rent auto` batch rented (`pair.rent` of `GET /pair/v1/batches`). */
+interface BatchRentalRow {
+  readonly model: string;
+  readonly node: string | null;
+  readonly gpu: string | null;
+  readonly measured_tokens_per_s: number | null;
+}
+
+/** The rentals of the node's newest 100 batches, newest first; none when the batches cannot be read. */
+async function batchRentals(t: AdminTarget): Promise<BatchRentalRow[]> {
   const page = (await adminGet(t, "/pair/v1/batches?limit=100").catch(() => ({ data: [] }))) as {
-    data?: Listed[];
+    data?: { pair?: { rent?: BatchRentalRow | null } }[];
   };
+  return (page.data ?? []).flatMap((b) => (b.pair?.rent == null ? [] : [b.pair.rent]));
+}
+
+/** Output tokens per second, by GPU, that rentals measured for `model` (the newest first wins). */
+function measuredGpus(rentals: readonly BatchRentalRow[], model: string): Record<string, number> {
   const measured: Record<string, number> = {};
-  for (const b of page.data ?? []) {
-    const r = b.pair?.rent;
-    if (r?.model !== model || r.gpu === null || r.measured_tokens_per_s === null) continue;
+  for (const r of rentals) {
+    if (r.model !== model || r.gpu === null || r.measured_tokens_per_s === null) continue;
     measured[r.gpu.replace(/ ×\d+$/, "")] ??= r.measured_tokens_per_s;
   }
   return measured;

@@ -1,21 +1,26 @@
 /**
  * `--rent auto`'s hooks on this node: the Jobs hardware list and the create through the rented
  * creator (the hosting contract: ledger reservation first, the window as the job's hard timeout),
- * the node's state and spend from the rented nodes' views, the stop as `pause` (a cancel confirmed by
- * the provider's evidence), measured rates from history, and batches' lifecycle events in the rented
- * nodes' state history.
+ * the node's state and spend from the rented nodes' views, the stop for good (routing `never`, kept in
+ * rented-nodes.json so no request — nor a restart — runs a job on it again, then `delete`: a Job is
+ * cancelled, an Endpoint deleted; confirmed by the provider's evidence), measured rates from history,
+ * whether the cluster serves the model (engines, peers, other rented nodes), and batches' lifecycle
+ * events in the rented nodes' state history.
  * Must not know: how a batch decides to rent (batch/batch-rental.ts).
  */
 
 import type { HistoryRow, RecordEvent, RentalHooks } from "../batch/index.js";
 import type { WorkloadHistory } from "../history/workload-history.js";
 import type { RentedCreator, RentedNodes, RentedStateHistory } from "@pair/sponsor";
+import type { ClientApiDeps } from "../server/client-api.js";
 
 export interface RentalWiringDeps {
   readonly creator: RentedCreator;
   readonly rented: RentedNodes;
   readonly history: WorkloadHistory;
   readonly stateHistory: RentedStateHistory;
+  /** Where a request for a model may go besides rented nodes: local engines, peers, the aliases. */
+  readonly routes: Pick<ClientApiDeps, "inventory" | "peers" | "aliases">;
   /** Something peers see changed (a node was created or stopped). */
   readonly onChange: () => void;
 }
@@ -53,7 +58,10 @@ export function rentalHooks(d: RentalWiringDeps): RentalHooks {
       };
     },
     async stop(name) {
-      const done = await d.rented.act(name, "pause");
+      // The batch is done with it: first no request may wake it again, then its job is cancelled.
+      const never = d.rented.override(name, { routing_use: "never" });
+      if (!never.ok) return { ok: false, message: `${never.code}: ${never.message}` };
+      const done = await d.rented.act(name, "delete");
       if (!done.ok) return { ok: false, message: `${done.error.code}: ${done.error.message}` };
       d.onChange();
       return { ok: true };
@@ -66,6 +74,16 @@ export function rentalHooks(d: RentalWiringDeps): RentalHooks {
         tokens_out: w.tokensOut ?? null,
         duration_ms: w.durationMs ?? null,
       }));
+    },
+    serves(model, without) {
+      const { inventory, peers, aliases } = d.routes;
+      return (aliases?.namesOf(model) ?? [model]).some(
+        (name) =>
+          inventory.serving(name).length > 0 ||
+          (peers?.serving(name).length ?? 0) > 0 ||
+          (peers?.sponsoring(name).length ?? 0) > 0 ||
+          d.rented.serving(name, { fromPeer: false }).usable.some((r) => r.name !== without),
+      );
     },
   };
 }

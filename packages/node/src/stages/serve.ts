@@ -72,6 +72,7 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
       rented: sponsor.rented,
       history: local.history,
       stateHistory: sponsor.stateHistory,
+      routes: base,
       onChange: () => base.onPeerVisibleChange?.(),
     }),
     wallMs: core.wallMs,
@@ -86,6 +87,7 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
     wallMs: core.wallMs,
     intervals,
     ...(options.batchLines === undefined ? {} : { maxConcurrentLines: options.batchLines }),
+    waitsForCapacity: (id) => rental.starting(id),
     log,
     onEnded: (b, final, counts) => {
       record(b.id, final, `${counts.completed} answered, ${counts.failed} in the error file`, core.wallMs());

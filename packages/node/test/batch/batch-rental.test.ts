@@ -61,6 +61,54 @@ describe("pair batch submit --rent auto", () => {
     expect(w.events.at(-1)?.reason).toBe(`rented node ${gpu.name} billed $${r.spentUsd.toFixed(4)}`);
   });
 
+  it("with no local engine for the model, lines wait for the GPU while it starts, then all run on it", async () => {
+    const w = new RentalWorld({ clusterLineMs: 5_000, rentedLineMs: 1_000, clusterServes: false });
+    worlds.push(w);
+    // 100 lines × 100 tokens: the cluster (were it serving) would need 63 s of a 30 min deadline.
+    const id = await w.submit(100, 100, { deadlineS: 1_800 });
+    expect(w.rented).toHaveLength(1);
+    expect(w.events.find((e) => e.event === "rent")?.reason).toContain(
+      `no node of the cluster serves ${MODEL}`,
+    );
+    // 10 min of start-up: every line was refused (404) at least once, none ended.
+    await w.advance(590_000);
+    expect(w.refused).toBeGreaterThan(100);
+    expect(w.store.counts(id)).toMatchObject({ completed: 0, failed: 0 });
+    await w.advance(3_600_000, () => w.store.rentals.get(id)?.state === "stopped");
+    expect(w.store.batch(id)?.status).toBe("completed");
+    expect(w.store.counts(id)).toMatchObject({ total: 100, completed: 100, failed: 0 });
+    expect(w.served.get(w.rented[0]!.name)).toBe(100);
+    // Never stopped early for a cluster that cannot serve the model: only the batch's end stops it.
+    expect(w.store.rentals.get(id)?.stopReason).toBe("the batch finished");
+  });
+
+  it("counts no node an earlier batch rented as the cluster's, however fast it was", async () => {
+    const w = world();
+    // An earlier batch's rented node (stopped now) gave the model 1,000 tokens/s a line.
+    w.store.rentals.add({
+      batchId: "batch_old",
+      model: MODEL,
+      credential: null,
+      deadlineAtS: 0,
+      budgetUsd: null,
+    });
+    w.store.rentals.update("batch_old", { state: "stopped", node: "batch-old" });
+    for (let i = 0; i < 10; i++)
+      w.history.push({
+        model: MODEL,
+        serving_node: "batch-old",
+        status: "completed",
+        tokens_out: 1_000,
+        duration_ms: 1_000,
+      });
+    // At that rate the cluster would need 125 s; at its own (assumed) 160 tokens/s, 6,250 s.
+    await w.submit(10_000, 100, { deadlineS: 1_800 });
+    expect(w.rented).toHaveLength(1);
+    expect(w.events.find((e) => e.event === "rent")?.reason).toContain(
+      "the cluster alone needs about 6250 s",
+    );
+  });
+
   it("rents nothing when the cluster alone meets the deadline", async () => {
     const w = world();
     const id = await w.submit(100, 100, { deadlineS: 3_600 });

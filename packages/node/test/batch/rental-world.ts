@@ -3,7 +3,8 @@
  * BatchRental on one virtual clock (their interval seams fire as it moves), a cluster of two nodes
  * whose lines take a set virtual time each (written to a history as a node's workloads are), and a
  * Jobs GPU that bills per started minute from its create, serves after its start-up time, and
- * confirms a stop by evidence a little later — as the Hugging Face Jobs emulator does.
+ * confirms a stop by evidence a little later — as the Hugging Face Jobs emulator does. Without
+ * `clusterServes`, no cluster node has the model: a line nothing serves is answered 404.
  * Must not know: what a test asserts.
  */
 
@@ -40,6 +41,8 @@ export interface WorldOptions {
   readonly startupMs?: number;
   readonly evidenceMs?: number;
   readonly linesAtOnce?: number;
+  /** The cluster's nodes serve the model (default); false: no local engine for it, lines get 404. */
+  readonly clusterServes?: boolean;
 }
 
 interface Timer {
@@ -67,6 +70,8 @@ export class RentalWorld {
   readonly events: { batchId: string; event: string; reason: string; atMs: number }[] = [];
   readonly rented: Rented[] = [];
   readonly served = new Map<string, number>();
+  /** Lines answered 404: no node served the model then. */
+  refused = 0;
   readonly runner: BatchRunner;
   readonly rental: BatchRental;
   readonly #o: Required<WorldOptions>;
@@ -76,7 +81,7 @@ export class RentalWorld {
   #seq = 0;
 
   constructor(options: WorldOptions) {
-    this.#o = { startupMs: 600_000, evidenceMs: 20_000, linesAtOnce: 8, ...options };
+    this.#o = { startupMs: 600_000, evidenceMs: 20_000, linesAtOnce: 8, clusterServes: true, ...options };
     const intervals: IntervalSeam = {
       every: (fn, ms) => {
         const i = { fn, ms, next: this.nowMs + ms, on: true };
@@ -96,6 +101,7 @@ export class RentalWorld {
     this.runner = new BatchRunner({
       store: this.store,
       runLine: (_endpoint, body, _batchId, signal) => this.#runLine(body, signal),
+      waitsForCapacity: (id) => this.rental.starting(id),
       wallMs: () => this.nowMs,
       intervals,
       maxConcurrentLines: this.#o.linesAtOnce,
@@ -199,6 +205,16 @@ export class RentalWorld {
   /** A line goes to the rented GPU while it serves (`prefer`), else to the cluster node with fewer lines. */
   #runLine(body: string, signal: AbortSignal): Promise<LineReply> {
     const gpu = this.rented.at(-1);
+    if (!this.#serving(gpu) && !this.#o.clusterServes) {
+      this.refused += 1;
+      const error = { error: { code: "model_not_found", message: `no node serves the model "${MODEL}"` } };
+      return Promise.resolve({
+        status: 404,
+        body: JSON.stringify(error),
+        requestId: "req-404",
+        noRetry: false,
+      });
+    }
     const node = this.#serving(gpu)
       ? gpu.name
       : (this.#inFlight.get("a") ?? 0) <= (this.#inFlight.get("b") ?? 0)
@@ -277,6 +293,7 @@ export class RentalWorld {
         return Promise.resolve({ ok: true });
       },
       history: () => this.history,
+      serves: () => this.#o.clusterServes,
     };
   }
 }

@@ -159,8 +159,10 @@ export async function jobWorld(
   return world;
 }
 
-/** One chat request for the Jobs node's model, through the sponsor's client port. */
-export async function chat(w: JobWorld): Promise<{ status: number; text: string }> {
+/** One chat request for the Jobs node's model, through the sponsor's client port (any sponsor's). */
+export async function chat(w: {
+  readonly node: { readonly url: string };
+}): Promise<{ status: number; text: string }> {
   const res = await request(`${w.node.url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
