@@ -3,7 +3,7 @@
  * Must not know: the DOM, where the values come from.
  */
 
-import type { ModelRow } from "./wire.js";
+import type { BatchRental, ModelRow } from "./wire.js";
 
 /** `1.2 s`, `3 min 05 s`, `2 h 03 min`. */
 export function formatDuration(ms: number | null): string {
@@ -147,4 +147,24 @@ export function formatModels(models: readonly string[], node: string, windows: C
       return tokens === undefined ? m : `${m} (${formatTokens(tokens)} context)`;
     })
     .join(", ");
+}
+
+/** A batch's completed lines by serving node, most first: `tower 120 (60%) · gpu-job 80 (40%)`. */
+export function formatShare(byNode: Readonly<Record<string, number>> | undefined): string {
+  const rows = Object.entries(byNode ?? {}).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  const total = rows.reduce((sum, [, n]) => sum + n, 0);
+  if (total === 0) return "—";
+  return rows.map(([node, n]) => `${node} ${n} (${Math.round((n / total) * 100)}%)`).join(" · ");
+}
+
+/**
+ * A `--rent auto` batch's rental in a line: the rented node, its GPU and state, the spend against the
+ * batch's budget: `gpu-job (L4) serving · $0.42 of $2.00`; before a node is rented, what it does.
+ */
+export function formatRental(rent: BatchRental | null | undefined): string {
+  if (rent === null || rent === undefined) return "never rents";
+  const spend = `${formatCost(rent.spent_usd)}${rent.budget_usd === null ? "" : ` of ${formatCost(rent.budget_usd)}`}`;
+  if (rent.node === null) return `${stateText(rent.state)} · ${spend}`;
+  const stopped = rent.stop_reason === null ? "" : ` (${rent.stop_reason})`;
+  return `${rent.node}${rent.gpu === null ? "" : ` (${rent.gpu})`} ${stateText(rent.state)}${stopped} · ${spend}`;
 }

@@ -201,7 +201,22 @@ export interface Batch {
     readonly pending: number;
     readonly running: number;
     readonly reruns: number;
+    /** Completed lines by the node that served them. */
+    readonly by_node?: Readonly<Record<string, number>>;
+    /** Its `--rent auto` rental, or null. */
+    readonly rent?: BatchRental | null;
   };
+}
+
+/** A `--rent auto` batch's rental, as `pair.rent` gives it (money in USD). */
+export interface BatchRental {
+  /** watching, renting, serving, stopping, stopped, unavailable. */
+  readonly state: string;
+  readonly node: string | null;
+  readonly gpu: string | null;
+  readonly budget_usd: number | null;
+  readonly spent_usd: number;
+  readonly stop_reason: string | null;
 }
 
 export interface BatchList {

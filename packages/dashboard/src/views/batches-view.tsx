@@ -1,7 +1,8 @@
 /**
  * Batches: the OpenAI batches this node holds, newest first — status, lines done of total with a
- * progress bar, failed, running and waiting lines, when it was created and ends (on the node's
- * clock), who submitted it, and a Cancel (confirmed) while lines are still to run. A batch that
+ * progress bar, failed, running and waiting lines, each node's share of the lines done, its
+ * `--rent auto` rental (node, GPU, state, spend against its budget), when it was created and ends (on
+ * the node's clock), who submitted it, and a Cancel (confirmed) while lines are still to run. A batch that
  * could not start says why. No upload and no create: those are `pair batch submit`'s.
  * Must not know: HTTP (the cancel goes through the callback it is given).
  */
@@ -9,7 +10,7 @@
 import { useState } from "preact/hooks";
 import { StateBadge } from "../badges.js";
 import { ConfirmDialog } from "../confirm-dialog.js";
-import { formatDuration, formatTime } from "../format.js";
+import { formatDuration, formatRental, formatShare, formatTime } from "../format.js";
 import type { Batch } from "../wire.js";
 
 /** Statuses in which a cancel still changes something. */
@@ -56,6 +57,8 @@ export function BatchesView({
               <th scope="col">Status</th>
               <th scope="col">Progress</th>
               <th scope="col">Lines</th>
+              <th scope="col">Served by</th>
+              <th scope="col">Rental</th>
               <th scope="col">Created</th>
               <th scope="col">Ends</th>
               <th scope="col">Requester</th>
@@ -128,6 +131,8 @@ function BatchRow({
         {completed} done, {failed} failed, {b.pair.running} running, {b.pair.pending} waiting
         {b.pair.reruns === 0 ? null : `, ${b.pair.reruns} run again`}
       </td>
+      <td data-label="Served by">{formatShare(b.pair.by_node)}</td>
+      <td data-label="Rental">{formatRental(b.pair.rent)}</td>
       <td data-label="Created">{formatTime(new Date(b.created_at * 1000).toISOString())}</td>
       <td data-label="Ends">{ends(b, nowMs)}</td>
       <td data-label="Requester">{b.pair.requester}</td>

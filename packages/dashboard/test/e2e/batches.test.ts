@@ -51,6 +51,9 @@ describe("the Batches view", () => {
     const text = await row.innerText();
     expect(text).toMatch(/3 of 3/);
     expect(text).toMatch(/3 done, 0 failed, 0 running, 0 waiting/);
+    // Every line went to the rented node; the batch was not submitted with --rent.
+    expect(await row.locator('td[data-label="Served by"]').innerText()).toBe("gpu-rent 3 (100%)");
+    expect(await row.locator('td[data-label="Rental"]').innerText()).toBe("never rents");
     expect(text).toMatch(/ended \d{4}-\d\d-\d\d \d\d:\d\d:\d\d/);
     expect(await row.getByRole("button", { name: `Cancel ${small}` }).count()).toBe(0);
     expect(await row.locator("progress").getAttribute("value")).toBe("3");

@@ -6,6 +6,8 @@ import {
   formatDuration,
   formatHourly,
   formatModels,
+  formatRental,
+  formatShare,
   formatTokens,
   formatTime,
   stateText,
@@ -97,5 +99,34 @@ describe("formats", () => {
     expect(stateTone("paused")).toBe("idle");
     expect(stateTone("credential_rejected")).toBe("bad");
     expect(stateTone("down")).toBe("bad");
+  });
+});
+
+describe("a batch's share by node and its rental", () => {
+  it("lists each node's lines done, most first, with its percentage", () => {
+    expect(formatShare({ "gpu-job": 80, tower: 120 })).toBe("tower 120 (60%) · gpu-job 80 (40%)");
+    expect(formatShare({ b: 1, a: 1 })).toBe("a 1 (50%) · b 1 (50%)");
+    expect(formatShare({})).toBe("—");
+    expect(formatShare(undefined)).toBe("—");
+  });
+
+  it("says what a rental does: never, watching, the rented node with its GPU, state and spend", () => {
+    const rent = { state: "watching", node: null, gpu: null, budget_usd: 5, spent_usd: 0, stop_reason: null };
+    expect(formatRental(null)).toBe("never rents");
+    expect(formatRental(rent)).toBe("watching · $0 of $5.00");
+    expect(formatRental({ ...rent, state: "serving", node: "batch-a1", gpu: "L4", spent_usd: 0.42 })).toBe(
+      "batch-a1 (L4) serving · $0.42 of $5.00",
+    );
+    expect(
+      formatRental({
+        ...rent,
+        state: "stopped",
+        node: "batch-a1",
+        gpu: null,
+        budget_usd: null,
+        spent_usd: 1.2,
+        stop_reason: "finished",
+      }),
+    ).toBe("batch-a1 stopped (finished) · $1.20");
   });
 });

@@ -29,13 +29,17 @@ export function fileJson(f: StoredFile): Record<string, unknown> {
   };
 }
 
-export function batchJson(
-  b: StoredBatch,
-  counts: LineCounts,
-  inFlight: number,
-  rent: StoredRental | undefined = undefined,
-  events: readonly BatchEvent[] = [],
-): Record<string, unknown> {
+/** What PAIR knows of a batch beyond its row: lines in flight, by node, its rental and events. */
+export interface BatchLive {
+  readonly inFlight: number;
+  /** Completed lines by serving node. */
+  readonly byNode: Readonly<Record<string, number>>;
+  readonly rent?: StoredRental | undefined;
+  readonly events?: readonly BatchEvent[];
+}
+
+export function batchJson(b: StoredBatch, counts: LineCounts, live: BatchLive): Record<string, unknown> {
+  const { inFlight, rent, events = [] } = live;
   return {
     id: b.id,
     object: "batch",
@@ -73,6 +77,7 @@ export function batchJson(
       pending: counts.pending,
       running: inFlight,
       reruns: counts.reruns,
+      by_node: live.byNode,
       rent: rent === undefined ? null : rentalJson(rent),
       events,
     },

@@ -95,7 +95,7 @@ CREATE TABLE IF NOT EXISTS batches (
 CREATE TABLE IF NOT EXISTS lines (
   batch_id TEXT NOT NULL, idx INTEGER NOT NULL, custom_id TEXT NOT NULL, body TEXT NOT NULL,
   state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, reruns INTEGER NOT NULL DEFAULT 0,
-  not_before INTEGER NOT NULL DEFAULT 0, result TEXT,
+  not_before INTEGER NOT NULL DEFAULT 0, result TEXT, served_by TEXT,
   PRIMARY KEY (batch_id, idx)
 );
 CREATE INDEX IF NOT EXISTS lines_by_state ON lines (batch_id, state, idx);

@@ -22,6 +22,8 @@ export interface LineReply {
   readonly body: string;
   /** The workload's id in history. */
   readonly requestId: string;
+  /** The node that served it (`x-pair-served-by`), when one did. */
+  readonly servedBy?: string;
   /** `Retry-After`, in seconds, when the reply gave one. */
   readonly retryAfterS?: number;
   /** The reply said a retry will not help (`x-should-retry: false`). */
@@ -211,7 +213,13 @@ export class BatchRunner {
         request_id: reply.requestId,
         body: parseBody(reply.body),
       };
-      return store.finishLine(line.batchId, line.index, "completed", outputLine(line.customId, response));
+      return store.finishLine(
+        line.batchId,
+        line.index,
+        "completed",
+        outputLine(line.customId, response),
+        reply.servedBy,
+      );
     }
     const ending = this.#endingOf(line.batchId);
     if (ending !== undefined)

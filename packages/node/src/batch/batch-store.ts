@@ -54,6 +54,12 @@ export class BatchStore {
     this.#db = openPrivateDatabase(join(dataDir, "batches.db"), { timeout: 5_000 });
     this.#db.pragma("journal_mode = WAL");
     this.#db.exec(SCHEMA);
+    // A store made before lines recorded their serving node gains the column (its old lines: none).
+    const lineColumns = this.#db.prepare("SELECT name FROM pragma_table_info('lines')").all() as {
+      name: string;
+    }[];
+    if (!lineColumns.some((c) => c.name === "served_by"))
+      this.#db.exec("ALTER TABLE lines ADD COLUMN served_by TEXT");
     this.rentals = new RentalStore(this.#db);
   }
 
@@ -217,6 +223,17 @@ export class BatchStore {
     };
   }
 
+  /** Completed lines by the node that served them (the `x-pair-served-by` of their replies). */
+  servedByNode(batchId: string): Record<string, number> {
+    const rows = this.#db
+      .prepare(
+        "SELECT served_by AS node, COUNT(*) AS n FROM lines WHERE batch_id = ? AND state = 'completed' " +
+          "AND served_by IS NOT NULL GROUP BY served_by ORDER BY n DESC, served_by",
+      )
+      .all(batchId) as { node: string; n: number }[];
+    return Object.fromEntries(rows.map((r) => [r.node, r.n]));
+  }
+
   /** The bodies of the lines still to run (pending or running), for a re-plan. */
   unfinishedBodies(batchId: string): string[] {
     const rows = this.#db
@@ -243,10 +260,18 @@ export class BatchStore {
   }
 
   /** The line ended: its output or error line kept with its state, at once. */
-  finishLine(batchId: string, index: number, state: "completed" | "failed", result: string): void {
+  finishLine(
+    batchId: string,
+    index: number,
+    state: "completed" | "failed",
+    result: string,
+    servedBy?: string,
+  ): void {
     this.#db
-      .prepare("UPDATE lines SET state = ?, result = ? WHERE batch_id = ? AND idx = ? AND state = 'running'")
-      .run(state, result, batchId, index);
+      .prepare(
+        "UPDATE lines SET state = ?, result = ?, served_by = ? WHERE batch_id = ? AND idx = ? AND state = 'running'",
+      )
+      .run(state, result, servedBy ?? null, batchId, index);
   }
 
   /**

@@ -81,7 +81,9 @@ function collect(res: IncomingMessage, maxBytes: number): Promise<LineReply> {
     res.on("end", () => {
       const retryAfter = Number(res.headers["retry-after"]);
       const body = Buffer.concat(chunks).toString("utf8");
+      const servedBy = res.headers["x-pair-served-by"];
       resolve({
+        ...(typeof servedBy === "string" && servedBy !== "" ? { servedBy } : {}),
         status: res.statusCode ?? 500,
         body,
         requestId: replyId(body),

@@ -342,13 +342,12 @@ function listBatches(deps: BatchRouteDeps, res: ServerResponse, url: URL): void 
 }
 
 function batchOut(deps: BatchRouteDeps, b: StoredBatch): Record<string, unknown> {
-  return batchJson(
-    b,
-    deps.store.counts(b.id),
-    deps.runner.inFlight(b.id),
-    deps.store.rentals.get(b.id),
-    deps.lifecycle?.events(b.id) ?? [],
-  );
+  return batchJson(b, deps.store.counts(b.id), {
+    inFlight: deps.runner.inFlight(b.id),
+    byNode: deps.store.servedByNode(b.id),
+    rent: deps.store.rentals.get(b.id),
+    events: deps.lifecycle?.events(b.id) ?? [],
+  });
 }
 
 function withFile(

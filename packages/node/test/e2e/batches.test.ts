@@ -98,6 +98,13 @@ describe("the Batch API", () => {
     // Every line that ran is a workload in history, its requester the batch.
     const rows = c.node.history.history({ limit: 100 }).filter((w) => w.requester === `batch:${created.id}`);
     expect(rows.length).toBe(31);
+    // The batch says which node served its 30 completed lines, as history does.
+    const servedBy = new Map<string, number>();
+    for (const w of rows.filter((r) => r.status === "completed"))
+      servedBy.set(String(w.servingNode), (servedBy.get(String(w.servingNode)) ?? 0) + 1);
+    const pair = (done as unknown as { pair: { by_node: Record<string, number> } }).pair;
+    expect(pair.by_node).toEqual(Object.fromEntries(servedBy));
+    expect(Object.values(pair.by_node).reduce((a, b) => a + b, 0)).toBe(30);
     // Listed, newest first, with OpenAI's cursor fields.
     const page = await openai.batches.list({ limit: 10 });
     expect(page.data.map((b) => b.id)).toEqual([created.id]);
