@@ -20,7 +20,7 @@ import {
   type HuggingFaceEmulator,
 } from "@pair/emulators";
 import { HfToken, HttpsEndpointsTransport, vllmImage } from "@pair/huggingface";
-import { parseConfig, Redacted, startNode, type EventLog, type RunningNode } from "@pair/node";
+import { parseConfig, Redacted, startNode, withWallClock, type EventLog, type RunningNode } from "@pair/node";
 import { createDemoCa } from "./ca.js";
 import {
   DEMO_HF_ENDPOINT,
@@ -197,9 +197,9 @@ export async function startDemoCluster(options: DemoClusterOptions): Promise<Dem
         membership: { refreshMs: 300, timeoutMs: 1_000 },
         rentedProbeIntervalMs: 300,
         statusExtras: { config_file: join(dir, "a", "pair.yaml") },
+        // Billing, budgets and idle run on the emulator's virtual clock; monotonic time is real.
+        runtime: withWallClock(() => hf.nowMs()),
         managed: {
-          // Billing, budgets and idle run on the emulator's virtual clock; monotonic time is real.
-          clock: { now: () => ({ wallMs: hf.nowMs(), monoMs: performance.now() }) },
           tickMs: 0,
           pollMs: 50,
           timeZone: "UTC",

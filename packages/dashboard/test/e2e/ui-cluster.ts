@@ -20,7 +20,7 @@ import { promisify } from "node:util";
 import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulators";
 import { HfToken, HttpsEndpointsTransport, vllmImage, type HfEndpointSpec } from "@pair/huggingface";
 import { createTestCa } from "@pair/testkit";
-import { Redacted } from "@pair/cluster";
+import { withWallClock, Redacted } from "@pair/cluster";
 import { parseConfig } from "../../../node/src/config/index.js";
 import { startNode } from "../../../node/src/node.js";
 import {
@@ -235,9 +235,9 @@ async function startSponsor(
           ),
         ),
     },
+    // Wall time is the emulator's (billing, budgets, idle): a test or the screenshots may move it on.
+    runtime: withWallClock(() => hf.nowMs()),
     managed: {
-      // Wall time is the emulator's (billing, budgets, idle): a test or the screenshots may move it on.
-      clock: { now: () => ({ wallMs: hf.nowMs(), monoMs: performance.now() }) },
       tickMs: 200,
       pollMs: 50,
       timeZone: "UTC",

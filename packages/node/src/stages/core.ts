@@ -7,12 +7,12 @@
  * Must not know: routes, peers, rented nodes.
  */
 
-import { SYSTEM_CLOCK } from "../rented/index.js";
 import { randomBytes } from "node:crypto";
 import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { hostname } from "node:os";
 import { Agent, type Dispatcher } from "undici";
+import { SYSTEM_RUNTIME, type Runtime } from "@pair/cluster";
 import { ensureAdminToken } from "../auth/admin-token.js";
 import { ApiKeyVerifier, SOCKET_LOOPBACK_POLICY, type LoopbackPolicy } from "../auth/index.js";
 import type { PairConfig } from "../config/index.js";
@@ -45,6 +45,8 @@ export interface Core extends Stage {
    * clock, which the sandbox runs virtually, so the dashboard never mixes two clocks on one page.
    */
   readonly wallMs: () => number;
+  /** The node's clock (`wallMs` reads its wall time) and timers: the one time seam tests replace. */
+  readonly runtime: Runtime;
   readonly loopback: LoopbackPolicy;
   readonly beyondLoopback: boolean;
   readonly apiKeys: ApiKeyVerifier;
@@ -66,8 +68,8 @@ const STARTING: RequestListener = (_req, res) => {
 
 export async function startCore(options: NodeOptions): Promise<Core> {
   const { config } = options;
-  const managedClock = options.managed?.clock ?? SYSTEM_CLOCK;
-  const wallMs = () => managedClock.now().wallMs;
+  const runtime = options.runtime ?? SYSTEM_RUNTIME;
+  const wallMs = () => runtime.clock.now().wallMs;
   // Every secret the node reads or sends is known here, and scrubbed from what leaves the process.
   const redactor = new SecretRedactor();
   const rawLog = options.log;
@@ -114,6 +116,7 @@ export async function startCore(options: NodeOptions): Promise<Core> {
     redactor,
     dataDir,
     wallMs,
+    runtime,
     loopback,
     beyondLoopback,
     apiKeys,

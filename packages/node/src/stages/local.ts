@@ -51,12 +51,8 @@ export function localStage(options: NodeOptions, core: Core, cluster: ClusterSta
   const scheduler = new Scheduler({
     maxQueued: options.maxQueued ?? 256,
     maxQueueWaitMs: options.maxQueueWaitMs ?? 30_000,
-    nowMs: () => performance.now(),
-    setTimer: (fn, ms) => {
-      // A waiter's request holds its socket open; the scheduler's own timers must not hold the process.
-      const t = setTimeout(fn, ms).unref();
-      return { cancel: () => clearTimeout(t) };
-    },
+    // A waiter's request holds its socket open; the runtime's timers never hold the process.
+    runtime: core.runtime,
   });
   for (const e of config.engines) {
     metrics.gauge("pair_engine_in_flight", "Requests in flight per engine.", { engine: e.name }, () =>

@@ -5,6 +5,7 @@
  */
 
 import type { Dispatcher } from "undici";
+import type { Runtime } from "@pair/cluster";
 import type { ProxyUrlOf } from "@pair/runpod";
 import type { LoopbackPolicy } from "../auth/index.js";
 import type { NodeDiscoveryOptions } from "../cluster-node/index.js";
@@ -12,7 +13,6 @@ import type { PairConfig } from "../config/index.js";
 import type { IdleCollectPolicy } from "../memory/index.js";
 import type { CredentialReader } from "../rented/index.js";
 import type { RentedManagedOptions } from "./rented-wiring.js";
-import type { IntervalSeam } from "../ui/index.js";
 
 export interface NodeOptions {
   readonly config: PairConfig;
@@ -50,8 +50,12 @@ export interface NodeOptions {
   readonly uiDir?: string;
   /** How often the dashboard's live events and the rented state history look for changes (default 500 ms). */
   readonly liveCheckMs?: number;
-  /** The repeating timer behind the live events and their heartbeat (tests replace it). */
-  readonly intervals?: IntervalSeam;
+  /**
+   * The node's clock and timers (default: the system runtime). Its wall time is what the node records,
+   * bills and shows (the sandbox runs it virtually); its timers drive the managed nodes' passes and
+   * polls, the scheduler's waits, the live events, the batches and the idle collector.
+   */
+  readonly runtime?: Runtime;
   /** Write the workload history's batches on a worker thread (default) or on the event loop (benchmarks compare). */
   readonly historyOnThread?: boolean;
   /**
@@ -72,7 +76,7 @@ export interface NodeOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** This machine's name, admitted as a `Host` (default: `os.hostname()`; tests pretend). */
   readonly hostName?: string;
-  /** Managed endpoints' clock, timer seam, pass interval, poll interval and budget time zone. */
+  /** Managed nodes' pass interval, poll interval and budget time zone. */
   readonly managed?: RentedManagedOptions;
   /** Runpod pods' proxy base URL; overrides the config's `providers.runpod.proxy_url` (in-process tests). */
   readonly runpodProxyUrl?: ProxyUrlOf;

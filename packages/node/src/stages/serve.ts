@@ -20,7 +20,7 @@ import { recordBatchEvent, rentalHooks } from "./batch-rental-wiring.js";
 import { inProcessLines } from "../server/batch-lines.js";
 import { clientHandler, peerRouteHandler, type ClientApiDeps } from "../server/client-api.js";
 import { ModelAliases } from "../server/model-aliases.js";
-import { DEFAULT_UI_DIR, LiveEvents, sessionCookieName, SYSTEM_INTERVALS } from "../ui/index.js";
+import { DEFAULT_UI_DIR, LiveEvents, sessionCookieName } from "../ui/index.js";
 import type { ClusterStage } from "./cluster.js";
 import { PAIR_VERSION, type Core } from "./core.js";
 import type { LocalStage } from "./local.js";
@@ -43,7 +43,7 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
     rented: () => sponsor.rented.list(),
     peers: () => cluster.membership.members(),
   });
-  const intervals = options.intervals ?? SYSTEM_INTERVALS;
+  const { timers } = core.runtime;
   const events = new LiveEvents({
     sources: {
       nodes: () => mergedNodes(deps),
@@ -57,7 +57,7 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
     },
     // These move on every look without anything new to show.
     ignoredKeys: ["last_seen", "first_byte_ms", "elapsed_s"],
-    intervals,
+    timers,
   });
   const base = clientDeps(options, built, events);
   // batches: their lines are routed requests of this node, run in process (server/batch-lines.ts)
@@ -75,7 +75,7 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
       onChange: () => base.onPeerVisibleChange?.(),
     }),
     wallMs: core.wallMs,
-    intervals,
+    timers,
     record,
     linesAtOnce,
     log,
@@ -84,7 +84,7 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
     store: batchStore,
     runLine: lines.runLine,
     wallMs: core.wallMs,
-    intervals,
+    timers,
     ...(options.batchLines === undefined ? {} : { maxConcurrentLines: options.batchLines }),
     log,
     onEnded: (b, final, counts) => {
@@ -114,7 +114,7 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
   // Peers learn at once that this node is (back) up and what it serves; then on every change.
   cluster.announcements.open();
   cluster.announce("changed");
-  const liveCheck = intervals.every(() => {
+  const liveCheck = timers.every(() => {
     sponsor.observe();
     events.check();
   }, options.liveCheckMs ?? 500);
@@ -122,7 +122,7 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
     options.idleCollect === false
       ? undefined
       : startIdleCollector({
-          intervals,
+          timers,
           nowMs: () => performance.now(),
           ...(options.idleCollect === undefined ? {} : { policy: options.idleCollect }),
         });

@@ -52,6 +52,7 @@ export function sponsorStage(
     scheduler: local.scheduler,
     log,
     redact: (text) => redactor.redact(text),
+    runtime: core.runtime,
     managed: options.managed,
     runpodProxyUrl: options.runpodProxyUrl,
     rentedProbeIntervalMs: options.rentedProbeIntervalMs,

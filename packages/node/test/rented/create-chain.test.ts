@@ -15,7 +15,7 @@ import { liveRecords } from "@pair/provision";
 import type { TestCa } from "@pair/testkit";
 import { request } from "undici";
 import { describe, expect, it } from "vitest";
-import { Redacted } from "@pair/cluster";
+import { withWallClock, Redacted } from "@pair/cluster";
 import { parseConfig, type CredentialRef } from "../../src/config/index.js";
 import { OsCredentialStore } from "../../src/credentials/index.js";
 import { startNode, type RunningNode } from "../../src/node.js";
@@ -112,8 +112,8 @@ async function chainWorld(ca: TestCa): Promise<World> {
         log: (line) => void log.push(line),
         membership: { refreshMs: 150, timeoutMs: 400 },
         rentedProbeIntervalMs: 200,
+        runtime: withWallClock(() => hf.nowMs()),
         managed: {
-          clock: { now: () => ({ wallMs: hf.nowMs(), monoMs: performance.now() }) },
           tickMs: 0,
           pollMs: 20,
           timeZone: "UTC",

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulators";
 import { HfToken, HttpsEndpointsTransport } from "@pair/huggingface";
 import type { TestCa } from "@pair/testkit";
-import { Redacted } from "@pair/cluster";
+import { withWallClock, Redacted } from "@pair/cluster";
 import { parseConfig, type CredentialRef } from "../../src/config/index.js";
 import { OsCredentialStore } from "../../src/credentials/index.js";
 import { startNode, type RunningNode } from "../../src/node.js";
@@ -92,8 +92,8 @@ export async function createWorld(ca: TestCa): Promise<CreateWorld> {
         log: (line) => void log.push(line),
         membership: { refreshMs: 150, timeoutMs: 400 },
         rentedProbeIntervalMs: 200,
+        runtime: withWallClock(() => hf.nowMs()),
         managed: {
-          clock: { now: () => ({ wallMs: hf.nowMs(), monoMs: performance.now() }) },
           tickMs: 0,
           pollMs: 20,
           timeZone: "UTC",

@@ -14,7 +14,7 @@ import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulat
 import type { TestCa } from "@pair/testkit";
 import { request } from "undici";
 import { expect } from "vitest";
-import { Redacted } from "@pair/cluster";
+import { withWallClock, Redacted } from "@pair/cluster";
 import { parseConfig, type CredentialRef } from "../../src/config/index.js";
 import { OsCredentialStore } from "../../src/credentials/index.js";
 import { startNode, type RunningNode } from "../../src/node.js";
@@ -117,9 +117,9 @@ export async function jobWorld(
         log: (line) => void log.push(line),
         membership: { refreshMs: 150, timeoutMs: 400 },
         rentedProbeIntervalMs: 200,
+        // Wall time is the emulator's (billing, windows, idle); monotonic time is real (exit bound).
+        runtime: withWallClock(() => hf.nowMs()),
         managed: {
-          // Wall time is the emulator's (billing, windows, idle); monotonic time is real (exit bound).
-          clock: { now: () => ({ wallMs: hf.nowMs(), monoMs: performance.now() }) },
           tickMs: 0,
           pollMs: 20,
           timeZone: "UTC",

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulators";
 import { HfToken, HttpsEndpointsTransport, type HfEndpointSpec, vllmImage } from "@pair/huggingface";
 import type { TestCa } from "@pair/testkit";
-import { Redacted } from "@pair/cluster";
+import { withWallClock, Redacted } from "@pair/cluster";
 import { parseConfig, type CredentialRef } from "../../src/config/index.js";
 import { OsCredentialStore } from "../../src/credentials/index.js";
 import { startNode, type RunningNode } from "../../src/node.js";
@@ -118,9 +118,9 @@ export async function managedWorld(
       membership: { refreshMs: 150, timeoutMs: 400 },
       rentedProbeIntervalMs: 200,
       ...(firstPassWaitMs === undefined ? {} : { managedFirstPassWaitMs: firstPassWaitMs }),
+      // Wall time is the emulator's (billing, budgets, idle); monotonic time is real (exit bound).
+      runtime: withWallClock(() => hf.nowMs()),
       managed: {
-        // Wall time is the emulator's (billing, budgets, idle); monotonic time is real (exit bound).
-        clock: { now: () => ({ wallMs: hf.nowMs(), monoMs: performance.now() }) },
         tickMs: 0,
         pollMs: 50,
         timeZone: "UTC",

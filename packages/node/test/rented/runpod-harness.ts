@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { startRunpodEmulator, type RunpodEmulator, type RunpodEmulatorOptions } from "@pair/emulators";
 import type { TestCa } from "@pair/testkit";
 import { request } from "undici";
-import { Redacted } from "@pair/cluster";
+import { withWallClock, Redacted } from "@pair/cluster";
 import { parseConfig, type CredentialRef } from "../../src/config/index.js";
 import { OsCredentialStore } from "../../src/credentials/index.js";
 import { startNode, type RunningNode } from "../../src/node.js";
@@ -142,9 +142,9 @@ export async function runpodWorld(
         membership: { refreshMs: 150, timeoutMs: 400 },
         rentedProbeIntervalMs: 200,
         runpodProxyUrl: (podId, port) => emu.proxyUrl(podId, port),
+        // Wall time is the emulator's (billing, budgets, idle); monotonic time is real (exit bound).
+        runtime: withWallClock(() => clock.ms),
         managed: {
-          // Wall time is the emulator's (billing, budgets, idle); monotonic time is real (exit bound).
-          clock: { now: () => ({ wallMs: clock.ms, monoMs: performance.now() }) },
           tickMs: 0,
           pollMs: 20,
           timeZone: "UTC",
