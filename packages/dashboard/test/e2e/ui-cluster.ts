@@ -20,7 +20,7 @@ import { promisify } from "node:util";
 import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulators";
 import { HfToken, HttpsEndpointsTransport, vllmImage, type HfEndpointSpec } from "@pair/huggingface";
 import { createTestCa } from "@pair/testkit";
-import { withWallClock, Redacted } from "@pair/cluster";
+import { Redacted } from "@pair/cluster";
 import { parseConfig } from "../../../node/src/config/index.js";
 import { startNode } from "../../../node/src/node.js";
 import {
@@ -30,6 +30,7 @@ import {
   type TestNode,
 } from "../../../node/test/cluster/node-pair-harness.js";
 import { startRentedEndpoint, type RentedEndpoint } from "../../../node/test/rented/rented-harness.js";
+import { sponsorNodeOptions } from "../../../node/test/support/sponsor-options.js";
 
 /** Made at run time: the repository never holds a token-shaped string. */
 export const RENTED_TOKEN = `hf_${randomBytes(18).toString("hex")}`;
@@ -221,28 +222,25 @@ async function startSponsor(
   const log: string[] = [];
   const node = await startNode({
     config,
-    portOverride: 0,
-    clusterPortOverride: 0,
-    log: (line) => void log.push(line),
-    membership: { refreshMs: 150, timeoutMs: 400 },
-    rentedProbeIntervalMs: 200,
-    credentials: {
-      get: (ref) =>
-        Promise.resolve(
-          new Redacted(
-            ref.account === "dashboard-hf" || ref.account === "hf" ? HF_TOKEN : RENTED_TOKEN,
-            "test token",
-          ),
-        ),
-    },
     // Wall time is the emulator's (billing, budgets, idle): a test or the screenshots may move it on.
-    runtime: withWallClock(() => hf.nowMs()),
-    managed: {
+    ...sponsorNodeOptions({
+      log,
+      wallMs: () => hf.nowMs(),
       tickMs: 200,
       pollMs: 50,
-      timeZone: "UTC",
-    },
-    uiDir,
+      seams: {
+        credentials: {
+          get: (ref) =>
+            Promise.resolve(
+              new Redacted(
+                ref.account === "dashboard-hf" || ref.account === "hf" ? HF_TOKEN : RENTED_TOKEN,
+                "test token",
+              ),
+            ),
+        },
+        uiDir,
+      },
+    }),
   });
   const configFile = join(dir, "sponsor.yaml");
   writeFileSync(configFile, yaml(node.port, node.cluster.port));

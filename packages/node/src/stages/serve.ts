@@ -64,7 +64,7 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
   const batchStore = new BatchStore(core.dataDir);
   const lines = inProcessLines(base);
   const record = recordBatchEvent(sponsor.stateHistory);
-  const linesAtOnce = options.batchLines ?? DEFAULT_BATCH_LINES;
+  const linesAtOnce = options.overrides?.batchLines ?? DEFAULT_BATCH_LINES;
   const rental = new BatchRental({
     store: batchStore,
     hooks: rentalHooks({
@@ -85,7 +85,9 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
     runLine: lines.runLine,
     wallMs: core.wallMs,
     timers,
-    ...(options.batchLines === undefined ? {} : { maxConcurrentLines: options.batchLines }),
+    ...(options.overrides?.batchLines === undefined
+      ? {}
+      : { maxConcurrentLines: options.overrides?.batchLines }),
     log,
     onEnded: (b, final, counts) => {
       record(b.id, final, `${counts.completed} answered, ${counts.failed} in the error file`, core.wallMs());
@@ -99,8 +101,10 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
       store: batchStore,
       runner,
       wallMs: core.wallMs,
-      maxFileBytes: options.batchMaxFileBytes ?? 100 * 1024 * 1024,
-      ...(options.bodyIdleTimeoutMs === undefined ? {} : { bodyIdleTimeoutMs: options.bodyIdleTimeoutMs }),
+      maxFileBytes: options.overrides?.batchMaxFileBytes ?? 100 * 1024 * 1024,
+      ...(options.overrides?.bodyIdleTimeoutMs === undefined
+        ? {}
+        : { bodyIdleTimeoutMs: options.overrides?.bodyIdleTimeoutMs }),
       lifecycle: {
         record,
         events: (id) => sponsor.stateHistory.list(id),
@@ -117,14 +121,14 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
   const liveCheck = timers.every(() => {
     sponsor.observe();
     events.check();
-  }, options.liveCheckMs ?? 500);
+  }, options.overrides?.liveCheckMs ?? 500);
   const idleCollector =
-    options.idleCollect === false
+    options.tuning?.idleCollect === false
       ? undefined
       : startIdleCollector({
           timers,
           nowMs: () => performance.now(),
-          ...(options.idleCollect === undefined ? {} : { policy: options.idleCollect }),
+          ...(options.tuning?.idleCollect === undefined ? {} : { policy: options.tuning?.idleCollect }),
         });
   runner.start();
   rental.start();
@@ -168,8 +172,10 @@ function clientDeps(options: NodeOptions, built: Built, events: LiveEvents): Cli
     history: local.history,
     metrics: core.metrics,
     adminToken: core.adminToken,
-    maxBodyBytes: options.maxBodyBytes ?? 16 * 1024 * 1024,
-    ...(options.bodyIdleTimeoutMs === undefined ? {} : { bodyIdleTimeoutMs: options.bodyIdleTimeoutMs }),
+    maxBodyBytes: options.overrides?.maxBodyBytes ?? 16 * 1024 * 1024,
+    ...(options.overrides?.bodyIdleTimeoutMs === undefined
+      ? {}
+      : { bodyIdleTimeoutMs: options.overrides?.bodyIdleTimeoutMs }),
     version: PAIR_VERSION,
     cluster,
     membership: clusterStage.membership,
@@ -184,7 +190,7 @@ function clientDeps(options: NodeOptions, built: Built, events: LiveEvents): Cli
     },
     rentedNodes: rented,
     redactor: core.redactor,
-    maxUpstreamBodyBytes: options.maxUpstreamBodyBytes ?? config.node.maxUpstreamBodyBytes,
+    maxUpstreamBodyBytes: options.overrides?.maxUpstreamBodyBytes ?? config.node.maxUpstreamBodyBytes,
     log: core.log,
     rentedCreator: sponsor.creator,
     rentedStateHistory: sponsor.stateHistory,
@@ -203,7 +209,7 @@ function clientDeps(options: NodeOptions, built: Built, events: LiveEvents): Cli
       nodeName: config.node.name,
       sessions: core.uiSessions,
       cookieName: sessionCookieName(cluster.identity.nodeId),
-      uiDir: options.uiDir ?? DEFAULT_UI_DIR,
+      uiDir: options.seams?.uiDir ?? DEFAULT_UI_DIR,
       nowMs: () => Date.now(),
     },
     statusExtras: () => ({
@@ -212,7 +218,7 @@ function clientDeps(options: NodeOptions, built: Built, events: LiveEvents): Cli
       node_id: cluster.identity.nodeId,
       cluster_listen: formatHostPort({ host: cluster.host, port: cluster.port }),
       peers: cluster.pairedPeers(),
-      ...options.statusExtras,
+      ...options.seams?.statusExtras,
     }),
   };
 }

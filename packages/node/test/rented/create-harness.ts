@@ -12,12 +12,13 @@ import { join } from "node:path";
 import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulators";
 import { HfToken, HttpsEndpointsTransport } from "@pair/huggingface";
 import type { TestCa } from "@pair/testkit";
-import { withWallClock, Redacted } from "@pair/cluster";
+import { Redacted } from "@pair/cluster";
 import { parseConfig, type CredentialRef } from "../../src/config/index.js";
 import { OsCredentialStore } from "../../src/credentials/index.js";
 import { startNode, type RunningNode } from "../../src/node.js";
 import { uniqueName } from "../credentials/secret-service.js";
 import { fakeHfToken } from "../support/fake-token.js";
+import { sponsorNodeOptions } from "../support/sponsor-options.js";
 
 export const TOKEN = fakeHfToken();
 export const MIN = 60_000;
@@ -87,17 +88,7 @@ export async function createWorld(ca: TestCa): Promise<CreateWorld> {
       const config = parseConfig(configText(11434), "sponsor.yaml", { homeDir: dir, hostName: "sponsor" });
       world.node = await startNode({
         config,
-        portOverride: 0,
-        clusterPortOverride: 0,
-        log: (line) => void log.push(line),
-        membership: { refreshMs: 150, timeoutMs: 400 },
-        rentedProbeIntervalMs: 200,
-        runtime: withWallClock(() => hf.nowMs()),
-        managed: {
-          tickMs: 0,
-          pollMs: 20,
-          timeZone: "UTC",
-        },
+        ...sponsorNodeOptions({ log, wallMs: () => hf.nowMs() }),
       });
       writeFileSync(configFile, configText(world.node.port));
       return world.node;
