@@ -101,18 +101,26 @@ try {
   const config = parseConfig(yaml, "bench.yaml", { homeDir: dataDir, hostName: "bench" });
   node = await startNode({
     config,
-    portOverride: 0,
-    clusterPortOverride: 0,
     ...(rentedToken === undefined
       ? {}
       : {
-          credentials: { get: () => Promise.resolve(new Redacted(rentedToken, "bench rented token")) },
-          rentedProbeIntervalMs: 200,
+          seams: {
+            credentials: { get: () => Promise.resolve(new Redacted(rentedToken, "bench rented token")) },
+          },
         }),
-    ...(arg.membershipRefreshMs === undefined ? {} : { membership: { refreshMs: arg.membershipRefreshMs } }),
-    ...(arg.historyOnThread === undefined ? {} : { historyOnThread: arg.historyOnThread }),
-    ...(arg.idleCollect === false ? { idleCollect: false } : {}),
-    ...(arg.batchLines === undefined ? {} : { batchLines: arg.batchLines }),
+    overrides: {
+      port: 0,
+      clusterPort: 0,
+      ...(rentedToken === undefined ? {} : { rentedProbeIntervalMs: 200 }),
+      ...(arg.membershipRefreshMs === undefined
+        ? {}
+        : { membership: { refreshMs: arg.membershipRefreshMs } }),
+      ...(arg.batchLines === undefined ? {} : { batchLines: arg.batchLines }),
+    },
+    tuning: {
+      ...(arg.historyOnThread === undefined ? {} : { historyOnThread: arg.historyOnThread }),
+      ...(arg.idleCollect === false ? { idleCollect: false } : {}),
+    },
   });
   const deadline = performance.now() + INVENTORY_WAIT_MS;
   while (!arg.engines.every((e) => node.inventory.models().has(e.model))) {

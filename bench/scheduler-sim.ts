@@ -11,6 +11,7 @@
  */
 
 import { parseArgs } from "node:util";
+import { VirtualRuntime } from "@pair/cluster";
 import { Scheduler, type Slot } from "../packages/node/src/scheduler/scheduler.js";
 import { percentile } from "./stats.js";
 
@@ -35,28 +36,22 @@ const thinkMs = Number(values["think-ms"]);
 const endMs = Number(values.seconds) * 1000;
 
 // A discrete-event clock: timers ordered by due time, run one at a time.
-let now = 0;
-const due: { at: number; seq: number; fn: () => void; live: boolean }[] = [];
-let seq = 0;
-const setTimer = (fn: () => void, ms: number) => {
-  const t = { at: now + ms, seq: seq++, fn, live: true };
-  due.push(t);
-  return { cancel: () => void (t.live = false) };
-};
+const runtime = new VirtualRuntime({ monoMs: 0 });
+const setTimer = runtime.timers.after;
 // A seeded generator, so a run can be repeated.
 let state = 12345;
 const random = () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 const length = () => lineMs * (1 + jitter * (2 * random() - 1));
 
-const s = new Scheduler({ maxQueued: 1024, maxQueueWaitMs: 3_600_000, nowMs: () => now, setTimer });
+const s = new Scheduler({ maxQueued: 1024, maxQueueWaitMs: 3_600_000, runtime });
 const target = { id: "engine", maxConcurrent: slots };
 const waits: number[] = [];
 let busySlotMs = 0;
 let lastMs = 0;
 let held = 0;
 const account = () => {
-  busySlotMs += held * (now - lastMs);
-  lastMs = now;
+  busySlotMs += held * (runtime.monoMs - lastMs);
+  lastMs = runtime.monoMs;
 };
 const hold = (slot: Slot, ms: number, then: () => void) => {
   account();
@@ -70,15 +65,15 @@ const hold = (slot: Slot, ms: number, then: () => void) => {
 };
 
 const user = () => {
-  const asked = now;
+  const asked = runtime.monoMs;
   void s.acquire([target]).then((r) => {
     if (!r.ok) throw new Error(`a user's request failed: ${r.reason}`);
-    if (now >= 5_000) waits.push(now - asked);
+    if (runtime.monoMs >= 5_000) waits.push(runtime.monoMs - asked);
     hold(r.slot, length(), () => setTimer(user, thinkMs));
   });
 };
 const batchLine = () => {
-  if (now >= endMs) return;
+  if (runtime.monoMs >= endMs) return;
   void s.acquire([target], undefined, "batch").then((r) => {
     if (!r.ok) throw new Error(`a batch line failed: ${r.reason}`);
     hold(r.slot, length(), batchLine);
@@ -89,20 +84,15 @@ const batchLine = () => {
 for (let i = 0; i < batchLines; i++) batchLine();
 for (let i = 0; i < streams; i++) setTimer(user, 1_000 + (i * lineMs) / streams);
 
-while (now < endMs) {
+while (runtime.monoMs < endMs) {
   await Promise.resolve();
   await Promise.resolve();
-  due.sort((a, b) => a.at - b.at || a.seq - b.seq);
-  const next = due.shift();
-  if (next === undefined) break;
-  if (!next.live) continue;
-  now = next.at;
-  next.fn();
+  if (!runtime.runNext()) break;
 }
 account();
 const f = (v: number) => v.toFixed(1);
 console.log(
   `slots ${slots}, users ${streams}, batch lines ${batchLines}, line ${lineMs} ms ±${jitter * 100}%: ` +
     `user wait p50 ${f(percentile(waits, 50))} ms, p99 ${f(percentile(waits, 99))} ms, max ${f(Math.max(...waits))} ms ` +
-    `(${waits.length} requests); slots busy ${((busySlotMs / (slots * now)) * 100).toFixed(1)} %`,
+    `(${waits.length} requests); slots busy ${((busySlotMs / (slots * runtime.monoMs)) * 100).toFixed(1)} %`,
 );

@@ -10,6 +10,7 @@ import {
   type DiscoveryEvent,
   type MdnsBeaconOptions,
   type MdnsReport,
+  VirtualRuntime,
 } from "../src/index.js";
 
 const SELF = "aaaaaaaaaaaaaaaaaaaa";
@@ -18,8 +19,7 @@ const FP = "f".repeat(64);
 
 function harness(answers: Record<string, boolean>) {
   let peer = { node_id: B, name: "pc", fingerprint: FP, address: "10.0.0.2:14323" } as PinnedPeer;
-  const timers: { fn: () => void; at: number }[] = [];
-  let now = 0;
+  const runtime = new VirtualRuntime({ wallMs: 0, monoMs: 0 });
   let report: ((r: MdnsReport) => void) | undefined;
   const checks: string[] = [];
   const events: DiscoveryEvent[] = [];
@@ -38,12 +38,8 @@ function harness(answers: Record<string, boolean>) {
     },
     mdns: {},
     staticPeers: [],
-    nowMs: () => now,
-    setTimer: (fn, ms) => {
-      const t = { fn, at: now + ms };
-      timers.push(t);
-      return { cancel: () => void timers.splice(timers.indexOf(t), 1) };
-    },
+    nowMs: () => runtime.wallMs,
+    timers: runtime.timers,
     recheckMs: 1_000,
     startBeacon: (o: MdnsBeaconOptions) => {
       report = o.onReport;
@@ -69,11 +65,7 @@ function harness(answers: Record<string, boolean>) {
       await settle();
     },
     advance: async (ms: number) => {
-      now += ms;
-      for (const t of timers.filter((x) => x.at <= now)) {
-        timers.splice(timers.indexOf(t), 1);
-        t.fn();
-      }
+      runtime.advance(ms);
       await settle();
     },
   };

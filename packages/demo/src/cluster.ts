@@ -20,7 +20,7 @@ import {
   type HuggingFaceEmulator,
 } from "@pair/emulators";
 import { HfToken, HttpsEndpointsTransport, vllmImage } from "@pair/huggingface";
-import { parseConfig, Redacted, startNode, type EventLog, type RunningNode } from "@pair/node";
+import { parseConfig, Redacted, startNode, withWallClock, type EventLog, type RunningNode } from "@pair/node";
 import { createDemoCa } from "./ca.js";
 import {
   DEMO_HF_ENDPOINT,
@@ -190,19 +190,23 @@ export async function startDemoCluster(options: DemoClusterOptions): Promise<Dem
       const text = sponsorYaml(filesA, settings);
       const node = await startNode({
         config: parseConfig(text, "node A config", { homeDir: dir, hostName: filesA.name }),
-        portOverride: filesA.port,
-        clusterPortOverride: filesA.clusterPort,
-        credentials,
-        log: logTo("A:", logA),
-        membership: { refreshMs: 300, timeoutMs: 1_000 },
-        rentedProbeIntervalMs: 300,
-        statusExtras: { config_file: join(dir, "a", "pair.yaml") },
-        managed: {
+        overrides: {
+          port: filesA.port,
+          clusterPort: filesA.clusterPort,
+          membership: { refreshMs: 300, timeoutMs: 1_000 },
+          rentedProbeIntervalMs: 300,
+        },
+        seams: {
+          credentials,
+          log: logTo("A:", logA),
+          statusExtras: { config_file: join(dir, "a", "pair.yaml") },
           // Billing, budgets and idle run on the emulator's virtual clock; monotonic time is real.
-          clock: { now: () => ({ wallMs: hf.nowMs(), monoMs: performance.now() }) },
-          tickMs: 0,
-          pollMs: 50,
-          timeZone: "UTC",
+          runtime: withWallClock(() => hf.nowMs()),
+          managed: {
+            tickMs: 0,
+            pollMs: 50,
+            timeZone: "UTC",
+          },
         },
       });
       Object.assign(filesA, { port: node.port, clusterPort: node.cluster.port });
@@ -220,13 +224,17 @@ export async function startDemoCluster(options: DemoClusterOptions): Promise<Dem
     closers.push(() => (sponsorRunning ? a.node.close(GRACE_MS) : Promise.resolve()));
     const nodeB = await startNode({
       config: parseConfig(peerYaml(filesB), "node B config", { homeDir: dir, hostName: filesB.name }),
-      portOverride: filesB.port,
-      clusterPortOverride: 0,
-      credentials: new DemoSandboxCredentials(), // B holds no credential at all
-      log: logTo("B:", logB),
-      membership: { refreshMs: 300, timeoutMs: 1_000 },
-      // Bounds a forwarded request the demo's virtual time does not move (a cold start takes ~1 s real).
-      peerFirstByteTimeoutMs: 30_000,
+      overrides: {
+        port: filesB.port,
+        clusterPort: 0,
+        membership: { refreshMs: 300, timeoutMs: 1_000 },
+        // Bounds a forwarded request the demo's virtual time does not move (a cold start takes ~1 s real).
+        peerFirstByteTimeoutMs: 30_000,
+      },
+      seams: {
+        credentials: new DemoSandboxCredentials(), // B holds no credential at all
+        log: logTo("B:", logB),
+      },
     });
     closers.push(() => nodeB.close(GRACE_MS));
     await writeFile(

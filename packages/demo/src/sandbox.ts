@@ -83,7 +83,7 @@ function configYaml(
   engines: readonly DemoEngine[],
   clusterPort = DEMO_CLUSTER_PORT_PLACEHOLDER,
 ): string {
-  // The cluster port stays on loopback; the node takes any free one (clusterPortOverride 0) and the
+  // The cluster port stays on loopback; the node takes any free one (overrides.clusterPort 0) and the
   // file is rewritten with the port it got.
   return [
     "# Written by `pair demo`; removed when the demo stops.",
@@ -121,10 +121,11 @@ async function startNodeOnDemoPort(
     });
     return startNode({
       config,
-      portOverride: port,
-      clusterPortOverride: 0,
-      ...(options.log === undefined ? {} : { log: options.log }),
-      statusExtras: { config_file: join(dir, "pair.yaml") },
+      overrides: { port, clusterPort: 0 },
+      seams: {
+        ...(options.log === undefined ? {} : { log: options.log }),
+        statusExtras: { config_file: join(dir, "pair.yaml") },
+      },
     });
   };
   if (options.port !== undefined) return start(options.port);

@@ -7,7 +7,14 @@
 
 export { ListenError, PAIR_VERSION, startNode, type NodeOptions, type RunningNode } from "./node.js";
 export { parseConfig, type CredentialRef } from "./config/index.js";
-export { Redacted } from "@pair/cluster";
+export {
+  Redacted,
+  SYSTEM_RUNTIME,
+  VirtualRuntime,
+  withWallClock,
+  type Runtime,
+  type Timers,
+} from "@pair/cluster";
 export type { CredentialReader } from "@pair/sponsor";
 export { CliFailure, EXIT_FAILURE, EXIT_OK, UsageError } from "./cli/cli-errors.js";
 export { nextStopSignal, type CliIo } from "./cli/cli-io.js";

@@ -50,10 +50,7 @@ export {
 export {
   managedConfigs,
   ManagedEndpoints,
-  SYSTEM_CLOCK,
-  SYSTEM_TIMERS,
   type ManagedEndpointsOptions,
-  type TimerSeam,
 } from "./hf-endpoint/managed-endpoints.js";
 export { ManagedLedger, reservationIdOf } from "./core/managed-ledger.js";
 export { estimateCostMicroUsd, type CostBasis } from "./core/cost-estimate.js";

@@ -19,6 +19,7 @@ import {
   formatHostPort,
   type HostPort,
 } from "../peers/index.js";
+import { SYSTEM_TIMERS, type Timers } from "../runtime/index.js";
 import { checkPeerAddress, type AddressCheck } from "./address-check.js";
 import { readPortName } from "./port-name.js";
 import { StaticProber } from "./static-probe.js";
@@ -90,7 +91,8 @@ export interface DiscoveryOptions extends DiscoveryTiming {
   /** Static peer addresses (`node.peers`). */
   readonly staticPeers: readonly HostPort[];
   readonly nowMs?: () => number;
-  readonly setTimer?: (fn: () => void, ms: number) => { cancel(): void };
+  /** Rechecks, rounds and the beacon's questions (default: the system timers). */
+  readonly timers?: Pick<Timers, "after">;
   /** A paired node's recorded address moved (membership should look again). */
   readonly onMoved?: (peer: PinnedPeer) => void;
   readonly onEvent?: (event: DiscoveryEvent) => void;
@@ -148,19 +150,13 @@ export const DEFAULT_DISCOVERY_TIMING = Object.freeze({
   recheckMs: 30_000,
 });
 
-const unrefTimer = (fn: () => void, ms: number): { cancel(): void } => {
-  const t = setTimeout(fn, ms);
-  t.unref();
-  return { cancel: () => clearTimeout(t) };
-};
-
 export function startDiscovery(options: DiscoveryOptions): Discovery {
   const t = { ...DEFAULT_DISCOVERY_TIMING, ...definedOnly(options) };
   checkLimit("staticIntervalMs", t.staticIntervalMs, 50, 86_400_000);
   checkLimit("reconcileMs", t.reconcileMs, 10, 86_400_000);
   checkLimit("timeoutMs", t.timeoutMs, 100, 600_000);
   const nowMs = options.nowMs ?? (() => Date.now());
-  const setTimer = options.setTimer ?? unrefTimer;
+  const after = (options.timers ?? SYSTEM_TIMERS).after;
   const emit = (event: DiscoveryEvent): void => options.onEvent?.(event);
   const abort = new AbortController();
   const limits: Partial<SightingBookLimits> = {
@@ -188,7 +184,7 @@ export function startDiscovery(options: DiscoveryOptions): Discovery {
   const timers = new Set<{ cancel(): void }>();
   const later = (fn: () => void, ms: number): void => {
     if (stopped) return;
-    const timer = setTimer(() => {
+    const timer = after(() => {
       timers.delete(timer);
       fn();
     }, ms);
@@ -280,7 +276,7 @@ export function startDiscovery(options: DiscoveryOptions): Discovery {
           queryIntervalMs: t.queryIntervalMs,
           onReport,
           onError: (message) => emit({ type: "MdnsFailed", message }),
-          setTimer,
+          timers: { after },
         });
 
   // --- static peers

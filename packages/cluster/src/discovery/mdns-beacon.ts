@@ -18,6 +18,7 @@
 import type { EventEmitter } from "node:events";
 import Bonjour from "bonjour-service";
 import { checkLimit } from "../peers/index.js";
+import { SYSTEM_TIMERS, type Timers } from "../runtime/index.js";
 import {
   MDNS_SERVICE_NAME,
   mdnsAdvert,
@@ -43,7 +44,8 @@ export interface MdnsBeaconOptions {
   readonly onReport: (report: MdnsReport) => void;
   /** The socket failed (port 5353 taken, no permission, …): mDNS is off from then on. */
   readonly onError?: (message: string) => void;
-  readonly setTimer?: (fn: () => void, ms: number) => { cancel(): void };
+  /** When the next question is asked (default: the system timers). */
+  readonly timers?: Pick<Timers, "after">;
 }
 
 export interface MdnsBeacon {
@@ -77,16 +79,10 @@ interface MulticastDns extends EventEmitter {
   query(questions: readonly { name: string; type: string }[]): void;
 }
 
-const unrefTimer = (fn: () => void, ms: number): { cancel(): void } => {
-  const t = setTimeout(fn, ms);
-  t.unref();
-  return { cancel: () => clearTimeout(t) };
-};
-
 export function startMdnsBeacon(options: MdnsBeaconOptions): MdnsBeacon {
   const queryIntervalMs = options.queryIntervalMs ?? DEFAULT_MDNS_QUERY_INTERVAL_MS;
   checkLimit("queryIntervalMs", queryIntervalMs, 50, 3_600_000);
-  const setTimer = options.setTimer ?? unrefTimer;
+  const timers = options.timers ?? SYSTEM_TIMERS;
   let failed = false;
   const fail = (message: string): void => {
     if (failed) return;
@@ -122,7 +118,7 @@ export function startMdnsBeacon(options: MdnsBeaconOptions): MdnsBeacon {
   };
   const tick = (): void => {
     query();
-    timer = setTimer(tick, queryIntervalMs);
+    timer = timers.after(tick, queryIntervalMs);
   };
   tick();
 

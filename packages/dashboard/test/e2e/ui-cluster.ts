@@ -30,6 +30,7 @@ import {
   type TestNode,
 } from "../../../node/test/cluster/node-pair-harness.js";
 import { startRentedEndpoint, type RentedEndpoint } from "../../../node/test/rented/rented-harness.js";
+import { sponsorNodeOptions } from "../../../node/test/support/sponsor-options.js";
 
 /** Made at run time: the repository never holds a token-shaped string. */
 export const RENTED_TOKEN = `hf_${randomBytes(18).toString("hex")}`;
@@ -221,28 +222,25 @@ async function startSponsor(
   const log: string[] = [];
   const node = await startNode({
     config,
-    portOverride: 0,
-    clusterPortOverride: 0,
-    log: (line) => void log.push(line),
-    membership: { refreshMs: 150, timeoutMs: 400 },
-    rentedProbeIntervalMs: 200,
-    credentials: {
-      get: (ref) =>
-        Promise.resolve(
-          new Redacted(
-            ref.account === "dashboard-hf" || ref.account === "hf" ? HF_TOKEN : RENTED_TOKEN,
-            "test token",
-          ),
-        ),
-    },
-    managed: {
-      // Wall time is the emulator's (billing, budgets, idle): a test or the screenshots may move it on.
-      clock: { now: () => ({ wallMs: hf.nowMs(), monoMs: performance.now() }) },
+    // Wall time is the emulator's (billing, budgets, idle): a test or the screenshots may move it on.
+    ...sponsorNodeOptions({
+      log,
+      wallMs: () => hf.nowMs(),
       tickMs: 200,
       pollMs: 50,
-      timeZone: "UTC",
-    },
-    uiDir,
+      seams: {
+        credentials: {
+          get: (ref) =>
+            Promise.resolve(
+              new Redacted(
+                ref.account === "dashboard-hf" || ref.account === "hf" ? HF_TOKEN : RENTED_TOKEN,
+                "test token",
+              ),
+            ),
+        },
+        uiDir,
+      },
+    }),
   });
   const configFile = join(dir, "sponsor.yaml");
   writeFileSync(configFile, yaml(node.port, node.cluster.port));

@@ -12,7 +12,7 @@
  * Must not know: how a GPU is rented, stopped or priced (RentalHooks: the hosting contract), HTTP.
  */
 
-import type { IntervalSeam } from "../ui/live-events.js";
+import type { Timers } from "@pair/cluster";
 import type { InputLine } from "./batch-input.js";
 import {
   planBatch,
@@ -67,7 +67,8 @@ export interface BatchRentalOptions {
   readonly store: BatchStore;
   readonly hooks: RentalHooks;
   readonly wallMs: () => number;
-  readonly intervals: IntervalSeam;
+  /** The repeating timer behind the passes. */
+  readonly timers: Pick<Timers, "every">;
   readonly record: RecordEvent;
   /** Lines one node runs at once (the runner's limit). */
   readonly linesAtOnce: number;
@@ -98,7 +99,7 @@ export class BatchRental {
   }
 
   start(): void {
-    this.#ticker = this.#o.intervals.every(() => void this.pass(), this.#o.passMs ?? 5_000);
+    this.#ticker = this.#o.timers.every(() => void this.pass(), this.#o.passMs ?? 5_000);
   }
 
   /** No more passes; a pass under way ends first. */

@@ -11,7 +11,7 @@
  * Must not know: HTTP, how a line reaches an engine, the OpenAI objects' shape.
  */
 
-import type { IntervalSeam } from "../ui/live-events.js";
+import type { Timers } from "@pair/cluster";
 import { errorLine, outputLine, type BatchEndpoint } from "./batch-input.js";
 import type { BatchStore, LineCounts, StoredBatch, StoredLine } from "./batch-store.js";
 
@@ -43,7 +43,8 @@ export interface BatchRunnerOptions {
   readonly runLine: RunLine;
   /** Wall-clock milliseconds (batch times, back-offs, expiry). */
   readonly wallMs: () => number;
-  readonly intervals: IntervalSeam;
+  /** The repeating timer behind the passes. */
+  readonly timers: Pick<Timers, "every">;
   /** Lines in flight at once over all batches (default 8). */
   readonly maxConcurrentLines?: number;
   /** Runs of one line before a reply a retry could fix becomes its result (default 5). */
@@ -106,7 +107,7 @@ export class BatchRunner {
       if (b.status === "in_progress") this.#turns.push(b.id);
       else this.#settle(b.id);
     }
-    this.#ticker = this.#o.intervals.every(() => this.#tick(), 1_000);
+    this.#ticker = this.#o.timers.every(() => this.#tick(), 1_000);
     this.#pump();
   }
 

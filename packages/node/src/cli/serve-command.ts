@@ -67,8 +67,10 @@ If Ollama holds 11434, move it: OLLAMA_HOST=127.0.0.1:11435 ollama serve`,
       try {
         node = await startNode({
           config: loaded.config,
-          log,
-          statusExtras: { config_file: loaded.found ? loaded.file.path : null },
+          seams: {
+            log,
+            statusExtras: { config_file: loaded.found ? loaded.file.path : null },
+          },
         });
       } catch (error) {
         if (error instanceof ListenError || error instanceof ApiKeyError || error instanceof ClusterError)

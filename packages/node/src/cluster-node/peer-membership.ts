@@ -11,7 +11,14 @@
  */
 
 import { request, type Agent } from "undici";
-import { createPeerAgent, PEER_INVENTORY_PATH, type NodeIdentity, type PinnedPeer } from "@pair/cluster";
+import {
+  createPeerAgent,
+  PEER_INVENTORY_PATH,
+  SYSTEM_RUNTIME,
+  type NodeIdentity,
+  type PinnedPeer,
+  type Runtime,
+} from "@pair/cluster";
 import { readRentedPeerViews } from "@pair/sponsor";
 import type { PeerInventory } from "./peer-routes.js";
 
@@ -27,8 +34,8 @@ export interface MembershipOptions {
   /** Longest a peer may take to answer, connection included (default 2 s). */
   readonly timeoutMs?: number;
   /** Wall clock, epoch ms (`last_seen`). */
-  readonly nowMs?: () => number;
-  readonly setTimer?: (fn: () => void, ms: number) => { cancel(): void };
+  /** Wall time of the polls and the timer between rounds (default: the system runtime). */
+  readonly runtime?: Runtime;
   /** Fetch one peer's inventory (tests replace it); the default asks over mTLS. */
   readonly fetchInventory?: (peer: PinnedPeer, signal: AbortSignal) => Promise<PeerInventory>;
   readonly log?: (line: string) => void;
@@ -69,18 +76,11 @@ interface MemberState {
   lastError: string | undefined;
 }
 
-const unrefTimer = (fn: () => void, ms: number): { cancel(): void } => {
-  const t = setTimeout(fn, ms);
-  t.unref();
-  return { cancel: () => clearTimeout(t) };
-};
-
 export class PeerMembership {
   readonly #o: MembershipOptions;
   readonly #refreshMs: number;
   readonly #timeoutMs: number;
-  readonly #nowMs: () => number;
-  readonly #setTimer: (fn: () => void, ms: number) => { cancel(): void };
+  readonly #runtime: Runtime;
   readonly #members = new Map<string, MemberState>();
   readonly #abort = new AbortController();
   #timer: { cancel(): void } | undefined;
@@ -105,8 +105,7 @@ export class PeerMembership {
     this.#o = options;
     this.#refreshMs = refreshMs;
     this.#timeoutMs = timeoutMs;
-    this.#nowMs = options.nowMs ?? (() => Date.now());
-    this.#setTimer = options.setTimer ?? unrefTimer;
+    this.#runtime = options.runtime ?? SYSTEM_RUNTIME;
   }
 
   /** Longest a peer may take to answer a poll (ms). */
@@ -218,7 +217,7 @@ export class PeerMembership {
   #schedule(): void {
     if (this.#stopped) return;
     this.#timer?.cancel();
-    this.#timer = this.#setTimer(() => {
+    this.#timer = this.#runtime.timers.after(() => {
       this.#timer = undefined;
       void this.refresh();
     }, this.#refreshMs);
@@ -273,7 +272,7 @@ export class PeerMembership {
     if (peer.address === undefined) return;
     const state = this.#stateOf({ ...peer, address: peer.address });
     const signal = AbortSignal.any([this.#abort.signal, AbortSignal.timeout(this.#timeoutMs)]);
-    const sentMs = this.#nowMs();
+    const sentMs = this.#runtime.clock.now().wallMs;
     try {
       const inventory =
         this.#o.fetchInventory === undefined
@@ -285,7 +284,7 @@ export class PeerMembership {
       if (!state.up) this.#o.log?.(`peer ${peer.name} (${peer.node_id}): up`);
       state.up = true;
       state.inventory = inventory;
-      state.lastSeenMs = this.#nowMs();
+      state.lastSeenMs = this.#runtime.clock.now().wallMs;
       state.clockOffsetMs = clockOffsetMs(inventory.generated_at, sentMs, state.lastSeenMs);
       state.lastError = undefined;
       this.#version += 1;

@@ -9,7 +9,7 @@
  */
 
 import { performance, type EventLoopUtilization } from "node:perf_hooks";
-import type { IntervalSeam } from "../ui/live-events.js";
+import type { Timers } from "@pair/cluster";
 import {
   checkIdleCollectPolicy,
   decideIdleCollect,
@@ -25,7 +25,7 @@ export const IDLE_COLLECT_CHECK_MS = 1_000;
 export interface IdleCollectorOptions {
   readonly policy?: IdleCollectPolicy;
   readonly checkEveryMs?: number;
-  readonly intervals: IntervalSeam;
+  readonly timers: Pick<Timers, "every">;
   /** Monotonic ms. */
   readonly nowMs: () => number;
   /** The event loop's utilization since the previous call (0..1). */
@@ -66,7 +66,7 @@ export function startIdleCollector(options: IdleCollectorOptions): { cancel(): v
   const policy = checkIdleCollectPolicy(options.policy ?? DEFAULT_IDLE_COLLECT);
   const utilization = options.utilization ?? eventLoopUtilization();
   let state = INITIAL_IDLE_COLLECT;
-  return options.intervals.every(() => {
+  return options.timers.every(() => {
     const now = options.nowMs();
     const next = decideIdleCollect(policy, state, utilization(), now);
     state = next.state;

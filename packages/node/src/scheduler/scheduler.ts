@@ -11,6 +11,8 @@
  * Must not know: HTTP, dialects, how targets are reached.
  */
 
+import type { Runtime } from "@pair/cluster";
+
 /** What waiting needs of a request's cancellation: an AbortSignal has it (and so may a lighter one). */
 export interface CancelSignal {
   readonly aborted: boolean;
@@ -40,10 +42,8 @@ export interface SchedulerOptions {
   readonly maxQueued: number;
   /** Longest a request waits for a slot. */
   readonly maxQueueWaitMs: number;
-  /** Monotonic milliseconds (injected for tests). */
-  readonly nowMs: () => number;
-  /** Timer seam, so tests can drive time. */
-  readonly setTimer: (fn: () => void, ms: number) => { cancel(): void };
+  /** Its monotonic time and its wait timers (tests drive a virtual one). */
+  readonly runtime: Runtime;
 }
 
 /** Interactive requests (a user waiting) go first; batch lines take what is left over. */
@@ -86,6 +86,10 @@ export class Scheduler {
     this.#o = options;
   }
 
+  #nowMs(): number {
+    return this.#o.runtime.clock.now().monoMs;
+  }
+
   inFlight(targetId: string): number {
     return this.#inFlight.get(targetId) ?? 0;
   }
@@ -118,7 +122,7 @@ export class Scheduler {
     if (priority === "interactive" || t.maxConcurrent <= 1) return t.maxConcurrent;
     const users = this.#users.get(t.id);
     if (users === undefined) return t.maxConcurrent - 1;
-    const now = this.#o.nowMs();
+    const now = this.#nowMs();
     if (users.peak > users.inFlight && now - users.peakAtMs >= INTERACTIVE_PEAK_HOLD_MS) {
       users.peak = users.inFlight;
       users.peakAtMs = now;
@@ -134,13 +138,13 @@ export class Scheduler {
       if (u.peak > u.inFlight) at = Math.min(at, u.peakAtMs + INTERACTIVE_PEAK_HOLD_MS);
     if (at === Infinity || (this.#lapse !== undefined && this.#lapse.atMs <= at)) return;
     this.#lapse?.cancel();
-    const timer = this.#o.setTimer(
+    const timer = this.#o.runtime.timers.after(
       () => {
         this.#lapse = undefined;
         this.#wake();
         this.#armLapse();
       },
-      Math.max(0, at - this.#o.nowMs()),
+      Math.max(0, at - this.#nowMs()),
     );
     this.#lapse = { atMs: at, cancel: () => timer.cancel() };
   }
@@ -169,7 +173,7 @@ export class Scheduler {
       const waiter: Waiter = {
         candidates,
         priority,
-        enqueuedMs: this.#o.nowMs(),
+        enqueuedMs: this.#nowMs(),
         settled: false,
         resolve: (r) => {
           if (waiter.settled) return;
@@ -182,7 +186,7 @@ export class Scheduler {
         },
       };
       const onAbort = () => waiter.resolve({ ok: false, reason: "aborted" });
-      const timer = this.#o.setTimer(
+      const timer = this.#o.runtime.timers.after(
         () => waiter.resolve({ ok: false, reason: "queue-timeout" }),
         this.#o.maxQueueWaitMs,
       );
@@ -209,7 +213,7 @@ export class Scheduler {
       users.inFlight += 1;
       if (users.inFlight >= users.peak) {
         users.peak = users.inFlight;
-        users.peakAtMs = this.#o.nowMs();
+        users.peakAtMs = this.#nowMs();
       }
     }
     let released = false;
@@ -241,7 +245,7 @@ export class Scheduler {
       if (waiter.settled) continue;
       const slot = this.tryAcquire(waiter.candidates, waiter.priority);
       if (slot === undefined) continue;
-      const queuedMs = this.#o.nowMs() - waiter.enqueuedMs;
+      const queuedMs = this.#nowMs() - waiter.enqueuedMs;
       waiter.resolve({ ok: true, slot, queuedMs });
     }
   }

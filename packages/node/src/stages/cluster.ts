@@ -61,10 +61,10 @@ export async function startClusterStage(options: NodeOptions, core: Core): Promi
   const late: { membership?: PeerMembership } = {};
   const discovery = clusterDiscovery(
     { mdns: config.node.discovery.mdns, peers: config.node.peers },
-    options.discovery,
+    options.seams?.discovery,
     () => void late.membership?.refresh(),
   );
-  const cluster = await startCluster(config, options.clusterPortOverride, log, discovery, {
+  const cluster = await startCluster(config, options.overrides?.clusterPort, log, discovery, {
     inventory: () => inventory(),
     route: (req, res, peer, path) => {
       if (route !== undefined) return route(req, res, peer, path);
@@ -83,7 +83,7 @@ export async function startClusterStage(options: NodeOptions, core: Core): Promi
     identity: cluster.identity,
     peers: cluster.peers,
     log,
-    ...options.membership,
+    ...options.overrides?.membership,
   });
   late.membership = members;
   const links = new PeerLinks({
@@ -91,9 +91,9 @@ export async function startClusterStage(options: NodeOptions, core: Core): Promi
     peers: cluster.peers,
     membership: members,
     log,
-    ...(options.peerFirstByteTimeoutMs === undefined
+    ...(options.overrides?.peerFirstByteTimeoutMs === undefined
       ? {}
-      : { firstByteTimeoutMs: options.peerFirstByteTimeoutMs }),
+      : { firstByteTimeoutMs: options.overrides?.peerFirstByteTimeoutMs }),
   });
   let announcing = false;
   // A start that failed before serving has nothing to take back from the peers.

@@ -7,12 +7,12 @@
  * Must not know: routes, peers, rented nodes.
  */
 
-import { SYSTEM_CLOCK } from "@pair/sponsor";
 import { randomBytes } from "node:crypto";
 import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { hostname } from "node:os";
 import { Agent, type Dispatcher } from "undici";
+import { SYSTEM_RUNTIME, type Runtime } from "@pair/cluster";
 import { ensureAdminToken } from "../auth/admin-token.js";
 import { ApiKeyVerifier, SOCKET_LOOPBACK_POLICY, type LoopbackPolicy } from "../auth/index.js";
 import type { PairConfig } from "../config/index.js";
@@ -45,6 +45,8 @@ export interface Core extends Stage {
    * clock, which the sandbox runs virtually, so the dashboard never mixes two clocks on one page.
    */
   readonly wallMs: () => number;
+  /** The node's clock (`wallMs` reads its wall time) and timers: the one time seam tests replace. */
+  readonly runtime: Runtime;
   readonly loopback: LoopbackPolicy;
   readonly beyondLoopback: boolean;
   readonly apiKeys: ApiKeyVerifier;
@@ -66,14 +68,14 @@ const STARTING: RequestListener = (_req, res) => {
 
 export async function startCore(options: NodeOptions): Promise<Core> {
   const { config } = options;
-  const managedClock = options.managed?.clock ?? SYSTEM_CLOCK;
-  const wallMs = () => managedClock.now().wallMs;
+  const runtime = options.seams?.runtime ?? SYSTEM_RUNTIME;
+  const wallMs = () => runtime.clock.now().wallMs;
   // Every secret the node reads or sends is known here, and scrubbed from what leaves the process.
   const redactor = new SecretRedactor();
-  const rawLog = options.log;
+  const rawLog = options.seams?.log;
   const log = rawLog === undefined ? () => undefined : (line: string) => rawLog(redactor.redact(line));
   const dataDir = config.node.dataDir;
-  const loopback = options.loopback ?? SOCKET_LOOPBACK_POLICY;
+  const loopback = options.seams?.loopback ?? SOCKET_LOOPBACK_POLICY;
   ensurePrivateDataDir(dataDir);
   // Reads <data_dir>/api-keys.json (throws ApiKeyError if it is unreadable or others may write it).
   const apiKeys = new ApiKeyVerifier({
@@ -102,9 +104,9 @@ export async function startCore(options: NodeOptions): Promise<Core> {
     handler(req, res),
   );
   const host = config.node.listen.host;
-  const port = await listen(server, host, options.portOverride ?? config.node.listen.port);
+  const port = await listen(server, host, options.overrides?.port ?? config.node.listen.port);
   const dispatcher =
-    options.dispatcher ??
+    options.seams?.dispatcher ??
     new Agent({ keepAliveTimeout: 10_000, connections: 256, connect: { timeout: 5_000 } });
   let closed: Promise<void> | undefined;
   return {
@@ -114,6 +116,7 @@ export async function startCore(options: NodeOptions): Promise<Core> {
     redactor,
     dataDir,
     wallMs,
+    runtime,
     loopback,
     beyondLoopback,
     apiKeys,
@@ -137,7 +140,7 @@ export async function startCore(options: NodeOptions): Promise<Core> {
       await closed;
     },
     release: async () => {
-      if (options.dispatcher === undefined) await dispatcher.close();
+      if (options.seams?.dispatcher === undefined) await dispatcher.close();
     },
   };
 }
@@ -149,12 +152,12 @@ function clientServer(
   route: RequestListener,
 ): { server: Server; sockets: Set<Socket> } {
   const { loopback } = core;
-  const headersTimeoutMs = options.headersTimeoutMs ?? CLIENT_HEADERS_TIMEOUT_MS;
+  const headersTimeoutMs = options.overrides?.headersTimeoutMs ?? CLIENT_HEADERS_TIMEOUT_MS;
   const door = frontDoorPolicy({
     node: options.config.node,
     listenIsLoopback: !core.beyondLoopback,
-    hostName: options.hostName ?? hostname(),
-    env: options.env ?? process.env,
+    hostName: options.seams?.hostName ?? hostname(),
+    env: options.seams?.env ?? process.env,
     log: core.log,
   });
   const server: Server = createServer(
@@ -176,7 +179,7 @@ function clientServer(
   server.headersTimeout = headersTimeoutMs;
   server.requestTimeout = 0; // streams may last long; the scheduler and first-byte timeouts bound the rest
   // A flood of idle connections stops at this many; Node closes the next ones on arrival.
-  server.maxConnections = options.maxConnections ?? CLIENT_MAX_CONNECTIONS;
+  server.maxConnections = options.overrides?.maxConnections ?? CLIENT_MAX_CONNECTIONS;
   const sockets = new Set<Socket>();
   server.on("connection", (s: Socket) => {
     sockets.add(s);

@@ -34,7 +34,9 @@ export function localStage(options: NodeOptions, core: Core, cluster: ClusterSta
     maxRows: config.node.history.maxRows,
     maxDays: config.node.history.maxAgeMs / 86_400_000,
     nowMs: core.wallMs,
-    ...(options.historyOnThread === undefined ? {} : { writeOnThread: options.historyOnThread }),
+    ...(options.tuning?.historyOnThread === undefined
+      ? {}
+      : { writeOnThread: options.tuning?.historyOnThread }),
   });
   const inventory = new EngineInventory({
     engines: config.engines,
@@ -49,14 +51,10 @@ export function localStage(options: NodeOptions, core: Core, cluster: ClusterSta
     },
   });
   const scheduler = new Scheduler({
-    maxQueued: options.maxQueued ?? 256,
-    maxQueueWaitMs: options.maxQueueWaitMs ?? 30_000,
-    nowMs: () => performance.now(),
-    setTimer: (fn, ms) => {
-      // A waiter's request holds its socket open; the scheduler's own timers must not hold the process.
-      const t = setTimeout(fn, ms).unref();
-      return { cancel: () => clearTimeout(t) };
-    },
+    maxQueued: options.overrides?.maxQueued ?? 256,
+    maxQueueWaitMs: options.overrides?.maxQueueWaitMs ?? 30_000,
+    // A waiter's request holds its socket open; the runtime's timers never hold the process.
+    runtime: core.runtime,
   });
   for (const e of config.engines) {
     metrics.gauge("pair_engine_in_flight", "Requests in flight per engine.", { engine: e.name }, () =>

@@ -16,7 +16,7 @@ import {
 } from "@pair/huggingface";
 import { proxyUrlFromTemplate, type ProxyUrlOf } from "@pair/runpod";
 import type { Dispatcher } from "undici";
-import type { Redacted } from "@pair/cluster";
+import type { Redacted, Runtime } from "@pair/cluster";
 import { readRentedNodeValue, type PairConfig } from "../config/index.js";
 import {
   attachedRentedConfigs,
@@ -27,23 +27,21 @@ import {
   RentedNodes,
   RunpodPodNodes,
   SharedLedger,
-  SYSTEM_CLOCK,
   type CredentialReader,
   type EndpointLookupFn,
   type ManagedEndpointsOptions,
 } from "@pair/sponsor";
 import type { Scheduler } from "../scheduler/scheduler.js";
 
-/** Managed nodes' clock, timer seam, pass interval, poll interval and budget time zone (tests set them). */
-export type RentedManagedOptions = Pick<
-  ManagedEndpointsOptions,
-  "clock" | "timers" | "tickMs" | "pollMs" | "timeZone"
->;
+/** Managed nodes' pass interval, poll interval and budget time zone (tests set them). */
+export type RentedManagedOptions = Pick<ManagedEndpointsOptions, "tickMs" | "pollMs" | "timeZone">;
 
 export interface RentedWiringOptions {
   readonly config: PairConfig;
   /** This node's cluster identity (names the ledger, tags what it creates). */
   readonly nodeId: string;
+  /** The node's clock (billing, budgets, idle) and timers (passes, polls, the creator's watch). */
+  readonly runtime: Runtime;
   readonly credentials: CredentialReader;
   /** Verified HTTPS to the rented nodes' data planes (their `/v1/models` probes). */
   readonly outbound: Dispatcher;
@@ -83,7 +81,7 @@ export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
   const hfGate = new RetryAfterGate();
   const ledger = new SharedLedger({
     dataDir,
-    clock: o.managed?.clock ?? SYSTEM_CLOCK,
+    clock: o.runtime.clock,
     ledgerId: `ledger-${o.nodeId}`,
   });
   // Every managed node of every provider, by name: what routing and the admin API reach them through.
@@ -103,6 +101,7 @@ export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
     log,
     ledger,
     registry,
+    runtime: o.runtime,
     ...o.managed,
   });
   // Every Runpod base URL, created pod or pod attached by id, comes from this one template.
@@ -133,7 +132,7 @@ export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
     jobs,
     jobsTransportFor: jobsTransport(config, hfGate),
     ...(o.managed?.pollMs === undefined ? {} : { watchMs: o.managed.pollMs }),
-    ...(o.managed?.timers === undefined ? {} : { timers: o.managed.timers }),
+    timers: o.runtime.timers,
     onChange: o.onCreatorChange,
     log,
   });
@@ -160,6 +159,7 @@ function runpodPodNodes(
     registry: deps.registry,
     inFlight: (name) => options.scheduler.inFlight(`rented:${name}`),
     log: options.log,
+    runtime: options.runtime,
     ...options.managed,
   });
 }
@@ -190,6 +190,7 @@ function jobNodes(
     registry: deps.registry,
     inFlight: (name) => options.scheduler.inFlight(`rented:${name}`),
     log: options.log,
+    runtime: options.runtime,
     ...options.managed,
   });
 }

@@ -20,7 +20,7 @@ import { recordBatchEvent, rentalHooks } from "./batch-rental-wiring.js";
 import { inProcessLines } from "../server/batch-lines.js";
 import { clientHandler, peerRouteHandler, type ClientApiDeps } from "../server/client-api.js";
 import { ModelAliases } from "../server/model-aliases.js";
-import { DEFAULT_UI_DIR, LiveEvents, sessionCookieName, SYSTEM_INTERVALS } from "../ui/index.js";
+import { DEFAULT_UI_DIR, LiveEvents, sessionCookieName } from "../ui/index.js";
 import type { ClusterStage } from "./cluster.js";
 import { PAIR_VERSION, type Core } from "./core.js";
 import type { LocalStage } from "./local.js";
@@ -43,7 +43,7 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
     rented: () => sponsor.rented.list(),
     peers: () => cluster.membership.members(),
   });
-  const intervals = options.intervals ?? SYSTEM_INTERVALS;
+  const { timers } = core.runtime;
   const events = new LiveEvents({
     sources: {
       nodes: () => mergedNodes(deps),
@@ -57,14 +57,14 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
     },
     // These move on every look without anything new to show.
     ignoredKeys: ["last_seen", "first_byte_ms", "elapsed_s"],
-    intervals,
+    timers,
   });
   const base = clientDeps(options, built, events);
   // batches: their lines are routed requests of this node, run in process (server/batch-lines.ts)
   const batchStore = new BatchStore(core.dataDir);
   const lines = inProcessLines(base);
   const record = recordBatchEvent(sponsor.stateHistory);
-  const linesAtOnce = options.batchLines ?? DEFAULT_BATCH_LINES;
+  const linesAtOnce = options.overrides?.batchLines ?? DEFAULT_BATCH_LINES;
   const rental = new BatchRental({
     store: batchStore,
     hooks: rentalHooks({
@@ -76,7 +76,7 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
       onChange: () => base.onPeerVisibleChange?.(),
     }),
     wallMs: core.wallMs,
-    intervals,
+    timers,
     record,
     linesAtOnce,
     log,
@@ -85,8 +85,10 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
     store: batchStore,
     runLine: lines.runLine,
     wallMs: core.wallMs,
-    intervals,
-    ...(options.batchLines === undefined ? {} : { maxConcurrentLines: options.batchLines }),
+    timers,
+    ...(options.overrides?.batchLines === undefined
+      ? {}
+      : { maxConcurrentLines: options.overrides?.batchLines }),
     waitsForCapacity: (id) => rental.starting(id),
     log,
     onEnded: (b, final, counts) => {
@@ -101,8 +103,10 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
       store: batchStore,
       runner,
       wallMs: core.wallMs,
-      maxFileBytes: options.batchMaxFileBytes ?? 100 * 1024 * 1024,
-      ...(options.bodyIdleTimeoutMs === undefined ? {} : { bodyIdleTimeoutMs: options.bodyIdleTimeoutMs }),
+      maxFileBytes: options.overrides?.batchMaxFileBytes ?? 100 * 1024 * 1024,
+      ...(options.overrides?.bodyIdleTimeoutMs === undefined
+        ? {}
+        : { bodyIdleTimeoutMs: options.overrides?.bodyIdleTimeoutMs }),
       lifecycle: {
         record,
         events: (id) => sponsor.stateHistory.list(id),
@@ -116,17 +120,17 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
   // Peers learn at once that this node is (back) up and what it serves; then on every change.
   cluster.announcements.open();
   cluster.announce("changed");
-  const liveCheck = intervals.every(() => {
+  const liveCheck = timers.every(() => {
     sponsor.observe();
     events.check();
-  }, options.liveCheckMs ?? 500);
+  }, options.overrides?.liveCheckMs ?? 500);
   const idleCollector =
-    options.idleCollect === false
+    options.tuning?.idleCollect === false
       ? undefined
       : startIdleCollector({
-          intervals,
+          timers,
           nowMs: () => performance.now(),
-          ...(options.idleCollect === undefined ? {} : { policy: options.idleCollect }),
+          ...(options.tuning?.idleCollect === undefined ? {} : { policy: options.tuning?.idleCollect }),
         });
   runner.start();
   rental.start();
@@ -170,8 +174,10 @@ function clientDeps(options: NodeOptions, built: Built, events: LiveEvents): Cli
     history: local.history,
     metrics: core.metrics,
     adminToken: core.adminToken,
-    maxBodyBytes: options.maxBodyBytes ?? 16 * 1024 * 1024,
-    ...(options.bodyIdleTimeoutMs === undefined ? {} : { bodyIdleTimeoutMs: options.bodyIdleTimeoutMs }),
+    maxBodyBytes: options.overrides?.maxBodyBytes ?? 16 * 1024 * 1024,
+    ...(options.overrides?.bodyIdleTimeoutMs === undefined
+      ? {}
+      : { bodyIdleTimeoutMs: options.overrides?.bodyIdleTimeoutMs }),
     version: PAIR_VERSION,
     cluster,
     membership: clusterStage.membership,
@@ -186,7 +192,7 @@ function clientDeps(options: NodeOptions, built: Built, events: LiveEvents): Cli
     },
     rentedNodes: rented,
     redactor: core.redactor,
-    maxUpstreamBodyBytes: options.maxUpstreamBodyBytes ?? config.node.maxUpstreamBodyBytes,
+    maxUpstreamBodyBytes: options.overrides?.maxUpstreamBodyBytes ?? config.node.maxUpstreamBodyBytes,
     log: core.log,
     rentedCreator: sponsor.creator,
     rentedStateHistory: sponsor.stateHistory,
@@ -205,7 +211,7 @@ function clientDeps(options: NodeOptions, built: Built, events: LiveEvents): Cli
       nodeName: config.node.name,
       sessions: core.uiSessions,
       cookieName: sessionCookieName(cluster.identity.nodeId),
-      uiDir: options.uiDir ?? DEFAULT_UI_DIR,
+      uiDir: options.seams?.uiDir ?? DEFAULT_UI_DIR,
       nowMs: () => Date.now(),
     },
     statusExtras: () => ({
@@ -214,7 +220,7 @@ function clientDeps(options: NodeOptions, built: Built, events: LiveEvents): Cli
       node_id: cluster.identity.nodeId,
       cluster_listen: formatHostPort({ host: cluster.host, port: cluster.port }),
       peers: cluster.pairedPeers(),
-      ...options.statusExtras,
+      ...options.seams?.statusExtras,
     }),
   };
 }

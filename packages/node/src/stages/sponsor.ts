@@ -38,7 +38,7 @@ export function sponsorStage(
   const { config } = options;
   const { log, redactor } = core;
   const outbound = createOutboundAgent({ extraCaFile: config.tls.extraCaFile });
-  const credentials = registeringReader(options.credentials ?? new OsCredentialStore(), redactor);
+  const credentials = registeringReader(options.seams?.credentials ?? new OsCredentialStore(), redactor);
   const wiring = wireRentedNodes({
     config,
     nodeId: cluster.cluster.identity.nodeId,
@@ -47,9 +47,10 @@ export function sponsorStage(
     scheduler: local.scheduler,
     log,
     redact: (text) => redactor.redact(text),
-    managed: options.managed,
-    runpodProxyUrl: options.runpodProxyUrl,
-    rentedProbeIntervalMs: options.rentedProbeIntervalMs,
+    runtime: core.runtime,
+    managed: options.seams?.managed,
+    runpodProxyUrl: options.overrides?.runpodProxyUrl,
+    rentedProbeIntervalMs: options.overrides?.rentedProbeIntervalMs,
     onCreatorChange: () => cluster.announce("changed"),
   });
   const { ledger, managed, runpod, jobs, rented, creator } = wiring;
@@ -85,7 +86,7 @@ export function sponsorStage(
       // The managed nodes' first pass asks their providers (list, price, stops due: an orphan's cancel,
       // a window's end). A provider call that hangs must not keep the node from serving: wait for it at
       // most MANAGED_FIRST_PASS_WAIT_MS; the pass goes on in the background (its stops are in SQLite first).
-      const firstPassWaitMs = options.managedFirstPassWaitMs ?? MANAGED_FIRST_PASS_WAIT_MS;
+      const firstPassWaitMs = options.overrides?.managedFirstPassWaitMs ?? MANAGED_FIRST_PASS_WAIT_MS;
       const managedStarts = Promise.all([
         managed.start().catch((cause: unknown) => log(`managed rented nodes: ${String(cause)}`)),
         runpod.start().catch((cause: unknown) => log(`Runpod rented nodes: ${String(cause)}`)),

@@ -36,7 +36,5 @@ export {
   EVENTS_RETRY_MS,
   LIVE_EVENTS_ERROR_CODES,
   LiveEvents,
-  SYSTEM_INTERVALS,
-  type IntervalSeam,
   type LiveEventsOptions,
 } from "./live-events.js";

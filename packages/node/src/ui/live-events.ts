@@ -12,19 +12,7 @@
  */
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-
-/** A repeating timer; the seam tests replace. */
-export interface IntervalSeam {
-  every(fn: () => void, ms: number): { cancel(): void };
-}
-
-export const SYSTEM_INTERVALS: IntervalSeam = {
-  every(fn, ms) {
-    const t = setInterval(fn, ms);
-    t.unref();
-    return { cancel: () => clearInterval(t) };
-  },
-};
+import { SYSTEM_TIMERS, type Timers } from "@pair/cluster";
 
 export interface LiveEventsOptions {
   /** Each topic's current state; compared by its JSON (with `ignoredKeys` left out). */
@@ -35,7 +23,8 @@ export interface LiveEventsOptions {
   readonly heartbeatMs?: number;
   /** Most streams open at once (default 32); one more is refused with 503. */
   readonly maxClients?: number;
-  readonly intervals?: IntervalSeam;
+  /** The heartbeat's repeating timer (default: the system timers). */
+  readonly timers?: Pick<Timers, "every">;
 }
 
 /** Stable codes of a refused stream (docs/errors.md lists them). */
@@ -115,7 +104,7 @@ export class LiveEvents {
     };
     // The response's close is the connection's end (the request's fires once its body is read).
     res.on("close", forget);
-    this.#heartbeat ??= (this.#o.intervals ?? SYSTEM_INTERVALS).every(
+    this.#heartbeat ??= (this.#o.timers ?? SYSTEM_TIMERS).every(
       () => this.#send(": heartbeat\n\n"),
       this.#o.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
     );

@@ -8,6 +8,7 @@
  * Must not know: what a test asserts.
  */
 
+import { VirtualRuntime } from "@pair/cluster";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,7 +23,6 @@ import {
   type RentalHooks,
   type StoredBatch,
 } from "../../src/batch/index.js";
-import type { IntervalSeam } from "../../src/ui/live-events.js";
 
 export const MODEL = "Qwen/Qwen3-0.6B";
 export const GPUS: RentableGpu[] = [
@@ -45,12 +45,6 @@ export interface WorldOptions {
   readonly clusterServes?: boolean;
 }
 
-interface Timer {
-  at: number;
-  fn: () => void;
-  on: boolean;
-}
-
 export interface Rented {
   readonly name: string;
   readonly flavor: string;
@@ -63,7 +57,7 @@ export interface Rented {
 }
 
 export class RentalWorld {
-  nowMs = 0;
+  readonly runtime = new VirtualRuntime({ wallMs: 0, monoMs: 0 });
   readonly dir = mkdtempSync(join(tmpdir(), "pair-rental-"));
   readonly store = new BatchStore(this.dir);
   readonly history: HistoryRow[] = [];
@@ -75,25 +69,17 @@ export class RentalWorld {
   readonly runner: BatchRunner;
   readonly rental: BatchRental;
   readonly #o: Required<WorldOptions>;
-  readonly #timers: Timer[] = [];
-  readonly #intervals: { fn: () => void; ms: number; next: number; on: boolean }[] = [];
   #inFlight = new Map<string, number>();
   #seq = 0;
 
   constructor(options: WorldOptions) {
     this.#o = { startupMs: 600_000, evidenceMs: 20_000, linesAtOnce: 8, clusterServes: true, ...options };
-    const intervals: IntervalSeam = {
-      every: (fn, ms) => {
-        const i = { fn, ms, next: this.nowMs + ms, on: true };
-        this.#intervals.push(i);
-        return { cancel: () => void (i.on = false) };
-      },
-    };
+    const { timers } = this.runtime;
     this.rental = new BatchRental({
       store: this.store,
       hooks: this.#hooks(),
       wallMs: () => this.nowMs,
-      intervals,
+      timers,
       record: (batchId, event, reason, atMs) => void this.events.push({ batchId, event, reason, atMs }),
       linesAtOnce: this.#o.linesAtOnce,
       passMs: 5_000,
@@ -103,7 +89,7 @@ export class RentalWorld {
       runLine: (_endpoint, body, _batchId, signal) => this.#runLine(body, signal),
       waitsForCapacity: (id) => this.rental.starting(id),
       wallMs: () => this.nowMs,
-      intervals,
+      timers,
       maxConcurrentLines: this.#o.linesAtOnce,
       onEnded: (b, final) => {
         this.events.push({ batchId: b.id, event: final, reason: "", atMs: this.nowMs });
@@ -167,21 +153,16 @@ export class RentalWorld {
     return id;
   }
 
+  /** The virtual wall time now (ms). */
+  get nowMs(): number {
+    return this.runtime.wallMs;
+  }
+
   /** Moves virtual time by `ms`, a second at a time, letting each step's work settle. */
   async advance(ms: number, until?: () => boolean): Promise<void> {
     const end = this.nowMs + ms;
     while (this.nowMs < end && until?.() !== true) {
-      this.nowMs += 1_000;
-      for (const t of this.#timers.filter((t) => t.on && t.at <= this.nowMs).sort((a, b) => a.at - b.at)) {
-        t.on = false;
-        t.fn();
-      }
-      this.#timers.splice(0, this.#timers.length, ...this.#timers.filter((t) => t.on));
-      for (const i of this.#intervals)
-        if (i.on && i.next <= this.nowMs) {
-          i.next += i.ms;
-          i.fn();
-        }
+      this.runtime.advance(1_000);
       for (let k = 0; k < 5; k++) await new Promise((r) => setImmediate(r));
     }
   }
@@ -225,37 +206,34 @@ export class RentalWorld {
     this.#inFlight.set(node, (this.#inFlight.get(node) ?? 0) + 1);
     const requestId = `req-${++this.#seq}`;
     return new Promise((resolve) => {
+      let done = false;
       const settle = (reply: LineReply) => {
-        timer.on = false;
+        done = true;
+        timer.cancel();
         this.#inFlight.set(node, (this.#inFlight.get(node) ?? 1) - 1);
         resolve(reply);
       };
-      const timer: Timer = {
-        at: this.nowMs + ms,
-        on: true,
-        fn: () => {
-          // A line on a GPU stopped meanwhile is cut: a 502 the runner retries on the cluster.
-          if (node === gpu?.name && gpu.stoppedAtMs !== undefined)
-            return settle({ status: 502, body: "{}", requestId, noRetry: false });
-          this.served.set(node, (this.served.get(node) ?? 0) + 1);
-          this.history.push({
-            model: MODEL,
-            serving_node: node,
-            status: "completed",
-            tokens_out: tokens,
-            duration_ms: ms,
-          });
-          settle({
-            status: 200,
-            body: JSON.stringify({ choices: [{ message: { content: "ok" } }] }),
-            requestId,
-            noRetry: false,
-          });
-        },
-      };
-      this.#timers.push(timer);
+      const timer = this.runtime.timers.after(() => {
+        // A line on a GPU stopped meanwhile is cut: a 502 the runner retries on the cluster.
+        if (node === gpu?.name && gpu.stoppedAtMs !== undefined)
+          return settle({ status: 502, body: "{}", requestId, noRetry: false });
+        this.served.set(node, (this.served.get(node) ?? 0) + 1);
+        this.history.push({
+          model: MODEL,
+          serving_node: node,
+          status: "completed",
+          tokens_out: tokens,
+          duration_ms: ms,
+        });
+        settle({
+          status: 200,
+          body: JSON.stringify({ choices: [{ message: { content: "ok" } }] }),
+          requestId,
+          noRetry: false,
+        });
+      }, ms);
       signal.addEventListener("abort", () => {
-        if (timer.on) settle({ status: 499, body: "{}", requestId, noRetry: true });
+        if (!done) settle({ status: 499, body: "{}", requestId, noRetry: true });
       });
     });
   }

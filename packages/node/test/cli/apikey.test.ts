@@ -111,7 +111,7 @@ describe("with a node running", () => {
     let first = "";
     const c = await startCluster(
       [{ name: "o", api: "ollama", models: ["m:latest"] }],
-      { loopback: remote },
+      { seams: { loopback: remote } },
       {
         beforeStart: async (dir) => {
           const node = writeConfig(`node:\n  data_dir: ${dir}\n`);

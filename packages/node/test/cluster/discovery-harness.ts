@@ -102,11 +102,11 @@ async function launch(
   const log: string[] = [];
   const node = await startNode({
     config,
-    portOverride: 0,
-    clusterPortOverride: clusterPort,
-    log: (line) => void log.push(line),
-    membership: { refreshMs: 150, timeoutMs: 400 },
-    discovery: { ...FAST_DISCOVERY, mdns: LOOPBACK_MDNS, onEvent: (event) => void events.push(event) },
+    overrides: { port: 0, clusterPort, membership: { refreshMs: 150, timeoutMs: 400 } },
+    seams: {
+      log: (line) => void log.push(line),
+      discovery: { ...FAST_DISCOVERY, mdns: LOOPBACK_MDNS, onEvent: (event) => void events.push(event) },
+    },
   });
   const configFile = join(dir, "pair.yaml");
   writeFileSync(configFile, yaml(node.port, node.cluster.port));

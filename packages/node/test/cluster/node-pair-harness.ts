@@ -109,13 +109,17 @@ async function launch(
   const log: string[] = [];
   const node = await startNode({
     config,
-    portOverride: ports.port,
-    clusterPortOverride: ports.clusterPort,
-    log: (line) => void log.push(line),
-    ...(options.uiDir === undefined ? {} : { uiDir: options.uiDir }),
-    membership: {
-      ...(options.refreshMs === undefined ? {} : { refreshMs: options.refreshMs }),
-      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    overrides: {
+      port: ports.port,
+      clusterPort: ports.clusterPort,
+      membership: {
+        ...(options.refreshMs === undefined ? {} : { refreshMs: options.refreshMs }),
+        ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+      },
+    },
+    seams: {
+      log: (line) => void log.push(line),
+      ...(options.uiDir === undefined ? {} : { uiDir: options.uiDir }),
     },
   });
   const configFile = join(dir, "pair.yaml");

@@ -30,7 +30,7 @@ describe("a node listening beyond loopback", () => {
   beforeAll(async () => {
     c = await startCluster(
       ENGINES,
-      { loopback: EVERYONE_REMOTE, log: (line) => log.push(line) },
+      { seams: { loopback: EVERYONE_REMOTE, log: (line) => log.push(line) } },
       { beforeStart: async (dataDir) => void (key = (await createApiKey(dataDir, "laptop", deps)).key) },
     );
   });

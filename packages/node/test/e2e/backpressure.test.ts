@@ -80,7 +80,7 @@ describe("backpressure through the node", () => {
       "    probe_interval_s: 0.2",
     ].join("\n");
     const config = parseConfig(yaml, "test.yaml", { homeDir: dataDir, hostName: "test" });
-    node = await startNode({ config, portOverride: 0, clusterPortOverride: 0 });
+    node = await startNode({ config, overrides: { port: 0, clusterPort: 0 } });
     for (let i = 0; i < 50 && !node.inventory.models().has(MODEL); i++) {
       await node.inventory.probeOnce();
       await sleep(20);

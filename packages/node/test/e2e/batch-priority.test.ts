@@ -25,7 +25,7 @@ describe("batch lines and users' requests", () => {
           tokenDelayMs: 10,
         },
       ],
-      { batchLines: 8 },
+      { overrides: { batchLines: 8 } },
     );
     const engine = c.engines.get("e1")!;
     const openai = new OpenAI({ baseURL: `${c.node.url}/v1`, apiKey: "unused", maxRetries: 0 });

@@ -153,7 +153,9 @@ describe("the Batch API", () => {
   });
 
   it("refuses a file over the node's limit with file_too_large", async () => {
-    c = await startCluster([{ name: "e1", api: "openai", models: ["m1"] }], { batchMaxFileBytes: 1024 });
+    c = await startCluster([{ name: "e1", api: "openai", models: ["m1"] }], {
+      overrides: { batchMaxFileBytes: 1024 },
+    });
     const openai = client(c);
     const big = Buffer.from(Array.from({ length: 50 }, (_, i) => chatLine(`r${i}`)).join("\n"));
     await expect(
@@ -166,7 +168,7 @@ describe("the Batch API", () => {
     c = await startCluster(
       [{ name: "e1", api: "openai", models: ["m1"], maxConcurrent: 2, tokenDelayMs: 40 }],
       {
-        batchLines: 2,
+        overrides: { batchLines: 2 },
       },
     );
     const openai = client(c);

@@ -105,7 +105,7 @@ describe("client disconnects and the queue", () => {
     c = await startCluster(
       [{ name: "a", api: "openai", models: ["m"], maxConcurrent: 1, tokenDelayMs: 30 }],
       {
-        maxQueueWaitMs: 2_000,
+        overrides: { maxQueueWaitMs: 2_000 },
       },
     );
     const client = new OpenAI({ baseURL: `${c.node.url}/v1`, apiKey: "x", maxRetries: 0 });
@@ -122,7 +122,7 @@ describe("client disconnects and the queue", () => {
     c = await startCluster(
       [{ name: "a", api: "openai", models: ["m"], maxConcurrent: 1, tokenDelayMs: 100 }],
       {
-        maxQueueWaitMs: 100,
+        overrides: { maxQueueWaitMs: 100 },
       },
     );
     const slow = chat(c.node.url, "m");

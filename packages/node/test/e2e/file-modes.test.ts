@@ -60,7 +60,7 @@ describe("file modes", () => {
       "    probe_interval_s: 0.2",
     ].join("\n");
     const config = parseConfig(yaml, "modes.yaml", { homeDir: dataDir, hostName: "modes" });
-    const node = await startNode({ config, portOverride: 0, clusterPortOverride: 0 });
+    const node = await startNode({ config, overrides: { port: 0, clusterPort: 0 } });
     defer(() => node.close(500));
     const res = await fetch(`${node.url}/api/chat`, {
       method: "POST",

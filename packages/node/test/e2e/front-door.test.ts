@@ -21,7 +21,7 @@ beforeAll(async () => {
       { name: "vllm-1", api: "openai", models: ["qwen-7b"] },
       { name: "ollama-1", api: "ollama", models: ["llama3.2:latest"] },
     ],
-    { hostName: "ada-laptop", env: {} },
+    { seams: { hostName: "ada-laptop", env: {} } },
   );
 });
 afterAll(async () => c.close());
@@ -224,8 +224,7 @@ describe("limits on the connection", () => {
   let slow: Cluster;
   beforeAll(async () => {
     slow = await startCluster([{ name: "vllm-1", api: "openai", models: ["qwen-7b"] }], {
-      bodyIdleTimeoutMs: 300,
-      maxConnections: 4,
+      overrides: { bodyIdleTimeoutMs: 300, maxConnections: 4 },
     });
   });
   afterAll(async () => slow.close());
@@ -288,7 +287,12 @@ describe("hosts and origins the user allows", () => {
   beforeAll(async () => {
     allowed = await startCluster(
       [{ name: "vllm-1", api: "openai", models: ["qwen-7b"] }],
-      { env: { PAIR_ORIGINS: "https://*.tools.example, http://192.168.1.20:8080" }, hostName: "ada-laptop" },
+      {
+        seams: {
+          env: { PAIR_ORIGINS: "https://*.tools.example, http://192.168.1.20:8080" },
+          hostName: "ada-laptop",
+        },
+      },
       {
         nodeYaml: ["  allowed_hosts: [pair-box.lan]", '  allowed_origins: ["https://chat.example.com"]'],
       },

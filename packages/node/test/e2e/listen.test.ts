@@ -60,11 +60,18 @@ describe("listening", () => {
     try {
       await createApiKey(dir, "old", deps);
       await revokeApiKey(dir, "old", deps);
-      const options = { config: config("127.0.0.1:1", dir), portOverride: 0, loopback: beyond };
+      const options = {
+        config: config("127.0.0.1:1", dir),
+        overrides: { port: 0 },
+        seams: { loopback: beyond },
+      };
       const err = await startNode(options).catch((e: unknown) => e);
       expect((err as ListenError).code).toBe("auth_required");
       await createApiKey(dir, "new", deps);
-      const node = await startNode({ ...options, log: (line) => lines.push(line) });
+      const node = await startNode({
+        ...options,
+        seams: { ...options.seams, log: (line) => lines.push(line) },
+      });
       await node.close(0);
       expect(lines.join("\n")).toContain("callers from other machines need an API key (1 active");
     } finally {
@@ -78,8 +85,8 @@ describe("listening", () => {
     try {
       const node = await startNode({
         config: config("127.0.0.1:1", dir, true),
-        portOverride: 0,
-        log: (l) => lines.push(l),
+        overrides: { port: 0 },
+        seams: { log: (l) => lines.push(l) },
       });
       await node.close(0);
       expect(lines.join("\n")).toMatch(/node\.api_keys in the config is not used.*pair apikey create ID/);

@@ -43,7 +43,7 @@ export interface ClusterSetup {
 
 export async function startCluster(
   decls: readonly EngineDecl[],
-  extra: Partial<NodeOptions> = {},
+  extra: Omit<NodeOptions, "config"> = {},
   setup: ClusterSetup = {},
 ): Promise<Cluster> {
   const dataDir = mkdtempSync(join(tmpdir(), "pair-node-"));
@@ -83,7 +83,11 @@ export async function startCluster(
   ].join("\n");
   const config = parseConfig(yaml, "test.yaml", { homeDir: dataDir, hostName: "test" });
   await setup.beforeStart?.(dataDir);
-  const node = await startNode({ config, portOverride: 0, clusterPortOverride: 0, ...extra });
+  const node = await startNode({
+    config,
+    ...extra,
+    overrides: { port: 0, clusterPort: 0, ...extra.overrides },
+  });
   return {
     node,
     engines,

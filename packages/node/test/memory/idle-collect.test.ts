@@ -2,6 +2,7 @@
 // after as long again, never while it is busy or was never busy, at most one pair per busy period and
 // per minGapMs; and the timer side
 // reads utilization once per check and collects when told (virtual time, a fake interval).
+import { VirtualRuntime } from "@pair/cluster";
 import { describe, expect, it } from "vitest";
 import {
   checkIdleCollectPolicy,
@@ -83,7 +84,7 @@ describe("startIdleCollector", () => {
     expect((globalThis as { gc?: unknown }).gc).toBeUndefined();
     let registered = 0;
     const started = startIdleCollector({
-      intervals: { every: () => ((registered += 1), { cancel: () => undefined }) },
+      timers: { every: () => ((registered += 1), { cancel: () => undefined }) },
       nowMs: () => 0,
     });
     expect(started).toBeUndefined();
@@ -91,40 +92,30 @@ describe("startIdleCollector", () => {
   });
 
   it("reads the utilization once per check and collects when the decision says so", () => {
-    let tick: (() => void) | undefined;
-    let everyMs = 0;
-    let cancelled = false;
-    let now = 0;
+    const runtime = new VirtualRuntime();
     const feed = [...busy(3), ...idle(12)];
     let reads = 0;
     const collected: string[] = [];
     const took: string[] = [];
     const c = startIdleCollector({
       policy: POLICY,
-      intervals: {
-        every: (fn, ms) => {
-          tick = fn;
-          everyMs = ms;
-          return { cancel: () => (cancelled = true) };
-        },
-      },
-      nowMs: () => now,
+      timers: runtime.timers,
+      nowMs: () => runtime.monoMs,
       utilization: () => feed[reads++]!,
       collect: (kind) => {
-        collected.push(`${kind}@${now / 1000}`);
-        now += 12; // the collection takes 12 ms
+        collected.push(`${kind}@${runtime.monoMs / 1000}`);
+        runtime.clock.advance(12); // the collection takes 12 ms
       },
       onCollected: (kind, ms) => took.push(`${kind} ${ms} ms`),
     });
-    expect(everyMs).toBe(1_000);
-    for (let i = 0; i < feed.length; i++) {
-      now = (i + 1) * 1_000;
-      tick!();
-    }
+    // One check a second: none before the first second is out.
+    runtime.advance(999);
+    expect(reads).toBe(0);
+    runtime.advance(feed.length * 1_000 - 999);
     expect(reads).toBe(feed.length);
     expect(collected).toEqual(["minor@9", "major@14"]); // idle from 4 s: 4 + 5, 4 + 10
     expect(took).toEqual(["minor 12 ms", "major 12 ms"]);
     c!.cancel();
-    expect(cancelled).toBe(true);
+    expect(runtime.pending).toBe(0);
   });
 });

@@ -21,7 +21,7 @@ let cluster: Cluster;
 beforeAll(async () => {
   process.on("unhandledRejection", trap);
   cluster = await startCluster([{ name: "ollama", api: "ollama", models: [MODEL], maxConcurrent: 8 }], {
-    headersTimeoutMs: HEADERS_TIMEOUT_MS,
+    overrides: { headersTimeoutMs: HEADERS_TIMEOUT_MS },
   });
 });
 

@@ -22,7 +22,7 @@ beforeAll(async () => {
   ]);
   small = await startCluster(
     [{ name: "ollama", api: "ollama", models: [MODEL], maxConcurrent: 1, tokenDelayMs: 200 }],
-    { maxQueued: 4, maxQueueWaitMs: 10_000 },
+    { overrides: { maxQueued: 4, maxQueueWaitMs: 10_000 } },
   );
 });
 

@@ -55,7 +55,7 @@ beforeAll(async () => {
     "    probe_interval_s: 0.2",
   ].join("\n");
   const config = parseConfig(yaml, "test.yaml", { homeDir: dataDir, hostName: "test" });
-  node = await startNode({ config, portOverride: 0, clusterPortOverride: 0 });
+  node = await startNode({ config, overrides: { port: 0, clusterPort: 0 } });
 });
 
 afterAll(async () => {

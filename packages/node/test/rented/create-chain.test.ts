@@ -25,6 +25,7 @@ import { until } from "../support/eventually.js";
 import { fakeHfToken } from "../support/fake-token.js";
 import { keyringWorlds } from "../support/keyring-worlds.js";
 import { expectLedgerCoversMeter, stretchMinutes } from "./meter-bound.js";
+import { sponsorNodeOptions } from "../support/sponsor-options.js";
 
 const TOKEN = fakeHfToken();
 const MIN = 60_000;
@@ -107,17 +108,7 @@ async function chainWorld(ca: TestCa): Promise<World> {
       const config = parseConfig(configText(11434), "sponsor.yaml", { homeDir: dir, hostName: "sponsor" });
       world.node = await startNode({
         config,
-        portOverride: 0,
-        clusterPortOverride: 0,
-        log: (line) => void log.push(line),
-        membership: { refreshMs: 150, timeoutMs: 400 },
-        rentedProbeIntervalMs: 200,
-        managed: {
-          clock: { now: () => ({ wallMs: hf.nowMs(), monoMs: performance.now() }) },
-          tickMs: 0,
-          pollMs: 20,
-          timeZone: "UTC",
-        },
+        ...sponsorNodeOptions({ log, wallMs: () => hf.nowMs() }),
       });
       writeFileSync(configFile, configText(world.node.port));
       return world.node;

@@ -18,6 +18,7 @@ import { OsCredentialStore } from "../../src/credentials/index.js";
 import { startNode, type RunningNode } from "../../src/node.js";
 import { uniqueName } from "../credentials/secret-service.js";
 import { fakeHfToken } from "../support/fake-token.js";
+import { sponsorNodeOptions } from "../support/sponsor-options.js";
 
 export const TOKEN = fakeHfToken();
 export const MIN = 60_000;
@@ -87,17 +88,7 @@ export async function createWorld(ca: TestCa): Promise<CreateWorld> {
       const config = parseConfig(configText(11434), "sponsor.yaml", { homeDir: dir, hostName: "sponsor" });
       world.node = await startNode({
         config,
-        portOverride: 0,
-        clusterPortOverride: 0,
-        log: (line) => void log.push(line),
-        membership: { refreshMs: 150, timeoutMs: 400 },
-        rentedProbeIntervalMs: 200,
-        managed: {
-          clock: { now: () => ({ wallMs: hf.nowMs(), monoMs: performance.now() }) },
-          tickMs: 0,
-          pollMs: 20,
-          timeZone: "UTC",
-        },
+        ...sponsorNodeOptions({ log, wallMs: () => hf.nowMs() }),
       });
       writeFileSync(configFile, configText(world.node.port));
       return world.node;

@@ -21,6 +21,7 @@ import { startNode, type RunningNode } from "../../src/node.js";
 import { uniqueName } from "../credentials/secret-service.js";
 import { fakeHfToken } from "../support/fake-token.js";
 import { budgetLines } from "../support/rented-budget.js";
+import { sponsorNodeOptions } from "../support/sponsor-options.js";
 
 export const NODE = "batch";
 export const NS = "alice";
@@ -112,18 +113,7 @@ export async function jobWorld(
       const config = parseConfig(configText, "sponsor.yaml", { homeDir: dir, hostName: "sponsor" });
       world.node = await startNode({
         config,
-        portOverride: 0,
-        clusterPortOverride: 0,
-        log: (line) => void log.push(line),
-        membership: { refreshMs: 150, timeoutMs: 400 },
-        rentedProbeIntervalMs: 200,
-        managed: {
-          // Wall time is the emulator's (billing, windows, idle); monotonic time is real (exit bound).
-          clock: { now: () => ({ wallMs: hf.nowMs(), monoMs: performance.now() }) },
-          tickMs: 0,
-          pollMs: 20,
-          timeZone: "UTC",
-        },
+        ...sponsorNodeOptions({ log, wallMs: () => hf.nowMs() }),
       });
       return world.node;
     },

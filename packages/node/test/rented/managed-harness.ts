@@ -20,6 +20,7 @@ import { startNode, type RunningNode } from "../../src/node.js";
 import { uniqueName } from "../credentials/secret-service.js";
 import { fakeHfToken } from "../support/fake-token.js";
 import { budgetLines } from "../support/rented-budget.js";
+import { sponsorNodeOptions } from "../support/sponsor-options.js";
 
 export const TOKEN = fakeHfToken();
 export const NODE = "gpu-hf";
@@ -112,19 +113,12 @@ export async function managedWorld(
     const config = parseConfig(configText, "sponsor.yaml", { homeDir: dir, hostName: "sponsor" });
     return startNode({
       config,
-      portOverride: 0,
-      clusterPortOverride: 0,
-      log: (line) => void log.push(line),
-      membership: { refreshMs: 150, timeoutMs: 400 },
-      rentedProbeIntervalMs: 200,
-      ...(firstPassWaitMs === undefined ? {} : { managedFirstPassWaitMs: firstPassWaitMs }),
-      managed: {
-        // Wall time is the emulator's (billing, budgets, idle); monotonic time is real (exit bound).
-        clock: { now: () => ({ wallMs: hf.nowMs(), monoMs: performance.now() }) },
-        tickMs: 0,
+      ...sponsorNodeOptions({
+        log,
+        wallMs: () => hf.nowMs(),
         pollMs: 50,
-        timeZone: "UTC",
-      },
+        overrides: firstPassWaitMs === undefined ? {} : { managedFirstPassWaitMs: firstPassWaitMs },
+      }),
     });
   };
   let closed = false;

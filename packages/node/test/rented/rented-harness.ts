@@ -111,11 +111,13 @@ export async function startSponsor(options: SponsorOptions): Promise<Sponsor> {
   const log: string[] = [];
   const node = await startNode({
     config,
-    portOverride: 0,
-    clusterPortOverride: 0,
-    log: (line) => void log.push(line),
-    membership: { refreshMs: 150, timeoutMs: 400 },
-    rentedProbeIntervalMs: 200,
+    overrides: {
+      port: 0,
+      clusterPort: 0,
+      membership: { refreshMs: 150, timeoutMs: 400 },
+      rentedProbeIntervalMs: 200,
+    },
+    seams: { log: (line) => void log.push(line) },
   });
   const configFile = join(dir, "pair.yaml");
   writeFileSync(

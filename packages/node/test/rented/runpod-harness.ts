@@ -18,6 +18,7 @@ import { OsCredentialStore } from "../../src/credentials/index.js";
 import { startNode, type RunningNode } from "../../src/node.js";
 import { uniqueName } from "../credentials/secret-service.js";
 import { budgetLines } from "../support/rented-budget.js";
+import { sponsorNodeOptions } from "../support/sponsor-options.js";
 
 export const NODE = "gpu-rp";
 export const SERVED = "qwen";
@@ -136,19 +137,11 @@ export async function runpodWorld(
       const config = parseConfig(configText, "sponsor.yaml", { homeDir: dir, hostName: "sponsor" });
       world.node = await startNode({
         config,
-        portOverride: 0,
-        clusterPortOverride: 0,
-        log: (line) => void log.push(line),
-        membership: { refreshMs: 150, timeoutMs: 400 },
-        rentedProbeIntervalMs: 200,
-        runpodProxyUrl: (podId, port) => emu.proxyUrl(podId, port),
-        managed: {
-          // Wall time is the emulator's (billing, budgets, idle); monotonic time is real (exit bound).
-          clock: { now: () => ({ wallMs: clock.ms, monoMs: performance.now() }) },
-          tickMs: 0,
-          pollMs: 20,
-          timeZone: "UTC",
-        },
+        ...sponsorNodeOptions({
+          log,
+          wallMs: () => clock.ms,
+          overrides: { runpodProxyUrl: (podId, port) => emu.proxyUrl(podId, port) },
+        }),
       });
       return world.node;
     },

@@ -7,10 +7,11 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { HttpsRunpodTransport, RedactedString, RunpodProvider, runpodModelSettings } from "@pair/runpod";
+import { SYSTEM_RUNTIME } from "@pair/cluster";
 import { request } from "undici";
 import { describe, expect, it } from "vitest";
 import type { RunpodPodNode } from "../../src/config/index.js";
-import { runpodModelOf, SYSTEM_CLOCK } from "@pair/sponsor";
+import { runpodModelOf } from "@pair/sponsor";
 import {
   chat,
   COLD_START_MS,
@@ -340,7 +341,7 @@ async function leftPod(w: RunpodNodeWorld, ownerTag: string, requestId: string):
     extraCaPem: worlds.ca.certPem,
   });
   try {
-    const provider = new RunpodProvider({ transport, account: NODE, clock: SYSTEM_CLOCK });
+    const provider = new RunpodProvider({ transport, account: NODE, clock: SYSTEM_RUNTIME.clock });
     const model = runpodModelOf(parsedNode(w));
     const out = await provider.create({
       spec: {

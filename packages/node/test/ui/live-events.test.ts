@@ -4,20 +4,9 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { LiveEvents, type IntervalSeam } from "../../src/ui/index.js";
+import { VirtualRuntime } from "@pair/cluster";
+import { DEFAULT_HEARTBEAT_MS, LiveEvents } from "../../src/ui/index.js";
 import { until } from "../support/eventually.js";
-
-/** Intervals the test fires by hand. */
-function manualIntervals() {
-  const live = new Set<() => void>();
-  const seam: IntervalSeam = {
-    every(fn) {
-      live.add(fn);
-      return { cancel: () => void live.delete(fn) };
-    },
-  };
-  return { seam, fire: () => [...live].forEach((fn) => fn()), count: () => live.size };
-}
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -51,11 +40,11 @@ async function readUntil(
 describe("LiveEvents", () => {
   it("sends ready, then a change naming the topics that moved, and heartbeats", async () => {
     const state = { nodes: [{ name: "a", state: "up", last_seen: "t0" }], jobs: [] as string[] };
-    const timers = manualIntervals();
+    const runtime = new VirtualRuntime();
     const events = new LiveEvents({
       sources: { nodes: () => state.nodes, jobs: () => state.jobs },
       ignoredKeys: ["last_seen"],
-      intervals: timers.seam,
+      timers: runtime.timers,
     });
     const res = await fetch(await serve(events));
     expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
@@ -75,7 +64,7 @@ describe("LiveEvents", () => {
     await readUntil(reader, seen, /event: change\ndata: \{"topics":\["nodes","jobs"\]\}\n\n/);
     expect(events.check()).toEqual([]);
 
-    timers.fire();
+    runtime.advance(DEFAULT_HEARTBEAT_MS);
     await readUntil(reader, seen, /: heartbeat\n\n/);
     await reader.cancel();
   });
@@ -90,7 +79,7 @@ describe("LiveEvents", () => {
           return state.jobs;
         },
       },
-      intervals: manualIntervals().seam,
+      timers: new VirtualRuntime().timers,
     });
     state.jobs = ["w2"];
     expect(events.check()).toEqual([]);
@@ -112,25 +101,25 @@ describe("LiveEvents", () => {
   });
 
   it("forgets a client that disconnects, and stops the heartbeat when none is left", async () => {
-    const timers = manualIntervals();
-    const events = new LiveEvents({ sources: {}, intervals: timers.seam });
+    const runtime = new VirtualRuntime();
+    const events = new LiveEvents({ sources: {}, timers: runtime.timers });
     const url = await serve(events);
     const a = new AbortController();
     const b = new AbortController();
     await fetch(url, { signal: a.signal });
     await fetch(url, { signal: b.signal });
     await until(() => events.clients === 2);
-    expect(timers.count()).toBe(1);
+    expect(runtime.pending).toBe(1);
     a.abort();
     await until(() => events.clients === 1);
-    expect(timers.count()).toBe(1);
+    expect(runtime.pending).toBe(1);
     b.abort();
     await until(() => events.clients === 0);
-    expect(timers.count()).toBe(0);
+    expect(runtime.pending).toBe(0);
   });
 
   it("refuses a stream beyond maxClients, and every stream after close", async () => {
-    const events = new LiveEvents({ sources: {}, maxClients: 1, intervals: manualIntervals().seam });
+    const events = new LiveEvents({ sources: {}, maxClients: 1, timers: new VirtualRuntime().timers });
     const url = await serve(events);
     const first = await fetch(url);
     expect(first.status).toBe(200);

@@ -245,7 +245,11 @@ describe("beyond loopback", () => {
       });
       const yaml = ["node:", `  data_dir: ${data}`, "  listen: 127.0.0.1:1", "engines: []"].join("\n");
       const config = parseConfig(yaml, "t.yaml", { homeDir: data, hostName: "beyond" });
-      const n = await startNode({ config, portOverride: 0, loopback: beyond, uiDir: join(dir, "dist") });
+      const n = await startNode({
+        config,
+        overrides: { port: 0 },
+        seams: { loopback: beyond, uiDir: join(dir, "dist") },
+      });
       try {
         const withKey = { authorization: `Bearer ${key.key}` };
         expect((await fetch(`${n.url}/v1/models`, { headers: withKey })).status).toBe(200);

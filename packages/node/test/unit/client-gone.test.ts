@@ -2,6 +2,7 @@
 import { EventEmitter } from "node:events";
 import type { ServerResponse } from "node:http";
 import { describe, expect, it } from "vitest";
+import { VirtualRuntime } from "@pair/cluster";
 import { Scheduler } from "../../src/scheduler/scheduler.js";
 import { ClientGone } from "../../src/server/forward.js";
 
@@ -28,8 +29,7 @@ describe("ClientGone", () => {
     const s = new Scheduler({
       maxQueued: 4,
       maxQueueWaitMs: 60_000,
-      nowMs: () => 0,
-      setTimer: () => ({ cancel: () => undefined }),
+      runtime: new VirtualRuntime(),
     });
     const target = { id: "e", maxConcurrent: 1 };
     const held = await s.acquire([target]);

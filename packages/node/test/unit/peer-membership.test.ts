@@ -1,6 +1,6 @@
 // PeerMembership without sockets: injected fetch, timer and clock.
 import { describe, expect, it } from "vitest";
-import type { NodeIdentity, PinnedPeer } from "@pair/cluster";
+import { VirtualRuntime, type NodeIdentity, type PinnedPeer } from "@pair/cluster";
 import { PeerLinks } from "../../src/cluster-node/peer-links.js";
 import { clockOffsetMs, PeerMembership } from "../../src/cluster-node/peer-membership.js";
 import type { PeerInventory } from "../../src/cluster-node/peer-routes.js";
@@ -29,8 +29,7 @@ function inventory(id: string, models: string[], inFlight = 1): PeerInventory {
 }
 
 function world() {
-  let now = 1_000;
-  let pending: (() => void) | undefined;
+  const runtime = new VirtualRuntime({ wallMs: 1_000 });
   const answers = new Map<string, PeerInventory | Error>();
   let active: PinnedPeer[] = [peer("a"), peer("b"), peer("old", null)];
   const asked: string[] = [];
@@ -39,11 +38,7 @@ function world() {
     peers: { active: () => active },
     refreshMs: 5_000,
     timeoutMs: 2_000,
-    nowMs: () => now,
-    setTimer: (fn) => {
-      pending = fn;
-      return { cancel: () => (pending = undefined) };
-    },
+    runtime,
     fetchInventory: (p) => {
       asked.push(p.node_id);
       const a = answers.get(p.node_id);
@@ -58,10 +53,7 @@ function world() {
     asked,
     setActive: (peers: PinnedPeer[]) => (active = peers),
     tick: async (ms: number) => {
-      now += ms;
-      const fn = pending;
-      pending = undefined;
-      fn?.();
+      runtime.advance(ms);
       await m.refresh();
     },
   };

@@ -1,33 +1,13 @@
 import { describe, expect, it } from "vitest";
+import { VirtualRuntime } from "@pair/cluster";
 import { INTERACTIVE_PEAK_HOLD_MS, Scheduler } from "../../src/scheduler/scheduler.js";
-
-function manualTimers() {
-  let now = 0;
-  const timers: { at: number; fn: () => void; live: boolean }[] = [];
-  return {
-    nowMs: () => now,
-    setTimer: (fn: () => void, ms: number) => {
-      const t = { at: now + ms, fn, live: true };
-      timers.push(t);
-      return { cancel: () => void (t.live = false) };
-    },
-    advance(ms: number) {
-      now += ms;
-      for (const t of timers)
-        if (t.live && t.at <= now) {
-          t.live = false;
-          t.fn();
-        }
-    },
-  };
-}
 
 const a = { id: "a", maxConcurrent: 2 };
 const b = { id: "b", maxConcurrent: 1 };
 
 describe("Scheduler", () => {
   it("picks the least loaded candidate with a free slot", async () => {
-    const s = new Scheduler({ maxQueued: 4, maxQueueWaitMs: 1000, ...manualTimers() });
+    const s = new Scheduler({ maxQueued: 4, maxQueueWaitMs: 1000, runtime: new VirtualRuntime() });
     const first = await s.acquire([a, b]);
     const second = await s.acquire([a, b]);
     const third = await s.acquire([a, b]);
@@ -36,8 +16,8 @@ describe("Scheduler", () => {
   });
 
   it("queues in FIFO order and hands a freed slot to the first waiter", async () => {
-    const t = manualTimers();
-    const s = new Scheduler({ maxQueued: 4, maxQueueWaitMs: 1000, ...t });
+    const t = new VirtualRuntime();
+    const s = new Scheduler({ maxQueued: 4, maxQueueWaitMs: 1000, runtime: t });
     const held = await s.acquire([b]);
     const order: string[] = [];
     const w1 = s.acquire([b]).then((r) => (order.push("w1"), r));
@@ -51,8 +31,8 @@ describe("Scheduler", () => {
   });
 
   it("refuses when the queue is full, times out a long wait, and honours an abort", async () => {
-    const t = manualTimers();
-    const s = new Scheduler({ maxQueued: 1, maxQueueWaitMs: 500, ...t });
+    const t = new VirtualRuntime();
+    const s = new Scheduler({ maxQueued: 1, maxQueueWaitMs: 500, runtime: t });
     await s.acquire([b]);
     const waiting = s.acquire([b]);
     expect(await s.acquire([b])).toEqual({ ok: false, reason: "queue-full" });
@@ -66,7 +46,7 @@ describe("Scheduler", () => {
   });
 
   it("release is idempotent and never drives a count below zero", async () => {
-    const s = new Scheduler({ maxQueued: 0, maxQueueWaitMs: 0, ...manualTimers() });
+    const s = new Scheduler({ maxQueued: 0, maxQueueWaitMs: 0, runtime: new VirtualRuntime() });
     const r = await s.acquire([a]);
     if (!r.ok) throw new Error("no slot");
     r.slot.release();
@@ -75,14 +55,16 @@ describe("Scheduler", () => {
   });
 
   it("refuses nonsense limits", () => {
-    expect(() => new Scheduler({ maxQueued: -1, maxQueueWaitMs: 0, ...manualTimers() })).toThrow(/maxQueued/);
-    const s = new Scheduler({ maxQueued: 0, maxQueueWaitMs: 0, ...manualTimers() });
+    expect(() => new Scheduler({ maxQueued: -1, maxQueueWaitMs: 0, runtime: new VirtualRuntime() })).toThrow(
+      /maxQueued/,
+    );
+    const s = new Scheduler({ maxQueued: 0, maxQueueWaitMs: 0, runtime: new VirtualRuntime() });
     expect(() => s.acquire([{ id: "x", maxConcurrent: 0 }])).toThrow(/maxConcurrent/);
   });
 
   it("batch work leaves a target's last slot to users and waits behind them", async () => {
-    const t = manualTimers();
-    const s = new Scheduler({ maxQueued: 1, maxQueueWaitMs: 60_000, ...t });
+    const t = new VirtualRuntime();
+    const s = new Scheduler({ maxQueued: 1, maxQueueWaitMs: 60_000, runtime: t });
     const three = { id: "three", maxConcurrent: 3 };
     const batch1 = await s.acquire([three], undefined, "batch");
     const batch2 = await s.acquire([three], undefined, "batch");
@@ -121,8 +103,8 @@ describe("Scheduler", () => {
   });
 
   it("keeps free for batch work's sake only what users held at once lately, then gives it back", async () => {
-    const t = manualTimers();
-    const s = new Scheduler({ maxQueued: 8, maxQueueWaitMs: 60_000, ...t });
+    const t = new VirtualRuntime();
+    const s = new Scheduler({ maxQueued: 8, maxQueueWaitMs: 60_000, runtime: t });
     const eight = { id: "eight", maxConcurrent: 8 };
     const take = (n: number, priority: "interactive" | "batch") => {
       const slots = [];

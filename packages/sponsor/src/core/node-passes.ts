@@ -7,27 +7,12 @@
  * Must not know: which provider the nodes run on, what a node does in a pass, the credential store.
  */
 
-import type { Clock } from "@pair/provision";
-
-/** A one-shot timer; the seam tests replace. */
-export interface TimerSeam {
-  setTimeout(fn: () => void, ms: number): { cancel(): void };
-}
-
-export const SYSTEM_TIMERS: TimerSeam = {
-  setTimeout(fn, ms) {
-    const t = setTimeout(fn, ms);
-    t.unref();
-    return { cancel: () => clearTimeout(t) };
-  },
-};
-
-export const SYSTEM_CLOCK: Clock = { now: () => ({ wallMs: Date.now(), monoMs: performance.now() }) };
+import type { Runtime, Timers } from "@pair/cluster";
 
 /** How a manager's passes and waits are timed, and where it logs (the seams tests replace). */
 export interface PassTiming {
-  readonly clock?: Clock;
-  readonly timers?: TimerSeam;
+  /** The clock and timers (default: the system runtime). */
+  readonly runtime?: Runtime;
   /** Time between passes (default 10 s); 0: no automatic pass (tests call `tick()`). */
   readonly tickMs?: number;
   /** How often a waiting request, a wake or an exit looks again (default 1 s). */
@@ -48,7 +33,7 @@ export interface PassingNode {
 export class NodePasses {
   /** What the manager opened for its nodes (API clients, probes, stores), closed last, newest first. */
   readonly closers: (() => Promise<void> | void)[] = [];
-  readonly #timers: TimerSeam;
+  readonly #timers: Timers;
   readonly #tickMs: number;
   readonly #nodes: () => Iterable<PassingNode>;
   #timer: { cancel(): void } | undefined;
@@ -56,7 +41,7 @@ export class NodePasses {
   #stopped = false;
 
   /** `tickMs`: time between passes (default 10 s); 0: no automatic pass (tests call `tick()`). */
-  constructor(timers: TimerSeam, tickMs: number | undefined, nodes: () => Iterable<PassingNode>) {
+  constructor(timers: Timers, tickMs: number | undefined, nodes: () => Iterable<PassingNode>) {
     this.#timers = timers;
     this.#tickMs = tickMs ?? 10_000;
     this.#nodes = nodes;
@@ -88,25 +73,14 @@ export class NodePasses {
   /** Run a pass every `tickMs` from now (none when `tickMs` is 0 or after `close()`). */
   schedule(): void {
     if (this.#stopped || this.#tickMs <= 0) return;
-    this.#timer = this.#timers.setTimeout(() => {
+    this.#timer = this.#timers.after(() => {
       void this.tick().finally(() => this.schedule());
     }, this.#tickMs);
   }
 
   /** Resolves true after `ms`, false when `signal` aborts first. */
   sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
-    if (signal?.aborted === true) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const onAbort = () => {
-        timer.cancel();
-        resolve(false);
-      };
-      const timer = this.#timers.setTimeout(() => {
-        signal?.removeEventListener("abort", onAbort);
-        resolve(true);
-      }, ms);
-      signal?.addEventListener("abort", onAbort, { once: true });
-    });
+    return this.#timers.sleep(ms, signal);
   }
 
   /** Sponsor exit: stop the passes, close every node (bounded per node), then clients and stores. */

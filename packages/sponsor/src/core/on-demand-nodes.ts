@@ -15,7 +15,8 @@ import type { Redacted } from "@pair/cluster";
 import type { CredentialRef } from "../config/index.js";
 import type { OnDemandNodeOptions } from "./managed-node-core.js";
 import { PresetIds } from "./managed-node-core.js";
-import { NodePasses, SYSTEM_CLOCK, SYSTEM_TIMERS, type PassingNode, type PassTiming } from "./node-passes.js";
+import { SYSTEM_RUNTIME } from "@pair/cluster";
+import { NodePasses, type PassingNode, type PassTiming } from "./node-passes.js";
 import { ManagedNodes, type ManagedRentedNode } from "./managed-node.js";
 import { credentialUnavailable, readNodeCredential } from "./node-credentials.js";
 import type { CredentialReader, ManagedStatus } from "./managed-node.js";
@@ -54,10 +55,12 @@ export class OnDemandNodeSet<C extends { readonly name: string }, N extends Mana
     this.#o = options;
     this.configs = configs;
     this.#modelsOf = modelsOf;
-    this.clock = options.clock ?? SYSTEM_CLOCK;
+    this.clock = (options.runtime ?? SYSTEM_RUNTIME).clock;
     this.log = options.log ?? (() => undefined);
     this.registry = options.registry ?? new ManagedNodes();
-    this.passes = new NodePasses(options.timers ?? SYSTEM_TIMERS, options.tickMs, () => this.nodes.values());
+    this.passes = new NodePasses((options.runtime ?? SYSTEM_RUNTIME).timers, options.tickMs, () =>
+      this.nodes.values(),
+    );
   }
 
   /** Open every configured node, then the first pass (adoption, reconciliation) and the periodic ones. */

@@ -30,7 +30,8 @@ import { createJobNode } from "./create-job.js";
 import { gpuName } from "../core/gpu-label.js";
 import { createdEntry, readCreateRequest, type CreateRequestBody } from "./create-request.js";
 import type { JobNodes } from "../hf-job/job-nodes.js";
-import { SYSTEM_TIMERS, type ManagedEndpoints, type TimerSeam } from "../hf-endpoint/managed-endpoints.js";
+import { SYSTEM_TIMERS, type Timers } from "@pair/cluster";
+import type { ManagedEndpoints } from "../hf-endpoint/managed-endpoints.js";
 import type { CredentialReader, RentedNodes, RentedNodeView } from "../registry/rented-nodes.js";
 
 /** The token `pair credential set hf` stores. */
@@ -83,7 +84,7 @@ export interface RentedCreatorOptions {
   readonly watchMs?: number;
   /** Longest a node being created is watched (default 60 min; the periodic probe goes on after). */
   readonly watchLimitMs?: number;
-  readonly timers?: TimerSeam;
+  readonly timers?: Pick<Timers, "after">;
   /** Something peers see changed (the node's state): tell them. */
   readonly onChange?: () => void;
   readonly log?: (line: string) => void;
@@ -334,10 +335,9 @@ export class RentedCreator {
       const running = view.provider === "huggingface-job" ? view.state : view.provider_state;
       const done = (running === "running" && view.models.length > 0) || view.provider_state === "failed";
       left -= 1;
-      if (!done && left > 0 && !this.#closed)
-        timers.setTimeout(() => void look().catch(() => undefined), watchMs);
+      if (!done && left > 0 && !this.#closed) timers.after(() => void look().catch(() => undefined), watchMs);
     };
-    timers.setTimeout(() => void look().catch(() => undefined), watchMs);
+    timers.after(() => void look().catch(() => undefined), watchMs);
   }
 
   /** Stop watching nodes being created (sponsor exit). */

@@ -22,10 +22,9 @@ import { PresetIds } from "../core/managed-node-core.js";
 
 export { PresetIds } from "../core/managed-node-core.js";
 import { servesModel } from "../core/models-probe.js";
-import { NodePasses, SYSTEM_CLOCK, SYSTEM_TIMERS, type PassTiming } from "../core/node-passes.js";
+import { SYSTEM_RUNTIME } from "@pair/cluster";
+import { NodePasses, type PassTiming } from "../core/node-passes.js";
 import type { SharedLedger } from "../core/shared-ledger.js";
-
-export { SYSTEM_CLOCK, SYSTEM_TIMERS, type TimerSeam } from "../core/node-passes.js";
 
 export interface ManagedEndpointsOptions extends PassTiming {
   readonly nodeName: string;
@@ -68,8 +67,8 @@ export class ManagedEndpoints {
   constructor(options: ManagedEndpointsOptions) {
     this.#o = options;
     this.#registry = options.registry ?? new ManagedNodes();
-    this.#clock = options.clock ?? SYSTEM_CLOCK;
-    this.#passes = new NodePasses(options.timers ?? SYSTEM_TIMERS, options.tickMs, () =>
+    this.#clock = (options.runtime ?? SYSTEM_RUNTIME).clock;
+    this.#passes = new NodePasses((options.runtime ?? SYSTEM_RUNTIME).timers, options.tickMs, () =>
       this.#nodes.values(),
     );
     this.#configs = managedConfigs(options.configured);

@@ -28,6 +28,7 @@ import { uniqueName } from "../../credentials/secret-service.js";
 import { until } from "../../support/eventually.js";
 import { fakeHfToken } from "../../support/fake-token.js";
 import { budgetLines } from "../../support/rented-budget.js";
+import { sponsorNodeOptions } from "../../support/sponsor-options.js";
 
 export const TOKEN = fakeHfToken();
 export const RENTED = "gpu-hf";
@@ -196,18 +197,12 @@ export async function validationWorld(ca: TestCa, o: WorldOptions = {}): Promise
     const aLog: string[] = [];
     const a = await startNode({
       config: parseConfig(yaml(11434, 14323), "node-a.yaml", { homeDir: aDir, hostName: "node-a" }),
-      portOverride: 0,
-      clusterPortOverride: 0,
-      log: (line) => void aLog.push(line),
-      membership: { refreshMs: 150, timeoutMs: 400 },
-      rentedProbeIntervalMs: 100,
-      managed: {
-        // Wall time is the emulator's (billing, budgets, idle); monotonic time is real (exit bound).
-        clock: { now: () => ({ wallMs: hf.nowMs(), monoMs: performance.now() }) },
-        tickMs: 0,
+      ...sponsorNodeOptions({
+        log: aLog,
+        wallMs: () => hf.nowMs(),
         pollMs: 50,
-        timeZone: "UTC",
-      },
+        overrides: { rentedProbeIntervalMs: 100 },
+      }),
     });
     let aClosed = false;
     cleanups.push(() => (aClosed ? undefined : a.close(200)));

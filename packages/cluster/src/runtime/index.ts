@@ -1,0 +1,2 @@
+export * from "./runtime.js";
+export * from "./virtual-runtime.js";
