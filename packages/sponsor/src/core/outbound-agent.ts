@@ -26,11 +26,16 @@ export function outboundSecureContext(extraCaPem: string | undefined): SecureCon
   return createSecureContext(extraCaPem === undefined ? {} : { ca: [...rootCertificates, extraCaPem] });
 }
 
+/** max_concurrent's upper limit: a rented node at that limit never waits for a connection. */
+export const OUTBOUND_CONNECTIONS_PER_ORIGIN = 1_024;
+
 export function createOutboundAgent(options: OutboundOptions): Agent {
   const extra = options.extraCaFile === null ? undefined : readFileSync(options.extraCaFile, "utf8");
   return new Agent({
     keepAliveTimeout: 10_000,
-    connections: 128,
+    // Per origin; each rented node's max_concurrent is the bound that counts (a lower one here was a
+    // second, hidden queue: 256 streams to one node waited for 128 connections).
+    connections: OUTBOUND_CONNECTIONS_PER_ORIGIN,
     connect: {
       timeout: options.connectTimeoutMs ?? 10_000,
       rejectUnauthorized: true,
