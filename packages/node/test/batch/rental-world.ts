@@ -64,6 +64,8 @@ export class RentalWorld {
   readonly events: { batchId: string; event: string; reason: string; atMs: number }[] = [];
   readonly rented: Rented[] = [];
   readonly served = new Map<string, number>();
+  /** What the runner and the rental logged. */
+  readonly log: string[] = [];
   /** Lines answered 404: no node served the model then. */
   refused = 0;
   readonly runner: BatchRunner;
@@ -83,6 +85,7 @@ export class RentalWorld {
       record: (batchId, event, reason, atMs) => void this.events.push({ batchId, event, reason, atMs }),
       linesAtOnce: this.#o.linesAtOnce,
       passMs: 5_000,
+      log: (line) => void this.log.push(line),
     });
     this.runner = new BatchRunner({
       store: this.store,
@@ -91,6 +94,7 @@ export class RentalWorld {
       wallMs: () => this.nowMs,
       timers,
       maxConcurrentLines: this.#o.linesAtOnce,
+      log: (line) => void this.log.push(line),
       onEnded: (b, final) => {
         this.events.push({ batchId: b.id, event: final, reason: "", atMs: this.nowMs });
         void this.rental.pass();
