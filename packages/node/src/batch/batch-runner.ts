@@ -97,6 +97,8 @@ export class BatchRunner {
   #turns: string[] = [];
   /** Batches in progress: when each last logged its progress, and the lines ended then. */
   readonly #progress = new Map<string, { atMs: number; ended: number }>();
+  /** Lines in flight stopped to run again at once (`rerunWaiting`). */
+  readonly #rerun = new Set<string>();
   #ticker: { cancel(): void } | undefined;
   #stopping = false;
 
@@ -146,6 +148,21 @@ export class BatchRunner {
     this.#settle(batchId);
     this.#o.onChange?.();
     return this.#o.store.batch(batchId);
+  }
+
+  /**
+   * What the batch's lines waited for is gone (its rental failed): lines waiting run again now, and
+   * lines in flight (perhaps waiting on that node's start) are stopped and run again at once,
+   * uncounted — on the nodes left, or to their error.
+   */
+  rerunWaiting(batchId: string): void {
+    this.#o.store.dueNow(batchId);
+    for (const [key, r] of this.#running)
+      if (r.batchId === batchId) {
+        this.#rerun.add(key);
+        r.controller.abort();
+      }
+    this.#pump();
   }
 
   /** Stops taking lines; lines in flight are stopped and go back to wait for the next start. */
@@ -230,6 +247,7 @@ export class BatchRunner {
       )
       .finally(() => {
         this.#running.delete(key);
+        this.#rerun.delete(key);
         this.#settle(line.batchId);
         this.#pump();
         this.#o.onChange?.();
@@ -241,6 +259,8 @@ export class BatchRunner {
   #ended(line: StoredLine, reply: LineReply | undefined): void {
     const { store } = this.#o;
     if (this.#stopping) return store.retryLine(line.batchId, line.index, 0);
+    if (this.#rerun.has(`${line.batchId}#${line.index}`))
+      return store.retryLine(line.batchId, line.index, 0, { uncounted: true });
     const ok = reply !== undefined && reply.status >= 200 && reply.status < 300;
     if (ok) {
       const response = {

@@ -55,6 +55,10 @@ export function rentalHooks(d: RentalWiringDeps): RentalHooks {
         spentUsd: v.managed?.spend_usd?.total ?? 0,
         usdPerHour: v.managed?.usd_per_hour ?? null,
         openObligations: v.managed?.open_obligations ?? 0,
+        // A Job in ERROR reads `failed` (hf-job/job-node.ts): it never serves again.
+        ...(v.provider_state === "failed"
+          ? { failed: v.provider_message ?? v.last_error ?? "its job failed" }
+          : {}),
       };
     },
     async stop(name) {

@@ -80,6 +80,7 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
     record,
     linesAtOnce,
     log,
+    onCapacityGone: (id) => runner.rerunWaiting(id),
   });
   const runner = new BatchRunner({
     store: batchStore,

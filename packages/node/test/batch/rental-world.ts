@@ -53,6 +53,8 @@ export interface Rented {
   readonly usdPerHour: number;
   readonly rentedAtMs: number;
   stoppedAtMs?: number;
+  /** Its job failed then (as a Job goes to ERROR): it never serves, and bills no more. */
+  failedAtMs?: number;
   lines: number;
 }
 
@@ -86,6 +88,7 @@ export class RentalWorld {
       linesAtOnce: this.#o.linesAtOnce,
       passMs: 5_000,
       log: (line) => void this.log.push(line),
+      onCapacityGone: (id) => this.runner.rerunWaiting(id),
     });
     this.runner = new BatchRunner({
       store: this.store,
@@ -173,7 +176,14 @@ export class RentalWorld {
 
   /** The rented GPU's minutes billed so far (per started minute from its create, to its stop). */
   billedMinutes(r: Rented): number {
-    return Math.ceil(((r.stoppedAtMs ?? this.nowMs) - r.rentedAtMs) / 60_000);
+    return Math.ceil(((r.failedAtMs ?? r.stoppedAtMs ?? this.nowMs) - r.rentedAtMs) / 60_000);
+  }
+
+  /** The rented GPU's job fails now (a Job's ERROR): lines on it are cut, it never serves. */
+  failRented(): Rented {
+    const r = this.rented.at(-1)!;
+    r.failedAtMs = this.nowMs;
+    return r;
   }
 
   async close(): Promise<void> {
@@ -184,7 +194,12 @@ export class RentalWorld {
   }
 
   #serving(r: Rented | undefined): r is Rented {
-    return r !== undefined && r.stoppedAtMs === undefined && this.nowMs >= r.rentedAtMs + this.#o.startupMs;
+    return (
+      r !== undefined &&
+      r.stoppedAtMs === undefined &&
+      r.failedAtMs === undefined &&
+      this.nowMs >= r.rentedAtMs + this.#o.startupMs
+    );
   }
 
   /** A line goes to the rented GPU while it serves (`prefer`), else to the cluster node with fewer lines. */
@@ -219,7 +234,7 @@ export class RentalWorld {
       };
       const timer = this.runtime.timers.after(() => {
         // A line on a GPU stopped meanwhile is cut: a 502 the runner retries on the cluster.
-        if (node === gpu?.name && gpu.stoppedAtMs !== undefined)
+        if (node === gpu?.name && (gpu.stoppedAtMs ?? gpu.failedAtMs) !== undefined)
           return settle({ status: 502, body: "{}", requestId, noRetry: false });
         this.served.set(node, (this.served.get(node) ?? 0) + 1);
         this.history.push({
@@ -261,12 +276,16 @@ export class RentalWorld {
       node: (name) => {
         const r = this.rented.find((x) => x.name === name);
         if (r === undefined) return undefined;
-        const open = r.stoppedAtMs === undefined || this.nowMs < r.stoppedAtMs + this.#o.evidenceMs;
+        // ERROR is the evidence that closes the obligation, as a stop's CANCELED is.
+        const open =
+          r.failedAtMs === undefined &&
+          (r.stoppedAtMs === undefined || this.nowMs < r.stoppedAtMs + this.#o.evidenceMs);
         return {
           serving: this.#serving(r),
           spentUsd: (this.billedMinutes(r) * r.usdPerHour) / 60,
           usdPerHour: r.usdPerHour,
           openObligations: open ? 1 : 0,
+          ...(r.failedAtMs === undefined ? {} : { failed: "the job errored" }),
         };
       },
       stop: (name) => {
