@@ -92,6 +92,29 @@ export function rentalHooks(d: RentalWiringDeps): RentalHooks {
   };
 }
 
+/**
+ * Routing without the nodes a batch stopped for good: such a node is gone (its job cancelled, never
+ * to serve again by itself), so a request for a model only it had gets `model_not_found`, not
+ * `rented_node_ineligible` as a node paused by hand would. Read only when a refusal names a node.
+ */
+export function withoutRetired(deps: ClientApiDeps, retired: () => ReadonlySet<string>): ClientApiDeps {
+  const rented = deps.rented;
+  if (rented === undefined) return deps;
+  return {
+    ...deps,
+    rented: {
+      ...rented,
+      serving(model, caller) {
+        const s = rented.serving(model, caller);
+        const node = s.refusal?.node;
+        if (node === undefined || s.refusal?.code !== "rented_node_ineligible" || !retired().has(node))
+          return s;
+        return { usable: s.usable };
+      },
+    },
+  };
+}
+
 export function recordBatchEvent(history: RentedStateHistory): RecordEvent {
   return (batchId, event, reason, atMs) => history.record(batchId, event, reason, atMs);
 }

@@ -146,12 +146,15 @@ describe("--rent auto through a real node and the Jobs emulator", () => {
     // Nothing bills after: a request for the model runs no job, nor after a restart within the
     // batch's window (the pause alone is in memory: the node's `never` is kept in rented-nodes.json).
     const meter = w.hf.jobs.meter.totalMicroUsd(NS, job.id);
-    expect((await chat(w)).status).not.toBe(200);
+    // Gone from routing, as a node no one serves the model on: not lingering as ineligible.
+    const gone = await chat(w);
+    expect(gone.status).toBe(404);
+    expect(gone.text).toContain("model_not_found");
     await w.node.close(200);
     await w.start();
     expect(Date.parse(row.created?.started_at ?? "") + 15 * 60_000).toBeGreaterThan(w.hf.nowMs());
     expect(await rentedRow(w, rent.node)).toMatchObject({ policy: "never", eligible: false });
-    expect((await chat(w)).status).not.toBe(200);
+    expect((await chat(w)).status).toBe(404);
     w.hf.advance(30 * 60_000);
     expect(w.hf.jobs.list(NS)).toHaveLength(1);
     expect(w.hf.jobs.meter.totalMicroUsd(NS, job.id)).toBe(meter);
