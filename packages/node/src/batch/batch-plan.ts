@@ -58,8 +58,13 @@ export function planBatch(
   },
 ): BatchPlan {
   const byModel = new Map<string, InputLine[]>();
-  for (const l of lines)
-    if (l.result === undefined) byModel.set(l.model, [...(byModel.get(l.model) ?? []), l]);
+  for (const l of lines) {
+    if (l.result !== undefined) continue;
+    // Pushed, not spread: a rental re-plans 10,000 lines every pass.
+    const same = byModel.get(l.model);
+    if (same === undefined) byModel.set(l.model, [l]);
+    else same.push(l);
+  }
   const models = [...byModel].map(([model, ls]): ModelPlan => {
     const unserved = options.unserved?.has(model) === true;
     const measured = unserved ? {} : ratesOf(history, model);

@@ -8,7 +8,9 @@
  * would pass the budget, or the cluster alone now finishes in time with a start-up to spare — and calls it stopped only on
  * the provider's evidence. One rental per batch: once stopped, the rest runs on the cluster. A
  * model no node of the cluster serves gets nothing from it (so only the batch's end, the deadline or
- * the budget stops its rental), and while a rental starts its lines wait for it (`starting`).
+ * the budget stops its rental), and while a rental starts its lines wait for it (`starting`). A rented
+ * node whose job fails (ERROR) is stopped for good at the next pass, the failure in the batch's
+ * events, and the lines that waited for it run again at once on what is left (`onCapacityGone`).
  * Must not know: how a GPU is rented, stopped or priced (RentalHooks: the hosting contract), HTTP.
  */
 
@@ -36,6 +38,8 @@ export interface RentedNodeState {
   readonly usdPerHour: number | null;
   /** Stops not yet confirmed by the provider's evidence. */
   readonly openObligations: number;
+  /** The provider's message when its job failed (a Job in ERROR): it will never serve. */
+  readonly failed?: string;
 }
 
 export type HookAnswer = { readonly ok: true } | { readonly ok: false; readonly message: string };
@@ -75,6 +79,8 @@ export interface BatchRentalOptions {
   /** Between passes (default 5 s). */
   readonly passMs?: number;
   readonly log?: (line: string) => void;
+  /** The rented node failed before the batch was done: lines waiting for it must not wait any more. */
+  readonly onCapacityGone?: (batchId: string) => void;
 }
 
 /** Longest Jobs window (HF's `timeoutSeconds` limit), in minutes. */
@@ -149,6 +155,9 @@ export class BatchRental {
     const usdPerHour = node?.usdPerHour ?? r.usdPerHour;
     const measured = this.#measured(r);
     r = this.#o.store.rentals.update(r.batchId, { spentUsd, usdPerHour, measuredTokensPerS: measured })!;
+    // A job that ended in ERROR at its window's end is the deadline's stop, not a failure.
+    if (node?.failed !== undefined && this.#ended(r, nowMs) === undefined)
+      return this.#failed(r, node.failed, nowMs);
     if (r.state === "renting" && node?.serving === true) {
       r = this.#o.store.rentals.update(r.batchId, { state: "serving", servingAtS: secondsOf(nowMs) })!;
       this.#event(r, "rental serving", `rented node ${r.node} serves ${r.model}`, nowMs);
@@ -228,6 +237,19 @@ export class BatchRental {
         ` for about $${chosen.costUsd.toFixed(2)}${cap}`,
       nowMs,
     );
+  }
+
+  /** Its job failed: stopped for good (no request may start another), its lines wait no more. */
+  async #failed(r: StoredRental, message: string, nowMs: number): Promise<void> {
+    const why = `the rented job failed: ${message}`;
+    const stopped = await this.#o.hooks.stop(r.node!);
+    if (!stopped.ok) {
+      this.#o.log?.(`batch ${r.batchId}: stopping rented node ${r.node} (${why}): ${stopped.message}`);
+      return;
+    }
+    this.#o.store.rentals.update(r.batchId, { state: "stopping", stopReason: why });
+    this.#event(r, "rental failed", `rented node ${r.node}: ${why}`, nowMs);
+    this.#o.onCapacityGone?.(r.batchId);
   }
 
   /** A stop was sent: stopped once the provider's evidence closed the obligation. */

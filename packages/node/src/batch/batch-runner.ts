@@ -8,6 +8,8 @@
  * ends when its last line does: its output and error files are written from the store's rows, each
  * `custom_id` once. Cancel and expiry end the lines not yet run with `batch_cancelled` / `batch_expired`.
  * After a crash, lines that were running are run again (counted as re-runs); a stop puts them back.
+ * The log has a batch's start, its progress every `progressLogMs` and its end, never a line of each
+ * request line (10,000 lines would drown the node's own events).
  * Must not know: HTTP, how a line reaches an engine, the OpenAI objects' shape.
  */
 
@@ -50,6 +52,8 @@ export interface BatchRunnerOptions {
   /** Runs of one line before a reply a retry could fix becomes its result (default 5). */
   readonly maxAttempts?: number;
   readonly log?: (line: string) => void;
+  /** Between two progress lines of a batch in the log (default 60 s of wall time). */
+  readonly progressLogMs?: number;
   /**
    * Whether capacity is on its way for the batch (its `--rent auto` rental is starting): a line no
    * node could serve meanwhile (no node for the model, a busy or warming one) waits for it, uncounted.
@@ -63,6 +67,9 @@ export interface BatchRunnerOptions {
 
 /** Lines in flight at once over all batches, unless the node is told otherwise. */
 export const DEFAULT_BATCH_LINES = 8;
+
+/** Between two progress lines of one batch in the log, unless the node is told otherwise. */
+const PROGRESS_LOG_MS = 60_000;
 
 /** Statuses a retry may fix, unless the reply says `x-should-retry: false`. */
 const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504]);
@@ -88,6 +95,10 @@ export class BatchRunner {
   readonly #ending = new Map<string, Ending>();
   /** Batches in progress, in the order they take turns. */
   #turns: string[] = [];
+  /** Batches in progress: when each last logged its progress, and the lines ended then. */
+  readonly #progress = new Map<string, { atMs: number; ended: number }>();
+  /** Lines in flight stopped to run again at once (`rerunWaiting`). */
+  readonly #rerun = new Set<string>();
   #ticker: { cancel(): void } | undefined;
   #stopping = false;
 
@@ -104,7 +115,7 @@ export class BatchRunner {
     const rerun = this.#o.store.requeueInterrupted();
     if (rerun > 0) this.#o.log?.(`batches: ${rerun} line(s) cut by the last stop run again`);
     for (const b of this.#o.store.unfinished()) {
-      if (b.status === "in_progress") this.#turns.push(b.id);
+      if (b.status === "in_progress") this.#add(b.id, "resumed");
       else this.#settle(b.id);
     }
     this.#ticker = this.#o.timers.every(() => this.#tick(), 1_000);
@@ -114,7 +125,7 @@ export class BatchRunner {
   /** A batch was created (or changed): run it. */
   wake(batchId: string): void {
     const b = this.#o.store.batch(batchId);
-    if (b?.status === "in_progress" && !this.#turns.includes(batchId)) this.#turns.push(batchId);
+    if (b?.status === "in_progress" && !this.#turns.includes(batchId)) this.#add(batchId, "started");
     this.#settle(batchId);
     this.#pump();
   }
@@ -139,6 +150,21 @@ export class BatchRunner {
     return this.#o.store.batch(batchId);
   }
 
+  /**
+   * What the batch's lines waited for is gone (its rental failed): lines waiting run again now, and
+   * lines in flight (perhaps waiting on that node's start) are stopped and run again at once,
+   * uncounted — on the nodes left, or to their error.
+   */
+  rerunWaiting(batchId: string): void {
+    this.#o.store.dueNow(batchId);
+    for (const [key, r] of this.#running)
+      if (r.batchId === batchId) {
+        this.#rerun.add(key);
+        r.controller.abort();
+      }
+    this.#pump();
+  }
+
   /** Stops taking lines; lines in flight are stopped and go back to wait for the next start. */
   async stop(): Promise<void> {
     this.#stopping = true;
@@ -148,9 +174,34 @@ export class BatchRunner {
     await Promise.all(settled);
   }
 
+  #add(batchId: string, how: "started" | "resumed"): void {
+    this.#turns.push(batchId);
+    const c = this.#o.store.counts(batchId);
+    const ended = c.completed + c.failed;
+    this.#progress.set(batchId, { atMs: this.#o.wallMs(), ended });
+    this.#o.log?.(`batch ${batchId}: ${how}, ${ended}/${c.total} line(s) done`);
+  }
+
+  /** One line a batch, every `progressLogMs`, when lines ended since the last one. */
+  #logProgress(batchId: string): void {
+    const last = this.#progress.get(batchId);
+    const nowMs = this.#o.wallMs();
+    if (last === undefined || nowMs - last.atMs < (this.#o.progressLogMs ?? PROGRESS_LOG_MS)) return;
+    const c = this.#o.store.counts(batchId);
+    const ended = c.completed + c.failed;
+    if (ended === last.ended) return;
+    const perMin = ((ended - last.ended) * 60_000) / (nowMs - last.atMs);
+    this.#progress.set(batchId, { atMs: nowMs, ended });
+    this.#o.log?.(
+      `batch ${batchId}: ${ended}/${c.total} line(s) done (${c.failed} failed), ` +
+        `${perMin.toFixed(1)}/min, ${c.running} running`,
+    );
+  }
+
   #tick(): void {
     const nowS = this.#nowS();
     for (const id of this.#turns) {
+      this.#logProgress(id);
       const b = this.#o.store.batch(id);
       if (b !== undefined && b.status === "in_progress" && b.expiresAtS <= nowS && !this.#ending.has(id)) {
         this.#ending.set(id, "expired");
@@ -196,6 +247,7 @@ export class BatchRunner {
       )
       .finally(() => {
         this.#running.delete(key);
+        this.#rerun.delete(key);
         this.#settle(line.batchId);
         this.#pump();
         this.#o.onChange?.();
@@ -207,6 +259,8 @@ export class BatchRunner {
   #ended(line: StoredLine, reply: LineReply | undefined): void {
     const { store } = this.#o;
     if (this.#stopping) return store.retryLine(line.batchId, line.index, 0);
+    if (this.#rerun.has(`${line.batchId}#${line.index}`))
+      return store.retryLine(line.batchId, line.index, 0, { uncounted: true });
     const ok = reply !== undefined && reply.status >= 200 && reply.status < 300;
     if (ok) {
       const response = {
@@ -312,6 +366,7 @@ export class BatchRunner {
     store.setStatus(b.id, final, nowS, files);
     this.#turns = this.#turns.filter((id) => id !== b.id);
     this.#ending.delete(b.id);
+    this.#progress.delete(b.id);
     this.#o.log?.(
       `batch ${b.id}: ${final}, ${output.length} line(s) answered, ${errors.length} in the error file`,
     );

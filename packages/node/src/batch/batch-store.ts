@@ -287,6 +287,13 @@ export class BatchStore {
       .run(notBeforeMs, batchId, index);
   }
 
+  /** The batch's pending lines are due now (what some waited for is gone). */
+  dueNow(batchId: string): void {
+    this.#db
+      .prepare("UPDATE lines SET not_before = 0 WHERE batch_id = ? AND state = 'pending' AND not_before > 0")
+      .run(batchId);
+  }
+
   /**
    * Lines a previous process was running when it stopped: pending again, each re-run counted.
    * @returns how many

@@ -104,6 +104,14 @@ export class RentalStore {
     return new Set(rows.map((r) => r.node));
   }
 
+  /** Nodes a batch stopped for good (stopping or stopped): gone from routing. */
+  retiredNodes(): Set<string> {
+    const rows = this.#db
+      .prepare("SELECT node FROM rentals WHERE node IS NOT NULL AND state IN ('stopping', 'stopped')")
+      .all() as { node: string }[];
+    return new Set(rows.map((r) => r.node));
+  }
+
   /** Rentals that may still rent, or whose node may still bill. */
   active(): StoredRental[] {
     const rows = this.#db

@@ -118,7 +118,7 @@ export class AttemptRun {
     this.fr.workload.warming = true;
     if (this.#warmingSinceMs !== undefined) return;
     const since = (this.#warmingSinceMs = this.deps.monoMs());
-    const log = this.deps.log;
+    const log = this.#log();
     if (log === undefined) return;
     log(`request ${this.fr.id} waits for ${this.upstream.label} to warm up`);
     // Only a warming wait pays for this timer (rare; never on a warm request's path).
@@ -138,7 +138,12 @@ export class AttemptRun {
     clearInterval(this.#warmingNote);
     this.#warmingNote = undefined;
     const ms = Math.round(this.deps.monoMs() - since);
-    this.deps.log?.(`request ${this.fr.id}: ${this.upstream.label} ${how} after ${ms} ms of warming`);
+    this.#log()?.(`request ${this.fr.id}: ${this.upstream.label} ${how} after ${ms} ms of warming`);
+  }
+
+  /** A batch line logs nothing of its own: its batch logs progress for all its lines (batch-runner.ts). */
+  #log(): ((line: string) => void) | undefined {
+    return this.fr.priority === "batch" ? undefined : this.deps.log;
   }
 
   close(result: Attempt): void {

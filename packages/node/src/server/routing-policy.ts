@@ -53,6 +53,11 @@ export interface RoutingSnapshot<C extends RoutingCandidate> {
   readonly inFlight: (id: string) => number;
   /** Checks on top of the sponsors' eligibility; none by default. */
   readonly checks?: readonly CandidateCheck<C>[];
+  /**
+   * Batch work: a cold `prefer` node comes after the LAN, so a line runs on a warm engine while a
+   * rented node starts rather than holding a slot through its cold start.
+   */
+  readonly batch?: boolean;
 }
 
 export interface Selection<C> {
@@ -77,26 +82,32 @@ const NONE: readonly never[] = [];
  * `prefer` ahead of local; `when-no-local-node` only while no local engine advertises the model (a
  * local engine that went down no longer does); `overflow` also when every local engine serving it is
  * at `max_concurrent`, or every local attempt failed; `never` not at all (its sponsor marks it
- * ineligible). Among rented candidates a warm one beats a cold one, then the cheaper wins.
+ * ineligible). Among rented candidates a warm one beats a cold one, then the cheaper wins. Batch
+ * work goes to local engines and peers alike, and takes a cold `prefer` node only when no LAN
+ * candidate is left.
  */
 export function selectCandidates<C extends RoutingCandidate>(s: RoutingSnapshot<C>): Selection<C> {
   const checks = s.checks ?? NONE;
   const refused: PairError[] = [];
   const rented = usableRented(s, checks, refused);
-  const preferred = withPolicies(rented, PREFER);
+  const batch = s.batch === true;
+  const preferred = withPolicies(batch ? rented.filter((r) => r.warm) : rented, PREFER);
   if (preferred.length > 0) return { upstreams: preferred };
   const localAll = passing(s.local, checks, refused);
   let peersAll: readonly C[] | undefined;
   const peers = () => (peersAll ??= passing(s.peers(), checks, refused));
   const localFresh = untried(localAll, s.tried);
-  const lan = localFresh.length > 0 ? localFresh : untried(peers(), s.tried);
+  // Batch work spreads over the LAN (the scheduler takes the least loaded); a user's request asks
+  // peers only when no local engine is left to try.
+  const lan = batch || localFresh.length === 0 ? [...localFresh, ...untried(peers(), s.tried)] : localFresh;
   if (lan.length > 0) {
     const overflow = withPolicies(rented, OVERFLOW);
     return { upstreams: overflow.length > 0 && allAtLimit(s, lan) ? overflow : lan };
   }
   // No local engine left to try: rented nodes, as their policies allow.
   const advertised = localAll.length > 0 || peers().length > 0;
-  const upstreams = withPolicies(rented, advertised ? OVERFLOW : NO_LOCAL_OR_OVERFLOW);
+  const uses = advertised ? OVERFLOW : NO_LOCAL_OR_OVERFLOW;
+  const upstreams = withPolicies(rented, batch ? [...uses, ...PREFER] : uses);
   if (upstreams.length > 0 || advertised) return { upstreams };
   const refusal = refused[0];
   return refusal === undefined ? { upstreams } : { upstreams, refusal };

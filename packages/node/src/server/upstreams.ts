@@ -265,6 +265,7 @@ export function candidates(
     tried,
     inFlight: (id) => deps.scheduler.inFlight(id),
     ...(checks === undefined ? {} : { checks }),
+    ...(fr.priority === "batch" ? { batch: true } : {}),
   });
 }
 

@@ -55,6 +55,10 @@ export function rentalHooks(d: RentalWiringDeps): RentalHooks {
         spentUsd: v.managed?.spend_usd?.total ?? 0,
         usdPerHour: v.managed?.usd_per_hour ?? null,
         openObligations: v.managed?.open_obligations ?? 0,
+        // A Job in ERROR reads `failed` (hf-job/job-node.ts): it never serves again.
+        ...(v.provider_state === "failed"
+          ? { failed: v.provider_message ?? v.last_error ?? "its job failed" }
+          : {}),
       };
     },
     async stop(name) {
@@ -84,6 +88,29 @@ export function rentalHooks(d: RentalWiringDeps): RentalHooks {
           (peers?.sponsoring(name).length ?? 0) > 0 ||
           d.rented.serving(name, { fromPeer: false }).usable.some((r) => r.name !== without),
       );
+    },
+  };
+}
+
+/**
+ * Routing without the nodes a batch stopped for good: such a node is gone (its job cancelled, never
+ * to serve again by itself), so a request for a model only it had gets `model_not_found`, not
+ * `rented_node_ineligible` as a node paused by hand would. Read only when a refusal names a node.
+ */
+export function withoutRetired(deps: ClientApiDeps, retired: () => ReadonlySet<string>): ClientApiDeps {
+  const rented = deps.rented;
+  if (rented === undefined) return deps;
+  return {
+    ...deps,
+    rented: {
+      ...rented,
+      serving(model, caller) {
+        const s = rented.serving(model, caller);
+        const node = s.refusal?.node;
+        if (node === undefined || s.refusal?.code !== "rented_node_ineligible" || !retired().has(node))
+          return s;
+        return { usable: s.usable };
+      },
     },
   };
 }

@@ -16,7 +16,7 @@ import { registerClusterMetrics } from "../observability/cluster-metrics.js";
 import { registerProcessMetrics } from "../observability/process-metrics.js";
 import { mergedNodes } from "../server/admin-routes.js";
 import { BatchRental, BatchRunner, BatchStore, DEFAULT_BATCH_LINES } from "../batch/index.js";
-import { recordBatchEvent, rentalHooks } from "./batch-rental-wiring.js";
+import { recordBatchEvent, rentalHooks, withoutRetired } from "./batch-rental-wiring.js";
 import { inProcessLines } from "../server/batch-lines.js";
 import { clientHandler, peerRouteHandler, type ClientApiDeps } from "../server/client-api.js";
 import { ModelAliases } from "../server/model-aliases.js";
@@ -59,9 +59,9 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
     ignoredKeys: ["last_seen", "first_byte_ms", "elapsed_s"],
     timers,
   });
-  const base = clientDeps(options, built, events);
   // batches: their lines are routed requests of this node, run in process (server/batch-lines.ts)
   const batchStore = new BatchStore(core.dataDir);
+  const base = withoutRetired(clientDeps(options, built, events), () => batchStore.rentals.retiredNodes());
   const lines = inProcessLines(base);
   const record = recordBatchEvent(sponsor.stateHistory);
   const linesAtOnce = options.overrides?.batchLines ?? DEFAULT_BATCH_LINES;
@@ -80,6 +80,7 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
     record,
     linesAtOnce,
     log,
+    onCapacityGone: (id) => runner.rerunWaiting(id),
   });
   const runner = new BatchRunner({
     store: batchStore,

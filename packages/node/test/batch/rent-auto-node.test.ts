@@ -12,10 +12,11 @@ import OpenAI, { toFile } from "openai";
 import { request } from "undici";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../cli/cli-harness.js";
+import { chatLines } from "../support/batch-submit.js";
 import { chat } from "../rented/job-harness.js";
 import { allowedLedgerMicroUsd } from "../rented/meter-bound.js";
 import { keyringWorlds } from "../support/keyring-worlds.js";
-import { createWorld, type CreateWorld } from "../rented/create-harness.js";
+import { advanceUntil, createWorld, type CreateWorld } from "../rented/create-harness.js";
 
 const MODEL = "Qwen/Qwen3-0.6B";
 const NS = "alice";
@@ -24,14 +25,7 @@ const worlds = keyringWorlds<CreateWorld>();
 
 /** 200 lines of 1,000 output tokens: 1,250 s for a cluster at the assumed rate, were one serving it. */
 function input(): string {
-  return Array.from({ length: LINES }, (_, i) =>
-    JSON.stringify({
-      custom_id: `n${i}`,
-      method: "POST",
-      url: "/v1/chat/completions",
-      body: { model: MODEL, max_tokens: 1_000, messages: [{ role: "user", content: `question ${i}` }] },
-    }),
-  ).join("\n");
+  return chatLines(MODEL, LINES, (i) => `n${i}`, 1_000);
 }
 
 interface Rent {
@@ -64,14 +58,6 @@ async function rentedRow(w: CreateWorld, name: string): Promise<RentedRow> {
   const row = rows.find((r) => r["name"] === name);
   if (row === undefined) throw new Error(`no rented node ${name}`);
   return row;
-}
-
-/** Moves virtual time 2 s per 20 ms (the node's passes run on real timers) until `done` or 30 virtual min. */
-async function advanceUntil(w: CreateWorld, done: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 900 && !(await done()); i++) {
-    w.hf.advance(2_000);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 describe("--rent auto through a real node and the Jobs emulator", () => {
@@ -107,6 +93,9 @@ describe("--rent auto through a real node and the Jobs emulator", () => {
     const output = (await (await openai.files.content(done.output_file_id!)).text()).trim().split("\n");
     expect(new Set(output.map((l) => (JSON.parse(l) as { custom_id: string }).custom_id)).size).toBe(LINES);
     const rent = done.pair.rent;
+    // The lines waited for the Job's warm-up without a log line each: the batch logs for them all.
+    expect(w.log.filter((l) => l.startsWith("request "))).toEqual([]);
+    expect(w.log.filter((l) => l.startsWith(`batch ${id}: started`))).toHaveLength(1);
     const rows = w.node.history.history({ limit: 1_000 }).filter((h) => h.requester === `batch:${id}`);
     expect(rows.filter((h) => h.status === "completed")).toHaveLength(LINES);
     expect(rows.every((h) => h.status !== "completed" || h.servingNode === rent.node)).toBe(true);
@@ -157,12 +146,15 @@ describe("--rent auto through a real node and the Jobs emulator", () => {
     // Nothing bills after: a request for the model runs no job, nor after a restart within the
     // batch's window (the pause alone is in memory: the node's `never` is kept in rented-nodes.json).
     const meter = w.hf.jobs.meter.totalMicroUsd(NS, job.id);
-    expect((await chat(w)).status).not.toBe(200);
+    // Gone from routing, as a node no one serves the model on: not lingering as ineligible.
+    const gone = await chat(w);
+    expect(gone.status).toBe(404);
+    expect(gone.text).toContain("model_not_found");
     await w.node.close(200);
     await w.start();
     expect(Date.parse(row.created?.started_at ?? "") + 15 * 60_000).toBeGreaterThan(w.hf.nowMs());
     expect(await rentedRow(w, rent.node)).toMatchObject({ policy: "never", eligible: false });
-    expect((await chat(w)).status).not.toBe(200);
+    expect((await chat(w)).status).toBe(404);
     w.hf.advance(30 * 60_000);
     expect(w.hf.jobs.list(NS)).toHaveLength(1);
     expect(w.hf.jobs.meter.totalMicroUsd(NS, job.id)).toBe(meter);

@@ -53,6 +53,8 @@ export interface Rented {
   readonly usdPerHour: number;
   readonly rentedAtMs: number;
   stoppedAtMs?: number;
+  /** Its job failed then (as a Job goes to ERROR): it never serves, and bills no more. */
+  failedAtMs?: number;
   lines: number;
 }
 
@@ -64,6 +66,8 @@ export class RentalWorld {
   readonly events: { batchId: string; event: string; reason: string; atMs: number }[] = [];
   readonly rented: Rented[] = [];
   readonly served = new Map<string, number>();
+  /** What the runner and the rental logged. */
+  readonly log: string[] = [];
   /** Lines answered 404: no node served the model then. */
   refused = 0;
   readonly runner: BatchRunner;
@@ -83,6 +87,8 @@ export class RentalWorld {
       record: (batchId, event, reason, atMs) => void this.events.push({ batchId, event, reason, atMs }),
       linesAtOnce: this.#o.linesAtOnce,
       passMs: 5_000,
+      log: (line) => void this.log.push(line),
+      onCapacityGone: (id) => this.runner.rerunWaiting(id),
     });
     this.runner = new BatchRunner({
       store: this.store,
@@ -91,6 +97,7 @@ export class RentalWorld {
       wallMs: () => this.nowMs,
       timers,
       maxConcurrentLines: this.#o.linesAtOnce,
+      log: (line) => void this.log.push(line),
       onEnded: (b, final) => {
         this.events.push({ batchId: b.id, event: final, reason: "", atMs: this.nowMs });
         void this.rental.pass();
@@ -169,7 +176,14 @@ export class RentalWorld {
 
   /** The rented GPU's minutes billed so far (per started minute from its create, to its stop). */
   billedMinutes(r: Rented): number {
-    return Math.ceil(((r.stoppedAtMs ?? this.nowMs) - r.rentedAtMs) / 60_000);
+    return Math.ceil(((r.failedAtMs ?? r.stoppedAtMs ?? this.nowMs) - r.rentedAtMs) / 60_000);
+  }
+
+  /** The rented GPU's job fails now (a Job's ERROR): lines on it are cut, it never serves. */
+  failRented(): Rented {
+    const r = this.rented.at(-1)!;
+    r.failedAtMs = this.nowMs;
+    return r;
   }
 
   async close(): Promise<void> {
@@ -180,7 +194,12 @@ export class RentalWorld {
   }
 
   #serving(r: Rented | undefined): r is Rented {
-    return r !== undefined && r.stoppedAtMs === undefined && this.nowMs >= r.rentedAtMs + this.#o.startupMs;
+    return (
+      r !== undefined &&
+      r.stoppedAtMs === undefined &&
+      r.failedAtMs === undefined &&
+      this.nowMs >= r.rentedAtMs + this.#o.startupMs
+    );
   }
 
   /** A line goes to the rented GPU while it serves (`prefer`), else to the cluster node with fewer lines. */
@@ -215,7 +234,7 @@ export class RentalWorld {
       };
       const timer = this.runtime.timers.after(() => {
         // A line on a GPU stopped meanwhile is cut: a 502 the runner retries on the cluster.
-        if (node === gpu?.name && gpu.stoppedAtMs !== undefined)
+        if (node === gpu?.name && (gpu.stoppedAtMs ?? gpu.failedAtMs) !== undefined)
           return settle({ status: 502, body: "{}", requestId, noRetry: false });
         this.served.set(node, (this.served.get(node) ?? 0) + 1);
         this.history.push({
@@ -257,12 +276,16 @@ export class RentalWorld {
       node: (name) => {
         const r = this.rented.find((x) => x.name === name);
         if (r === undefined) return undefined;
-        const open = r.stoppedAtMs === undefined || this.nowMs < r.stoppedAtMs + this.#o.evidenceMs;
+        // ERROR is the evidence that closes the obligation, as a stop's CANCELED is.
+        const open =
+          r.failedAtMs === undefined &&
+          (r.stoppedAtMs === undefined || this.nowMs < r.stoppedAtMs + this.#o.evidenceMs);
         return {
           serving: this.#serving(r),
           spentUsd: (this.billedMinutes(r) * r.usdPerHour) / 60,
           usdPerHour: r.usdPerHour,
           openObligations: open ? 1 : 0,
+          ...(r.failedAtMs === undefined ? {} : { failed: "the job errored" }),
         };
       },
       stop: (name) => {

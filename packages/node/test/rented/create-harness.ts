@@ -36,7 +36,12 @@ export interface CreateWorld {
   cleanup(): Promise<void>;
 }
 
-export async function createWorld(ca: TestCa): Promise<CreateWorld> {
+export interface CreateWorldOptions {
+  /** An OpenAI-compatible engine the sponsor adopts (its `/v1` URL); default none. */
+  readonly engineUrl?: string;
+}
+
+export async function createWorld(ca: TestCa, options: CreateWorldOptions = {}): Promise<CreateWorld> {
   const leaf = await ca.issue();
   const hf = await startHuggingFaceEmulator({
     tls: { key: leaf.keyPem, cert: leaf.certPem },
@@ -64,7 +69,9 @@ export async function createWorld(ca: TestCa): Promise<CreateWorld> {
       `  listen: 127.0.0.1:${port}`,
       "  cluster_listen: 127.0.0.1:14323",
       "  discovery: { mdns: false }",
-      "engines: []",
+      ...(options.engineUrl === undefined
+        ? ["engines: []"]
+        : ["engines:", "  - name: sponsor-vllm", "    api: openai", `    base_url: ${options.engineUrl}`]),
       "providers:",
       "  huggingface:",
       `    endpoints_api: ${hf.endpointsApiUrl}`,
@@ -104,4 +111,15 @@ export async function createWorld(ca: TestCa): Promise<CreateWorld> {
     },
   };
   return world;
+}
+
+/**
+ * Moves `w`'s virtual time 2 s per 20 ms (the node's passes run on real timers) until `done`, at
+ * most `steps` times (900: 30 virtual minutes).
+ */
+export async function advanceUntil(w: CreateWorld, done: () => Promise<boolean>, steps = 900): Promise<void> {
+  for (let i = 0; i < steps && !(await done()); i++) {
+    w.hf.advance(2_000);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }

@@ -1,14 +1,14 @@
 // A chat batch submitted as a script does it: `lines` questions for `model` uploaded as a JSONL file
 // through /v1/files (no Origin: not a web page), then created on /v1/batches; resolves to its id.
 
-export async function submitChatBatch(
-  baseUrl: string,
+/** `lines` chat requests for `model` as a batch's JSONL text, `customId(i)` each, `question i` asked. */
+export function chatLines(
   model: string,
   lines: number,
   customId: (i: number) => string = (i) => `q${i}`,
   maxTokens?: number,
-): Promise<string> {
-  const text = Array.from({ length: lines }, (_, i) =>
+): string {
+  return Array.from({ length: lines }, (_, i) =>
     JSON.stringify({
       custom_id: customId(i),
       method: "POST",
@@ -20,6 +20,16 @@ export async function submitChatBatch(
       },
     }),
   ).join("\n");
+}
+
+export async function submitChatBatch(
+  baseUrl: string,
+  model: string,
+  lines: number,
+  customId: (i: number) => string = (i) => `q${i}`,
+  maxTokens?: number,
+): Promise<string> {
+  const text = chatLines(model, lines, customId, maxTokens);
   const form = new FormData();
   form.set("purpose", "batch");
   form.set("file", new Blob([text]), "in.jsonl");

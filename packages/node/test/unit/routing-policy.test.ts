@@ -47,6 +47,7 @@ function snapshot(
     tried: s.tried ?? new Set<string>(),
     inFlight: s.inFlight ?? (() => 0),
     ...(s.checks === undefined ? {} : { checks: s.checks }),
+    ...(s.batch === undefined ? {} : { batch: s.batch }),
   };
   return out;
 }
@@ -80,6 +81,28 @@ describe("selectCandidates", () => {
       "e1",
     ]);
     expect(ids(snapshot({ rented: [rented("r", "when-no-local-node")] }))).toEqual(["r"]);
+  });
+
+  it("spreads batch work over local engines and peers alike", () => {
+    const s = { local: [engine("e1")], peerList: [engine("peer:a")] };
+    expect(ids(snapshot(s))).toEqual(["e1"]);
+    expect(ids(snapshot({ ...s, batch: true }))).toEqual(["e1", "peer:a"]);
+    expect(ids(snapshot({ ...s, batch: true, tried: new Set(["peer:a"]) }))).toEqual(["e1"]);
+  });
+
+  it("gives batch work a cold prefer node only once no LAN candidate is left", () => {
+    const cold = [rented("r", "prefer", false)];
+    expect(ids(snapshot({ local: [engine("e1")], rented: cold }))).toEqual(["r"]);
+    expect(ids(snapshot({ local: [engine("e1")], rented: cold, batch: true }))).toEqual(["e1"]);
+    expect(ids(snapshot({ peerList: [engine("peer:a")], rented: cold, batch: true }))).toEqual(["peer:a"]);
+    expect(
+      ids(snapshot({ local: [engine("e1")], rented: cold, batch: true, tried: new Set(["e1"]) })),
+    ).toEqual(["r"]);
+    expect(ids(snapshot({ rented: cold, batch: true }))).toEqual(["r"]);
+    // Warm, it is preferred for batch work as for any request.
+    expect(ids(snapshot({ local: [engine("e1")], rented: [rented("r", "prefer")], batch: true }))).toEqual([
+      "r",
+    ]);
   });
 
   it("overflows only while every local candidate is at its max_concurrent", () => {
