@@ -10,6 +10,7 @@
  * Must not know: the client API, the scheduler, membership's insides, the config file.
  */
 
+import type { Clock } from "@pair/provision";
 import { networkInterfaces } from "node:os";
 import {
   checkLimit,
@@ -19,7 +20,7 @@ import {
   formatHostPort,
   type HostPort,
 } from "../peers/index.js";
-import { SYSTEM_TIMERS, type Timers } from "../runtime/index.js";
+import type { Timers } from "../runtime/index.js";
 import { checkPeerAddress, type AddressCheck } from "./address-check.js";
 import { readPortName } from "./port-name.js";
 import { StaticProber } from "./static-probe.js";
@@ -90,9 +91,10 @@ export interface DiscoveryOptions extends DiscoveryTiming {
   readonly mdns: MdnsNetwork | false;
   /** Static peer addresses (`node.peers`). */
   readonly staticPeers: readonly HostPort[];
-  readonly nowMs?: () => number;
-  /** Rechecks, rounds and the beacon's questions (default: the system timers). */
-  readonly timers?: Pick<Timers, "after">;
+  /** Sightings are stamped (`last_seen`) and aged in its wall time. */
+  readonly clock: Clock;
+  /** Rechecks, rounds and the beacon's questions. */
+  readonly timers: Pick<Timers, "after">;
   /** A paired node's recorded address moved (membership should look again). */
   readonly onMoved?: (peer: PinnedPeer) => void;
   readonly onEvent?: (event: DiscoveryEvent) => void;
@@ -106,7 +108,13 @@ export interface DiscoveryOptions extends DiscoveryTiming {
 }
 
 /** Discovery as the cluster node runs it: all but the node's own identity, port and trust store. */
-export type ClusterDiscoveryOptions = Omit<DiscoveryOptions, "identity" | "port" | "trust" | "nowMs">;
+export type ClusterDiscoveryOptions = Omit<
+  DiscoveryOptions,
+  "identity" | "port" | "trust" | "clock" | "timers"
+> & {
+  /** Rechecks, rounds and the beacon's questions; absent: the cluster node's runtime's. */
+  readonly timers?: Pick<Timers, "after">;
+};
 
 /** What `startNode` takes: the mDNS network (tests: loopback) and the timing. */
 export interface NodeDiscoveryOptions extends DiscoveryTiming {
@@ -155,8 +163,8 @@ export function startDiscovery(options: DiscoveryOptions): Discovery {
   checkLimit("staticIntervalMs", t.staticIntervalMs, 50, 86_400_000);
   checkLimit("reconcileMs", t.reconcileMs, 10, 86_400_000);
   checkLimit("timeoutMs", t.timeoutMs, 100, 600_000);
-  const nowMs = options.nowMs ?? (() => Date.now());
-  const after = (options.timers ?? SYSTEM_TIMERS).after;
+  const nowMs = (): number => options.clock.now().wallMs;
+  const after = options.timers.after;
   const emit = (event: DiscoveryEvent): void => options.onEvent?.(event);
   const abort = new AbortController();
   const limits: Partial<SightingBookLimits> = {
@@ -291,7 +299,7 @@ export function startDiscovery(options: DiscoveryOptions): Discovery {
     active: () => options.trust.active(),
     hello: check,
     askName,
-    nowMs,
+    clock: options.clock,
     recheckMs: t.recheckMs,
     ...(options.maxStaticHellos === undefined ? {} : { maxHellos: options.maxStaticHellos }),
   });

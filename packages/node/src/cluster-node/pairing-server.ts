@@ -23,6 +23,7 @@ import {
   type PairingIdentity,
   type PinIssuer,
   type RandomBytes,
+  type Runtime,
 } from "@pair/cluster";
 import { readBody } from "../http/request-body.js";
 import { envelopeText, HANDSHAKE_PATH, MAX_ENVELOPE_BYTES, readEnvelope } from "./pairing-wire.js";
@@ -52,7 +53,8 @@ export interface PairingServerOptions {
   readonly issuer: PinIssuer;
   /** Trust the initiator (the node's pinned-peers store). */
   readonly pinPeer: (request: PinRequest) => PinResult;
-  readonly nowMs: () => number;
+  /** PINs expire in its wall time; its timers bound a connection's lifetime. */
+  readonly runtime: Runtime;
   readonly randomBytes: RandomBytes;
   readonly onEvent?: (event: PairingServerEvent) => void;
   readonly limits?: Partial<PairingServerLimits>;
@@ -118,18 +120,18 @@ export function createPairingServer(options: PairingServerOptions): PairingServe
         peerFingerprint: cert.fingerprint,
         randomBytes: options.randomBytes,
       });
-      const share = responder.receive(envelope.value.message, options.nowMs());
+      const share = responder.receive(envelope.value.message, options.runtime.clock.now().wallMs);
       if (!share.ok) return refuse(res, 200, share.error);
       sessions.set(socket, { responder, cert, address: peerAddress(socket, envelope.value.clusterPort) });
       return send(res, 200, envelopeText(share.value, options.certPem));
     }
     sessions.delete(socket);
     if (!envelope.ok || envelope.value.cert !== undefined) {
-      session.responder.abort(options.nowMs());
+      session.responder.abort(options.runtime.clock.now().wallMs);
       const error = envelope.ok ? pairingError("pairing_failed", "a second hello") : envelope.error;
       return refuse(res, envelope.ok ? 200 : 400, error);
     }
-    const done = session.responder.finish(envelope.value.message, options.nowMs());
+    const done = session.responder.finish(envelope.value.message, options.runtime.clock.now().wallMs);
     if (!done.ok) return refuse(res, 200, done.error);
     const pinned = options.pinPeer({
       name: done.value.peer.name,
@@ -156,13 +158,13 @@ export function createPairingServer(options: PairingServerOptions): PairingServe
         return;
       }
       sockets.add(socket);
-      const lifetime = setTimeout(() => socket.destroy(), limits.connectionLifetimeMs);
+      const lifetime = options.runtime.timers.after(() => socket.destroy(), limits.connectionLifetimeMs);
       socket.once("close", () => {
-        clearTimeout(lifetime);
+        lifetime.cancel();
         sockets.delete(socket);
         const session = sessions.get(socket);
         sessions.delete(socket);
-        session?.responder.abort(options.nowMs());
+        session?.responder.abort(options.runtime.clock.now().wallMs);
       });
       server.emit("connection", socket);
       // Node's HTTP server does not resume a paused socket by itself.
