@@ -81,6 +81,7 @@ export function createPairingServer(options: PairingServerOptions): PairingServe
   const sessions = new WeakMap<Socket, Session>();
   const sockets = new Set<Socket>();
   const notFound = JSON.stringify({ node: options.self.name });
+  const handshake = handshaker(options, sessions);
 
   const server = createServer(
     {
@@ -103,7 +104,41 @@ export function createPairingServer(options: PairingServerOptions): PairingServe
   // of headersTimeout and requestTimeout.
   server.emit("listening");
 
-  async function handshake(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  return {
+    accept(socket) {
+      if (sockets.size >= limits.maxConnections) {
+        socket.destroy();
+        return;
+      }
+      sockets.add(socket);
+      const lifetime = options.runtime.timers.after(() => socket.destroy(), limits.connectionLifetimeMs);
+      socket.once("close", () => {
+        lifetime.cancel();
+        sockets.delete(socket);
+        const session = sessions.get(socket);
+        sessions.delete(socket);
+        session?.responder.abort(options.runtime.clock.now().wallMs);
+      });
+      server.emit("connection", socket);
+      // Node's HTTP server does not resume a paused socket by itself.
+      process.nextTick(() => socket.resume());
+    },
+    close() {
+      for (const socket of sockets) socket.destroy();
+      server.close();
+    },
+  };
+}
+
+/**
+ * One handshake request on a connection: the hello (its share back) or the confirm (the initiator
+ * pinned, the reply back). Any refusal ends the connection's pairing.
+ */
+function handshaker(
+  options: PairingServerOptions,
+  sessions: WeakMap<Socket, Session>,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  return async function handshake(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const socket = req.socket;
     const body = await readBody(req, MAX_ENVELOPE_BYTES);
     if (!body.ok) return refuse(res, 400, pairingError("malformed_message", body.message));
@@ -142,7 +177,7 @@ export function createPairingServer(options: PairingServerOptions): PairingServe
     options.onEvent?.({ type: "PairedByPin", nodeId: pinned.peer.node_id, name: pinned.peer.name });
     res.setHeader("connection", "close");
     send(res, 200, envelopeText(done.value.reply));
-  }
+  };
 
   /** Answers with `pair.refused` and closes the connection: its pairing, if any, is over. */
   function refuse(res: ServerResponse, status: number, error: PairingError): void {
@@ -150,31 +185,6 @@ export function createPairingServer(options: PairingServerOptions): PairingServe
     res.setHeader("connection", "close");
     send(res, status, envelopeText(refusalMessage(error)));
   }
-
-  return {
-    accept(socket) {
-      if (sockets.size >= limits.maxConnections) {
-        socket.destroy();
-        return;
-      }
-      sockets.add(socket);
-      const lifetime = options.runtime.timers.after(() => socket.destroy(), limits.connectionLifetimeMs);
-      socket.once("close", () => {
-        lifetime.cancel();
-        sockets.delete(socket);
-        const session = sessions.get(socket);
-        sessions.delete(socket);
-        session?.responder.abort(options.runtime.clock.now().wallMs);
-      });
-      server.emit("connection", socket);
-      // Node's HTTP server does not resume a paused socket by itself.
-      process.nextTick(() => socket.resume());
-    },
-    close() {
-      for (const socket of sockets) socket.destroy();
-      server.close();
-    },
-  };
 }
 
 /** `IP:PORT` (`[v6]:PORT`) of the initiator's cluster port, when its hello gave the port. */
