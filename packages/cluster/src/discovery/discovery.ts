@@ -23,7 +23,9 @@ import {
 import type { Timers } from "../runtime/index.js";
 import { checkPeerAddress, type AddressCheck } from "./address-check.js";
 import { readPortName } from "./port-name.js";
-import { StaticProber, type StaticAnswer } from "./static-probe.js";
+import { StaticProber } from "./static-probe.js";
+import { bookMdnsReport, bookStaticAnswer } from "./book-answers.js";
+import { laterOn, serialPass } from "./discovery-schedule.js";
 import {
   resolveMdnsNetwork,
   startMdnsBeacon,
@@ -162,26 +164,12 @@ export function startDiscovery(options: DiscoveryOptions): Discovery {
   const t = checkedTiming(options);
   const nowMs = (): number => options.clock.now().wallMs;
   const after = options.timers.after;
-  const emit = (event: DiscoveryEvent): void => options.onEvent?.(event);
   const abort = new AbortController();
   const book = sightingBook(options.identity.nodeId, t);
   const { pinOf, pinnedAt } = pinLookups(options.trust);
-  const check =
-    options.check ??
-    ((peer: PinnedPeer, address: string, signal: AbortSignal) =>
-      checkPeerAddress(options.identity, peer, address, { timeoutMs: t.timeoutMs, signal }));
-
   let stopped = false;
   const { later, cancelAll } = laterOn(after, () => stopped);
-
-  const checking: SightingCheck = {
-    trust: options.trust,
-    check,
-    signal: abort.signal,
-    stopped: () => stopped,
-    emit,
-    ...(options.onMoved === undefined ? {} : { onMoved: options.onMoved }),
-  };
+  const checking = sightingCheck(options, t, abort.signal, () => stopped);
 
   // --- the pass over the book: one at a time; a request during one runs once more after it
   const passes = serialPass(
@@ -210,7 +198,7 @@ export function startDiscovery(options: DiscoveryOptions): Discovery {
     (asking ??= Promise.all(options.staticPeers.map(askOne))
       .then(() => undefined)
       .finally(() => (asking = undefined)));
-  const prober = staticProber(options, t, check);
+  const prober = staticProber(options, t, checking.check);
   async function askOne(address: HostPort): Promise<void> {
     const shown = formatHostPort(address);
     const answer = await prober.ask(address, abort.signal);
@@ -244,52 +232,6 @@ export function startDiscovery(options: DiscoveryOptions): Discovery {
           passes.running()?.catch(() => undefined),
         ]);
       })()),
-  };
-}
-
-/** A pass that runs one at a time; asked for during one, it runs once more after it. */
-function serialPass(
-  run: () => Promise<void>,
-  stopped: () => boolean,
-): { readonly pass: () => Promise<void>; readonly running: () => Promise<void> | undefined } {
-  let passing: Promise<void> | undefined;
-  let again = false;
-  const pass = (): Promise<void> => {
-    if (stopped()) return Promise.resolve();
-    if (passing !== undefined) {
-      again = true;
-      return passing;
-    }
-    passing = (async () => {
-      do {
-        again = false;
-        await run();
-      } while (again && !stopped());
-    })().finally(() => (passing = undefined));
-    return passing;
-  };
-  return { pass, running: () => passing };
-}
-
-/** Runs later, unless stopped; `cancelAll` cancels every run not yet made. */
-function laterOn(
-  after: Timers["after"],
-  stopped: () => boolean,
-): { readonly later: (fn: () => void, ms: number) => void; readonly cancelAll: () => void } {
-  const timers = new Set<{ cancel(): void }>();
-  return {
-    later: (fn, ms) => {
-      if (stopped()) return;
-      const timer = after(() => {
-        timers.delete(timer);
-        fn();
-      }, ms);
-      timers.add(timer);
-    },
-    cancelAll: () => {
-      for (const timer of timers) timer.cancel();
-      timers.clear();
-    },
   };
 }
 
@@ -361,6 +303,26 @@ function mdnsBeacon(
   });
 }
 
+/** The check of sightings: the hello under a peer's pin (the caller's, or the mTLS one) and the trust store. */
+function sightingCheck(
+  options: DiscoveryOptions,
+  t: Timing,
+  signal: AbortSignal,
+  stopped: () => boolean,
+): SightingCheck {
+  return {
+    trust: options.trust,
+    check:
+      options.check ??
+      ((peer, address, aborted) =>
+        checkPeerAddress(options.identity, peer, address, { timeoutMs: t.timeoutMs, signal: aborted })),
+    signal,
+    stopped,
+    emit: (event) => options.onEvent?.(event),
+    ...(options.onMoved === undefined ? {} : { onMoved: options.onMoved }),
+  };
+}
+
 /** What checking one sighting reads: the trust store, the hello, and whether discovery stopped. */
 interface SightingCheck {
   readonly trust: DiscoveryTrust;
@@ -399,37 +361,6 @@ async function checkSighting(ctx: SightingCheck, c: CheckAddress): Promise<void>
   if (!moved.changed) return;
   ctx.emit({ type: "PeerMoved", nodeId: c.nodeId, from: peer.address, to: c.address });
   ctx.onMoved?.(moved.peer);
-}
-
-/** What an mDNS report says, into the book at `nowMs`: goodbyes forgotten, answers seen. */
-function bookMdnsReport(book: SightingBook, report: MdnsReport, nowMs: number): void {
-  for (const gone of report.gone)
-    book.forget("mdns", {
-      nodeId: gone.nodeId,
-      ...(gone.port === undefined ? {} : { address: formatHostPort({ host: gone.host, port: gone.port }) }),
-    });
-  for (const s of report.seen)
-    book.observe(
-      {
-        nodeId: s.nodeId,
-        name: s.name,
-        address: formatHostPort({ host: s.host, port: s.port }),
-        via: "mdns",
-      },
-      nowMs,
-    );
-}
-
-/** What a static address answered, into the book at `nowMs` (its previous sighting forgotten first). */
-function bookStaticAnswer(book: SightingBook, shown: string, answer: StaticAnswer, nowMs: number): void {
-  book.forget("static", { address: shown });
-  if (answer.kind === "pinned")
-    book.observe(
-      { nodeId: answer.peer.node_id, name: answer.peer.name, address: shown, via: "static" },
-      nowMs,
-    );
-  else if (answer.kind === "named")
-    book.observe({ nodeId: null, name: answer.name, address: shown, via: "static" }, nowMs);
 }
 
 /** The timing fields the caller set (an explicit `undefined` keeps the default). */
