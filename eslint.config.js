@@ -126,6 +126,12 @@ const pureCoreSyntax = [
   },
 ];
 
+/** The packages whose time goes through the one Runtime seam (@pair/cluster's runtime/). */
+const runtimeSeamPackages = ["node", "cluster", "sponsor"];
+
+const timeSeamMessage =
+  "Time goes through the Runtime seam (@pair/cluster runtime/): take a Clock or Timers from the composition root.";
+
 export default tseslint.config(
   {
     ignores: [
@@ -179,6 +185,24 @@ export default tseslint.config(
       "packages/dialects/src/**/*.ts",
     ],
     rules: { "no-restricted-syntax": ["error", ...pureCoreSyntax] },
+  },
+  {
+    files: runtimeSeamPackages.map((pkg) => `packages/${pkg}/src/**/*.ts`),
+    ignores: ["packages/cluster/src/runtime/**"],
+    rules: {
+      "no-restricted-globals": [
+        "error",
+        { name: "setTimeout", message: timeSeamMessage },
+        { name: "setInterval", message: timeSeamMessage },
+      ],
+      "no-restricted-properties": [
+        "error",
+        { object: "Date", property: "now", message: timeSeamMessage },
+        { object: "performance", property: "now", message: timeSeamMessage },
+        { object: "globalThis", property: "setTimeout", message: timeSeamMessage },
+        { object: "globalThis", property: "setInterval", message: timeSeamMessage },
+      ],
+    },
   },
   {
     files: acyclicFolders.map((pkg) => `packages/${pkg}/src/**/*.ts`),

@@ -13,7 +13,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { loadOrCreateIdentity } from "@pair/cluster";
+import { loadOrCreateIdentity, SYSTEM_CLOCK } from "@pair/cluster";
 import type { BareProxyArg, BareProxyReady, BareRoute } from "./bare-proxy-child.js";
 import { forkChild, type BenchChild } from "./child-protocol.js";
 
@@ -50,9 +50,8 @@ export async function startBareBaselines(o: BareBaselineOptions): Promise<BareBa
   };
   const dir = mkdtempSync(join(tmpdir(), "pair-bench-bare-"));
   try {
-    const nowMs = () => Date.now();
-    const near = await loadOrCreateIdentity(join(dir, "near"), { name: "bare-near", nowMs });
-    const far = await loadOrCreateIdentity(join(dir, "far"), { name: "bare-far", nowMs });
+    const near = await loadOrCreateIdentity(join(dir, "near"), { name: "bare-near", clock: SYSTEM_CLOCK });
+    const far = await loadOrCreateIdentity(join(dir, "far"), { name: "bare-far", clock: SYSTEM_CLOCK });
     const bare = await start("bare-proxy", { routes: o.routes });
     const peerFar = await start("bare-peer-far", {
       routes: o.routes,

@@ -21,6 +21,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { SYSTEM_RUNTIME } from "@pair/cluster";
 import { WorkloadHistory } from "../packages/node/src/history/workload-history.js";
 import { reconcile, type DeploymentRecord, type HostingState, type Listing } from "@pair/provision";
 import { Ledger, MIN, T0 } from "../packages/ledger/test/fixtures.js";
@@ -167,7 +168,7 @@ function historyBatch(): string[] {
         path: join(dir, `h-${onThread}.db`),
         maxRows: 100_000,
         maxDays: 30,
-        nowMs: () => Date.now(),
+        runtime: SYSTEM_RUNTIME,
         flushIntervalMs: 0,
         pruneIntervalMs: 0,
         maxBatch: BATCH,

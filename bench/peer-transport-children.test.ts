@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadOrCreateIdentity, type NodeIdentity } from "@pair/cluster";
+import { loadOrCreateIdentity, SYSTEM_CLOCK, type NodeIdentity } from "@pair/cluster";
 import { forkChild, type BenchChild } from "./child-protocol.js";
 import { runLoad } from "./load-generator.js";
 import { chatBody } from "./measure.js";
@@ -34,10 +34,9 @@ const children: BenchChild[] = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "pair-peer-transport-test-"));
-  const nowMs = () => Date.now();
-  a = await loadOrCreateIdentity(join(dir, "a"), { name: "a", nowMs });
-  b = await loadOrCreateIdentity(join(dir, "b"), { name: "b", nowMs });
-  stranger = await loadOrCreateIdentity(join(dir, "s"), { name: "s", nowMs });
+  a = await loadOrCreateIdentity(join(dir, "a"), { name: "a", clock: SYSTEM_CLOCK });
+  b = await loadOrCreateIdentity(join(dir, "b"), { name: "b", clock: SYSTEM_CLOCK });
+  stranger = await loadOrCreateIdentity(join(dir, "s"), { name: "s", clock: SYSTEM_CLOCK });
 });
 
 afterAll(async () => {

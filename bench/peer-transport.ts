@@ -23,7 +23,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadOrCreateIdentity, type NodeIdentity } from "@pair/cluster";
+import { loadOrCreateIdentity, SYSTEM_CLOCK, type NodeIdentity } from "@pair/cluster";
 import { guardChildren } from "./bench-setup.js";
 import { forkChild, type BenchChild, type ResourceSample } from "./child-protocol.js";
 import { runLoad, type LoadResult, type Target } from "./load-generator.js";
@@ -210,10 +210,9 @@ async function main(): Promise<void> {
   const { children, disarm } = guardChildren("peer-transport", options.maxSeconds, log);
   const dir = mkdtempSync(join(tmpdir(), "pair-peer-transport-"));
   try {
-    const nowMs = () => Date.now();
     const ids: Identities = {
-      a: await loadOrCreateIdentity(join(dir, "a"), { name: "bench-a", nowMs }),
-      b: await loadOrCreateIdentity(join(dir, "b"), { name: "bench-b", nowMs }),
+      a: await loadOrCreateIdentity(join(dir, "a"), { name: "bench-a", clock: SYSTEM_CLOCK }),
+      b: await loadOrCreateIdentity(join(dir, "b"), { name: "bench-b", clock: SYSTEM_CLOCK }),
     };
     const rounds: PeerTransportRound[] = [];
     for (let r = 0; r < options.rounds; r++) {

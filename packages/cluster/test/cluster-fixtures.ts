@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadOrCreateIdentity, type NodeIdentity } from "../src/peers/identity.js";
+import { clockAt } from "../src/runtime/index.js";
 import { fingerprintOfDer } from "../src/peers/node-certificate.js";
 import {
   startPeerServer,
@@ -23,6 +24,8 @@ import type { PinnedPeerView } from "../src/peers/pinned-peers.js";
 
 export const FIXED_NOW_MS = Date.UTC(2026, 0, 15, 12, 0, 0);
 export const nowMs = (): number => FIXED_NOW_MS;
+/** A clock stopped at FIXED_NOW_MS. */
+export const clock = clockAt(nowMs);
 
 /** Temp dirs made by a test; `removeAll()` in afterEach. */
 export class TempDirs {
@@ -40,7 +43,7 @@ export class TempDirs {
 }
 
 export async function makeIdentity(dirs: TempDirs, name: string): Promise<NodeIdentity> {
-  return loadOrCreateIdentity(join(dirs.make(), "data"), { name, nowMs });
+  return loadOrCreateIdentity(join(dirs.make(), "data"), { name, clock });
 }
 
 export interface RawCertificate {

@@ -1,6 +1,7 @@
 // Who is at a static address, with every hello faked and time in the test's hands: a pinned peer
 // only when its pin's hello succeeds; the cheap guesses first, a bounded number per round, each
 // other (peer, address) at most once per recheckMs; else the name only (no node id); never itself.
+import { clockAt } from "../src/runtime/index.js";
 import { describe, expect, it } from "vitest";
 import {
   type PinnedPeer,
@@ -48,7 +49,7 @@ function harness(who: Record<string, string>, names: Record<string, string>, pee
       asked.push(shown);
       return Promise.resolve(names[shown]);
     },
-    nowMs: () => now,
+    clock: clockAt(() => now),
     recheckMs: 1_000,
     maxHellos: 3,
   });

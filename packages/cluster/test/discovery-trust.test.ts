@@ -5,7 +5,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { NodeIdentity } from "../src/peers/identity.js";
 import { openPinnedPeers, PEERS_FILE, type PeersChange } from "../src/peers/pinned-peers.js";
 import { resolveMdnsNetwork } from "../src/index.js";
-import { makeIdentity, nowMs, TempDirs } from "./cluster-fixtures.js";
+import { clock, makeIdentity, TempDirs } from "./cluster-fixtures.js";
 
 const dirs = new TempDirs();
 const idDirs = new TempDirs();
@@ -22,7 +22,7 @@ describe("PinnedPeers.relocate", () => {
   it("moves an active peer's address on disk and reports it; the same address again changes nothing", () => {
     const dir = dirs.make();
     const changes: PeersChange[] = [];
-    const store = openPinnedPeers(dir, { nowMs, onChange: (change) => changes.push(change) });
+    const store = openPinnedPeers(dir, { clock, onChange: (change) => changes.push(change) });
     store.pin({ name: "pc-3090", certPem: b.certPem, address: "10.0.0.2:14323" });
     expect(store.relocate(b.nodeId, "10.0.0.2:15000", b.fingerprint)).toMatchObject({
       ok: true,
@@ -36,11 +36,11 @@ describe("PinnedPeers.relocate", () => {
     expect(changes[1]).toMatchObject({ from: "10.0.0.2:14323", peer: { address: "10.0.0.2:15000" } });
     const file = JSON.parse(readFileSync(join(dir, PEERS_FILE), "utf8")) as { peers: { address: string }[] };
     expect(file.peers[0]?.address).toBe("10.0.0.2:15000");
-    expect(openPinnedPeers(dir, { nowMs }).active()[0]?.address).toBe("10.0.0.2:15000");
+    expect(openPinnedPeers(dir, { clock }).active()[0]?.address).toBe("10.0.0.2:15000");
   });
 
   it("refuses another certificate's fingerprint, a revoked or unknown peer, and a non-address", () => {
-    const store = openPinnedPeers(dirs.make(), { nowMs });
+    const store = openPinnedPeers(dirs.make(), { clock });
     store.pin({ name: "pc-3090", certPem: b.certPem, address: "10.0.0.2:14323" });
     expect(store.relocate(b.nodeId, "10.0.0.9:1", c.fingerprint)).toMatchObject({
       ok: false,

@@ -38,7 +38,7 @@ function harness(answers: Record<string, boolean>) {
     },
     mdns: {},
     staticPeers: [],
-    nowMs: () => runtime.wallMs,
+    clock: runtime.clock,
     timers: runtime.timers,
     recheckMs: 1_000,
     startBeacon: (o: MdnsBeaconOptions) => {

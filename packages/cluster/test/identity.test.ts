@@ -12,7 +12,8 @@ import {
   loadOrCreateIdentity,
 } from "../src/peers/identity.js";
 import { base32Lower, nodeIdOfPublicKey } from "../src/peers/node-certificate.js";
-import { FIXED_NOW_MS, nowMs, TempDirs } from "./cluster-fixtures.js";
+import { clockAt } from "../src/runtime/index.js";
+import { clock, FIXED_NOW_MS, TempDirs } from "./cluster-fixtures.js";
 
 const dirs = new TempDirs();
 afterEach(() => dirs.removeAll());
@@ -29,11 +30,11 @@ async function refusal(promise: Promise<unknown>): Promise<ClusterError> {
 describe("loadOrCreateIdentity", () => {
   it("creates the identity once, then loads the same one", async () => {
     const dataDir = join(dirs.make(), "data");
-    const created = await loadOrCreateIdentity(dataDir, { name: "macbook", nowMs });
+    const created = await loadOrCreateIdentity(dataDir, { name: "macbook", clock });
     const keyBefore = readFileSync(join(dataDir, IDENTITY_KEY_FILE), "utf8");
     const loaded = await loadOrCreateIdentity(dataDir, {
       name: "renamed",
-      nowMs: () => FIXED_NOW_MS + 1_000,
+      clock: clockAt(() => FIXED_NOW_MS + 1_000),
     });
     expect(loaded.nodeId).toBe(created.nodeId);
     expect(loaded.fingerprint).toBe(created.fingerprint);
@@ -44,7 +45,7 @@ describe("loadOrCreateIdentity", () => {
 
   it("writes the key 0600 in a 0700 data dir, PKCS#8 PEM", async () => {
     const dataDir = join(dirs.make(), "nested", "data");
-    await loadOrCreateIdentity(dataDir, { name: "n1", nowMs });
+    await loadOrCreateIdentity(dataDir, { name: "n1", clock });
     expect(statSync(join(dataDir, IDENTITY_KEY_FILE)).mode & 0o777).toBe(0o600);
     expect(statSync(dataDir).mode & 0o777).toBe(0o700);
     expect(readFileSync(join(dataDir, IDENTITY_KEY_FILE), "utf8")).toMatch(/^-----BEGIN PRIVATE KEY-----\n/);
@@ -52,7 +53,7 @@ describe("loadOrCreateIdentity", () => {
 
   it("derives a stable node id from the public key, and the pin from the certificate", async () => {
     const dataDir = join(dirs.make(), "data");
-    const identity = await loadOrCreateIdentity(dataDir, { name: "n1", nowMs });
+    const identity = await loadOrCreateIdentity(dataDir, { name: "n1", clock });
     expect(identity.nodeId).toMatch(/^[a-z2-7]{20}$/);
     const keyPem = readFileSync(join(dataDir, IDENTITY_KEY_FILE), "utf8");
     const spki = createPublicKey(keyPem).export({ type: "spki", format: "der" });
@@ -64,7 +65,7 @@ describe("loadOrCreateIdentity", () => {
   });
 
   it("makes a self-signed P-256 leaf: CN and SAN are the node id, both EKUs, 20 years", async () => {
-    const identity = await loadOrCreateIdentity(join(dirs.make(), "data"), { name: "n1", nowMs });
+    const identity = await loadOrCreateIdentity(join(dirs.make(), "data"), { name: "n1", clock });
     const cert = new X509Certificate(identity.certPem);
     expect(cert.subject).toBe(`CN=${identity.nodeId}`);
     expect(cert.issuer).toBe(cert.subject);
@@ -78,7 +79,7 @@ describe("loadOrCreateIdentity", () => {
   });
 
   it("never shows the private key when printed or serialized", async () => {
-    const identity = await loadOrCreateIdentity(join(dirs.make(), "data"), { name: "n1", nowMs });
+    const identity = await loadOrCreateIdentity(join(dirs.make(), "data"), { name: "n1", clock });
     for (const text of [
       inspect(identity, { depth: 5 }),
       JSON.stringify(identity),
@@ -90,10 +91,10 @@ describe("loadOrCreateIdentity", () => {
 
   it.each([0o644, 0o640, 0o604, 0o660])("refuses a key file with mode %o, naming the file", async (mode) => {
     const dataDir = join(dirs.make(), "data");
-    await loadOrCreateIdentity(dataDir, { name: "n1", nowMs });
+    await loadOrCreateIdentity(dataDir, { name: "n1", clock });
     const keyPath = join(dataDir, IDENTITY_KEY_FILE);
     chmodSync(keyPath, mode);
-    const error = await refusal(loadOrCreateIdentity(dataDir, { name: "n1", nowMs }));
+    const error = await refusal(loadOrCreateIdentity(dataDir, { name: "n1", clock }));
     expect(error.code).toBe("identity_key_exposed");
     expect(error.file).toBe(keyPath);
     expect(error.message).toContain(keyPath);
@@ -103,20 +104,20 @@ describe("loadOrCreateIdentity", () => {
   it("refuses a certificate that does not belong to the key, naming the file", async () => {
     const one = join(dirs.make(), "data");
     const other = join(dirs.make(), "data");
-    await loadOrCreateIdentity(one, { name: "n1", nowMs });
-    await loadOrCreateIdentity(other, { name: "n2", nowMs });
+    await loadOrCreateIdentity(one, { name: "n1", clock });
+    await loadOrCreateIdentity(other, { name: "n2", clock });
     copyFileSync(join(other, IDENTITY_CERT_FILE), join(one, IDENTITY_CERT_FILE));
-    const error = await refusal(loadOrCreateIdentity(one, { name: "n1", nowMs }));
+    const error = await refusal(loadOrCreateIdentity(one, { name: "n1", clock }));
     expect(error.code).toBe("identity_mismatch");
     expect(error.message).toContain(join(one, IDENTITY_CERT_FILE));
   });
 
   it("refuses half an identity instead of silently making a new one", async () => {
     const dataDir = join(dirs.make(), "data");
-    await loadOrCreateIdentity(dataDir, { name: "n1", nowMs });
+    await loadOrCreateIdentity(dataDir, { name: "n1", clock });
     const certPath = join(dataDir, IDENTITY_CERT_FILE);
     rmSync(certPath);
-    const error = await refusal(loadOrCreateIdentity(dataDir, { name: "n1", nowMs }));
+    const error = await refusal(loadOrCreateIdentity(dataDir, { name: "n1", clock }));
     expect(error.code).toBe("identity_incomplete");
     expect(error.file).toBe(certPath);
     expect(statSync(join(dataDir, IDENTITY_KEY_FILE)).isFile()).toBe(true);
@@ -124,10 +125,10 @@ describe("loadOrCreateIdentity", () => {
 
   it("refuses a certificate file that is not a node certificate", async () => {
     const dataDir = join(dirs.make(), "data");
-    const identity = await loadOrCreateIdentity(dataDir, { name: "n1", nowMs });
+    const identity = await loadOrCreateIdentity(dataDir, { name: "n1", clock });
     const certPath = join(dataDir, IDENTITY_CERT_FILE);
     writeFileSync(certPath, identity.certPem + identity.certPem);
-    const error = await refusal(loadOrCreateIdentity(dataDir, { name: "n1", nowMs }));
+    const error = await refusal(loadOrCreateIdentity(dataDir, { name: "n1", clock }));
     expect(error.code).toBe("identity_invalid");
     expect(error.message).toContain(certPath);
   });

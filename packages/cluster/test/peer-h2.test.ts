@@ -13,7 +13,7 @@ import { createPeerAgent, peerSecureContext } from "../src/peers/peer-client.js"
 import { PeerH2Dispatcher } from "../src/peers/peer-h2.js";
 import { startPeerServer, type PeerHandler } from "../src/peers/peer-server.js";
 import { openPinnedPeers } from "../src/peers/pinned-peers.js";
-import { makeIdentity, nowMs, TempDirs } from "./cluster-fixtures.js";
+import { clock, makeIdentity, TempDirs } from "./cluster-fixtures.js";
 
 const dirs = new TempDirs();
 const idDirs = new TempDirs();
@@ -38,7 +38,7 @@ beforeAll(async () => {
 
 /** Peer server `a` with `b` pinned, serving `handler`. */
 async function serveA(handler: PeerHandler) {
-  const peers = openPinnedPeers(dirs.make(), { nowMs });
+  const peers = openPinnedPeers(dirs.make(), { clock });
   peers.pin({ name: b.name, certPem: b.certPem });
   const server = await startPeerServer({ identity: a, peers, host: "127.0.0.1", port: 0, handler });
   cleanups.push(() => server.close());
@@ -188,7 +188,7 @@ describe("PeerH2Dispatcher", () => {
   });
 
   it("refuses a server that is not the pinned peer, before sending anything", async () => {
-    const peers = openPinnedPeers(dirs.make(), { nowMs });
+    const peers = openPinnedPeers(dirs.make(), { clock });
     peers.pin({ name: b.name, certPem: b.certPem });
     let calls = 0;
     const impostor = await startPeerServer({

@@ -7,6 +7,7 @@ import { createPeerAgent, pinnedServerIdentity } from "../src/peers/peer-client.
 import { PEER_SERVER_CHANNEL, type PeerServer, type PeerServerEvent } from "../src/peers/peer-server.js";
 import { openPinnedPeers, type PinnedPeer, type PinnedPeerView } from "../src/peers/pinned-peers.js";
 import {
+  clock,
   fingerprintOfPem,
   makeCa,
   makeIdentity,
@@ -47,7 +48,7 @@ async function startA({ notify = true } = {}) {
   // The store exists before the server it notifies: the node wires them the same way.
   const wiring: { server?: PeerServer } = {};
   const onChange = () => wiring.server?.syncPins();
-  const peers = openPinnedPeers(dirs.make(), notify ? { nowMs, onChange } : { nowMs });
+  const peers = openPinnedPeers(dirs.make(), notify ? { clock, onChange } : { clock });
   peers.pin({ name: b.name, certPem: b.certPem });
   const running = await startCountingServer(a, peers);
   const { server } = running;

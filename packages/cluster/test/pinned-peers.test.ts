@@ -4,7 +4,8 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ClusterError } from "../src/peers/cluster-error.js";
 import type { NodeIdentity } from "../src/peers/identity.js";
 import { openPinnedPeers, PEERS_FILE, type PeersChange } from "../src/peers/pinned-peers.js";
-import { FIXED_NOW_MS, makeCa, makeIdentity, nowMs, TempDirs } from "./cluster-fixtures.js";
+import { clockAt } from "../src/runtime/index.js";
+import { clock, FIXED_NOW_MS, makeCa, makeIdentity, TempDirs } from "./cluster-fixtures.js";
 
 const dirs = new TempDirs();
 const idDirs = new TempDirs();
@@ -26,9 +27,9 @@ function pinOk(store: ReturnType<typeof openPinnedPeers>, identity: NodeIdentity
 describe("PinnedPeers", () => {
   it("pins, lists, recognises and revokes; a revoked peer stays recorded but is not pinned", () => {
     const changes: PeersChange[] = [];
-    let clock = FIXED_NOW_MS;
+    let atMs = FIXED_NOW_MS;
     const store = openPinnedPeers(dirs.make(), {
-      nowMs: () => clock,
+      clock: clockAt(() => atMs),
       onChange: (change) => changes.push(change),
     });
     const peer = pinOk(store, b);
@@ -45,13 +46,13 @@ describe("PinnedPeers", () => {
     const active = store.active();
     expect(active).toEqual([peer]);
     expect(store.active()).toBe(active);
-    clock += 60_000;
+    atMs += 60_000;
     const revoked = store.revoke(b.nodeId);
     expect(revoked).toMatchObject({ ok: true, alreadyRevoked: false });
     expect(store.isPinned(b.fingerprint)).toBe(false);
     expect(store.findActive(b.fingerprint)).toBeUndefined();
     expect(store.active()).toEqual([]);
-    expect(store.list()).toEqual([{ ...peer, revoked_at: new Date(clock).toISOString() }]);
+    expect(store.list()).toEqual([{ ...peer, revoked_at: new Date(atMs).toISOString() }]);
     expect(changes.map((change) => [change.kind, change.peer.node_id])).toEqual([
       ["pinned", b.nodeId],
       ["revoked", b.nodeId],
@@ -60,7 +61,7 @@ describe("PinnedPeers", () => {
 
   it("answers a revocation of an unknown node, and a second revocation, without a change", () => {
     const changes: PeersChange[] = [];
-    const store = openPinnedPeers(dirs.make(), { nowMs, onChange: (change) => changes.push(change) });
+    const store = openPinnedPeers(dirs.make(), { clock, onChange: (change) => changes.push(change) });
     expect(store.revoke("aaaaaaaaaaaaaaaaaaaa")).toMatchObject({ ok: false, code: "unknown_peer" });
     pinOk(store, b);
     store.revoke(b.nodeId);
@@ -69,7 +70,7 @@ describe("PinnedPeers", () => {
   });
 
   it("pins a revoked node anew when it pairs again", () => {
-    const store = openPinnedPeers(dirs.make(), { nowMs });
+    const store = openPinnedPeers(dirs.make(), { clock });
     pinOk(store, b);
     store.revoke(b.nodeId);
     pinOk(store, b);
@@ -80,7 +81,7 @@ describe("PinnedPeers", () => {
   it("writes peers.json 0600 by replacing it, leaves no temp file, and survives a reload", () => {
     const dataDir = dirs.make();
     const path = join(dataDir, PEERS_FILE);
-    const store = openPinnedPeers(dataDir, { nowMs });
+    const store = openPinnedPeers(dataDir, { clock });
     pinOk(store, b);
     // A second name for the file as it is now: a rewrite in place would change what it shows.
     const before = readFileSync(path, "utf8");
@@ -92,7 +93,7 @@ describe("PinnedPeers", () => {
     expect(readFileSync(path, "utf8")).not.toBe(before);
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(readdirSync(dataDir)).toEqual([PEERS_FILE]);
-    const reloaded = openPinnedPeers(dataDir, { nowMs });
+    const reloaded = openPinnedPeers(dataDir, { clock });
     expect(reloaded.list()).toEqual(store.list());
     expect(reloaded.isPinned(c.fingerprint)).toBe(true);
     expect(reloaded.isPinned(b.fingerprint)).toBe(false);
@@ -101,14 +102,14 @@ describe("PinnedPeers", () => {
 
   it("ignores a temp file a crash left behind", () => {
     const dataDir = dirs.make();
-    const store = openPinnedPeers(dataDir, { nowMs });
+    const store = openPinnedPeers(dataDir, { clock });
     pinOk(store, b);
     writeFileSync(join(dataDir, `${PEERS_FILE}.123.abcdef.tmp`), "{ half a fi");
-    expect(openPinnedPeers(dataDir, { nowMs }).list()).toEqual(store.list());
+    expect(openPinnedPeers(dataDir, { clock }).list()).toEqual(store.list());
   });
 
   it("refuses certificates unfit to be a node identity, and bad names", async () => {
-    const store = openPinnedPeers(dirs.make(), { nowMs });
+    const store = openPinnedPeers(dirs.make(), { clock });
     const ca = await makeCa("would-be-ca");
     const cases = [
       { name: "x", certPem: ca.certPem, code: "unfit_certificate" },
@@ -130,7 +131,7 @@ describe("PinnedPeers", () => {
   it("refuses a peers.json whose pin was edited, naming the file", () => {
     const dataDir = dirs.make();
     const path = join(dataDir, PEERS_FILE);
-    pinOk(openPinnedPeers(dataDir, { nowMs }), b);
+    pinOk(openPinnedPeers(dataDir, { clock }), b);
     const file = JSON.parse(readFileSync(path, "utf8")) as {
       peers: { fingerprint: string; cert_pem: string }[];
     };
@@ -140,7 +141,7 @@ describe("PinnedPeers", () => {
     writeFileSync(path, JSON.stringify(file), { mode: 0o600 });
     const error = (() => {
       try {
-        openPinnedPeers(dataDir, { nowMs });
+        openPinnedPeers(dataDir, { clock });
       } catch (e) {
         return e;
       }
@@ -152,9 +153,9 @@ describe("PinnedPeers", () => {
 
   it("refuses a peers.json others can write", () => {
     const dataDir = dirs.make();
-    pinOk(openPinnedPeers(dataDir, { nowMs }), b);
+    pinOk(openPinnedPeers(dataDir, { clock }), b);
     chmodSync(join(dataDir, PEERS_FILE), 0o666);
-    expect(() => openPinnedPeers(dataDir, { nowMs })).toThrow(
+    expect(() => openPinnedPeers(dataDir, { clock })).toThrow(
       expect.objectContaining({ code: "peers_file_exposed" }),
     );
   });
@@ -166,11 +167,11 @@ describe("a peer's address", () => {
     const a = await makeIdentity(dirs, "node-a");
     const b = await makeIdentity(dirs, "node-b");
     const c = await makeIdentity(dirs, "node-c");
-    const store = openPinnedPeers(dir, { nowMs });
+    const store = openPinnedPeers(dir, { clock });
     expect(store.pin({ name: "node-a", certPem: a.certPem, address: "10.0.0.7:14323" }).ok).toBe(true);
     expect(store.pin({ name: "node-b", certPem: b.certPem }).ok).toBe(true);
     expect(store.pin({ name: "node-c", certPem: c.certPem, address: "no port" }).ok).toBe(true);
-    const reopened = openPinnedPeers(dir, { nowMs }).active();
+    const reopened = openPinnedPeers(dir, { clock }).active();
     expect(reopened.map((p) => [p.name, p.address])).toEqual([
       ["node-a", "10.0.0.7:14323"],
       ["node-b", undefined],

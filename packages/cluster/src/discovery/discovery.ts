@@ -10,6 +10,7 @@
  * Must not know: the client API, the scheduler, membership's insides, the config file.
  */
 
+import type { Clock } from "@pair/provision";
 import { networkInterfaces } from "node:os";
 import {
   checkLimit,
@@ -19,10 +20,12 @@ import {
   formatHostPort,
   type HostPort,
 } from "../peers/index.js";
-import { SYSTEM_TIMERS, type Timers } from "../runtime/index.js";
+import type { Timers } from "../runtime/index.js";
 import { checkPeerAddress, type AddressCheck } from "./address-check.js";
 import { readPortName } from "./port-name.js";
 import { StaticProber } from "./static-probe.js";
+import { bookMdnsReport, bookStaticAnswer } from "./book-answers.js";
+import { laterOn, serialPass } from "./discovery-schedule.js";
 import {
   resolveMdnsNetwork,
   startMdnsBeacon,
@@ -90,9 +93,10 @@ export interface DiscoveryOptions extends DiscoveryTiming {
   readonly mdns: MdnsNetwork | false;
   /** Static peer addresses (`node.peers`). */
   readonly staticPeers: readonly HostPort[];
-  readonly nowMs?: () => number;
-  /** Rechecks, rounds and the beacon's questions (default: the system timers). */
-  readonly timers?: Pick<Timers, "after">;
+  /** Sightings are stamped (`last_seen`) and aged in its wall time. */
+  readonly clock: Clock;
+  /** Rechecks, rounds and the beacon's questions. */
+  readonly timers: Pick<Timers, "after">;
   /** A paired node's recorded address moved (membership should look again). */
   readonly onMoved?: (peer: PinnedPeer) => void;
   readonly onEvent?: (event: DiscoveryEvent) => void;
@@ -106,7 +110,13 @@ export interface DiscoveryOptions extends DiscoveryTiming {
 }
 
 /** Discovery as the cluster node runs it: all but the node's own identity, port and trust store. */
-export type ClusterDiscoveryOptions = Omit<DiscoveryOptions, "identity" | "port" | "trust" | "nowMs">;
+export type ClusterDiscoveryOptions = Omit<
+  DiscoveryOptions,
+  "identity" | "port" | "trust" | "clock" | "timers"
+> & {
+  /** Rechecks, rounds and the beacon's questions; absent: the cluster node's runtime's. */
+  readonly timers?: Pick<Timers, "after">;
+};
 
 /** What `startNode` takes: the mDNS network (tests: loopback) and the timing. */
 export interface NodeDiscoveryOptions extends DiscoveryTiming {
@@ -151,133 +161,36 @@ export const DEFAULT_DISCOVERY_TIMING = Object.freeze({
 });
 
 export function startDiscovery(options: DiscoveryOptions): Discovery {
-  const t = { ...DEFAULT_DISCOVERY_TIMING, ...definedOnly(options) };
-  checkLimit("staticIntervalMs", t.staticIntervalMs, 50, 86_400_000);
-  checkLimit("reconcileMs", t.reconcileMs, 10, 86_400_000);
-  checkLimit("timeoutMs", t.timeoutMs, 100, 600_000);
-  const nowMs = options.nowMs ?? (() => Date.now());
-  const after = (options.timers ?? SYSTEM_TIMERS).after;
-  const emit = (event: DiscoveryEvent): void => options.onEvent?.(event);
+  const t = checkedTiming(options);
+  const nowMs = (): number => options.clock.now().wallMs;
+  const after = options.timers.after;
   const abort = new AbortController();
-  const limits: Partial<SightingBookLimits> = {
-    recheckMs: t.recheckMs,
-    staleMs: {
-      mdns: Math.max(3 * t.queryIntervalMs, 1_000),
-      static: Math.max(3 * t.staticIntervalMs, 1_000),
-    },
-  };
-  const book = new SightingBook(options.identity.nodeId, limits);
-  const pinOf: PinOf = (nodeId) => {
-    const peer = options.trust.active().find((p) => p.node_id === nodeId);
-    return peer === undefined ? undefined : { fingerprint: peer.fingerprint, address: peer.address };
-  };
-  const pinnedAt: PinnedAt = (address) => options.trust.active().some((p) => p.address === address);
-  const check =
-    options.check ??
-    ((peer: PinnedPeer, address: string, signal: AbortSignal) =>
-      checkPeerAddress(options.identity, peer, address, { timeoutMs: t.timeoutMs, signal }));
-  const askName =
-    options.askName ??
-    ((address: HostPort, signal: AbortSignal) => readPortName(address, { timeoutMs: t.timeoutMs, signal }));
-
+  const book = sightingBook(options.identity.nodeId, t);
+  const { pinOf, pinnedAt } = pinLookups(options.trust);
   let stopped = false;
-  const timers = new Set<{ cancel(): void }>();
-  const later = (fn: () => void, ms: number): void => {
-    if (stopped) return;
-    const timer = after(() => {
-      timers.delete(timer);
-      fn();
-    }, ms);
-    timers.add(timer);
-  };
+  const { later, cancelAll } = laterOn(after, () => stopped);
+  const checking = sightingCheck(options, t, abort.signal, () => stopped);
 
   // --- the pass over the book: one at a time; a request during one runs once more after it
-  let passing: Promise<void> | undefined;
-  let again = false;
-  const pass = (): Promise<void> => {
-    if (stopped) return Promise.resolve();
-    if (passing !== undefined) {
-      again = true;
-      return passing;
-    }
-    passing = (async () => {
-      do {
-        again = false;
-        await Promise.all(book.plan(nowMs(), pinOf).map(runCheck));
-      } while (again && !stopped);
-    })().finally(() => (passing = undefined));
-    return passing;
-  };
+  const passes = serialPass(
+    async () => {
+      await Promise.all(book.plan(nowMs(), pinOf).map((c) => checkSighting(checking, c)));
+    },
+    () => stopped,
+  );
+  const pass = passes.pass;
   const passLoop = (): void => {
     void pass();
     later(passLoop, t.reconcileMs);
   };
 
-  async function runCheck(c: CheckAddress): Promise<void> {
-    const peer = options.trust
-      .active()
-      .find((p) => p.node_id === c.nodeId && p.fingerprint === c.fingerprint);
-    if (peer === undefined || peer.address === c.address) return;
-    if (peer.address !== undefined) {
-      const here = await check(peer, peer.address, abort.signal);
-      if (stopped) return;
-      if (here.ok)
-        return emit({ type: "PeerAddressKept", nodeId: c.nodeId, address: peer.address, seenAt: c.address });
-    }
-    const there = await check(peer, c.address, abort.signal);
-    if (stopped) return;
-    if (!there.ok)
-      return emit({
-        type: "PeerAddressRejected",
-        nodeId: c.nodeId,
-        address: c.address,
-        reason: there.reason,
-      });
-    const moved = options.trust.relocate(c.nodeId, c.address, c.fingerprint);
-    if (!moved.ok)
-      return emit({
-        type: "PeerAddressRejected",
-        nodeId: c.nodeId,
-        address: c.address,
-        reason: moved.message,
-      });
-    if (!moved.changed) return;
-    emit({ type: "PeerMoved", nodeId: c.nodeId, from: peer.address, to: c.address });
-    options.onMoved?.(moved.peer);
-  }
-
   // --- mDNS
   const onReport = (report: MdnsReport): void => {
     if (stopped) return;
-    const now = nowMs();
-    for (const gone of report.gone)
-      book.forget("mdns", {
-        nodeId: gone.nodeId,
-        ...(gone.port === undefined ? {} : { address: formatHostPort({ host: gone.host, port: gone.port }) }),
-      });
-    for (const s of report.seen)
-      book.observe(
-        {
-          nodeId: s.nodeId,
-          name: s.name,
-          address: formatHostPort({ host: s.host, port: s.port }),
-          via: "mdns",
-        },
-        now,
-      );
+    bookMdnsReport(book, report, nowMs());
     if (report.seen.length > 0) void pass();
   };
-  const beacon =
-    options.mdns === false
-      ? undefined
-      : (options.startBeacon ?? startMdnsBeacon)({
-          self: { nodeId: options.identity.nodeId, name: options.identity.name, port: options.port },
-          network: options.mdns,
-          queryIntervalMs: t.queryIntervalMs,
-          onReport,
-          onError: (message) => emit({ type: "MdnsFailed", message }),
-          timers: { after },
-        });
+  const beacon = mdnsBeacon(options, t, onReport);
 
   // --- static peers
   let asking: Promise<void> | undefined;
@@ -285,28 +198,12 @@ export function startDiscovery(options: DiscoveryOptions): Discovery {
     (asking ??= Promise.all(options.staticPeers.map(askOne))
       .then(() => undefined)
       .finally(() => (asking = undefined)));
-  const prober = new StaticProber({
-    selfName: options.identity.name,
-    isSelf: (address) => address.port === options.port && isLocalHost(address.host),
-    active: () => options.trust.active(),
-    hello: check,
-    askName,
-    nowMs,
-    recheckMs: t.recheckMs,
-    ...(options.maxStaticHellos === undefined ? {} : { maxHellos: options.maxStaticHellos }),
-  });
+  const prober = staticProber(options, t, checking.check);
   async function askOne(address: HostPort): Promise<void> {
     const shown = formatHostPort(address);
     const answer = await prober.ask(address, abort.signal);
     if (stopped) return;
-    book.forget("static", { address: shown });
-    if (answer.kind === "pinned")
-      book.observe(
-        { nodeId: answer.peer.node_id, name: answer.peer.name, address: shown, via: "static" },
-        nowMs(),
-      );
-    else if (answer.kind === "named")
-      book.observe({ nodeId: null, name: answer.name, address: shown, via: "static" }, nowMs());
+    bookStaticAnswer(book, shown, answer, nowMs());
   }
   const staticLoop = (): void => {
     void askStatic().then(pass);
@@ -327,12 +224,143 @@ export function startDiscovery(options: DiscoveryOptions): Discovery {
     stop: () =>
       (stopping ??= (async () => {
         stopped = true;
-        for (const timer of timers) timer.cancel();
-        timers.clear();
+        cancelAll();
         abort.abort();
-        await Promise.all([beacon?.stop(), asking?.catch(() => undefined), passing?.catch(() => undefined)]);
+        await Promise.all([
+          beacon?.stop(),
+          asking?.catch(() => undefined),
+          passes.running()?.catch(() => undefined),
+        ]);
       })()),
   };
+}
+
+type Timing = Required<DiscoveryTiming>;
+
+/** The defaults with the caller's timing over them, each within its bounds. */
+function checkedTiming(options: DiscoveryTiming): Timing {
+  const t = { ...DEFAULT_DISCOVERY_TIMING, ...definedOnly(options) };
+  checkLimit("staticIntervalMs", t.staticIntervalMs, 50, 86_400_000);
+  checkLimit("reconcileMs", t.reconcileMs, 10, 86_400_000);
+  checkLimit("timeoutMs", t.timeoutMs, 100, 600_000);
+  return t;
+}
+
+/** The book of sightings: a sighting goes stale after three of its source's rounds (a second at least). */
+function sightingBook(selfId: string, t: Timing): SightingBook {
+  const limits: Partial<SightingBookLimits> = {
+    recheckMs: t.recheckMs,
+    staleMs: {
+      mdns: Math.max(3 * t.queryIntervalMs, 1_000),
+      static: Math.max(3 * t.staticIntervalMs, 1_000),
+    },
+  };
+  return new SightingBook(selfId, limits);
+}
+
+/** What the book asks of the trust store: a node's pin, and whether an address is a pinned one. */
+function pinLookups(trust: DiscoveryTrust): { pinOf: PinOf; pinnedAt: PinnedAt } {
+  return {
+    pinOf: (nodeId) => {
+      const peer = trust.active().find((p) => p.node_id === nodeId);
+      return peer === undefined ? undefined : { fingerprint: peer.fingerprint, address: peer.address };
+    },
+    pinnedAt: (address) => trust.active().some((p) => p.address === address),
+  };
+}
+
+/** Who answers at the static addresses: a pinned peer by its hello, anyone else by its port's name. */
+function staticProber(options: DiscoveryOptions, t: Timing, check: SightingCheck["check"]): StaticProber {
+  const askName =
+    options.askName ??
+    ((address: HostPort, signal: AbortSignal) => readPortName(address, { timeoutMs: t.timeoutMs, signal }));
+  return new StaticProber({
+    selfName: options.identity.name,
+    isSelf: (address) => address.port === options.port && isLocalHost(address.host),
+    active: () => options.trust.active(),
+    hello: check,
+    askName,
+    clock: options.clock,
+    recheckMs: t.recheckMs,
+    ...(options.maxStaticHellos === undefined ? {} : { maxHellos: options.maxStaticHellos }),
+  });
+}
+
+/** The mDNS beacon announcing this node and reporting others; absent without mDNS. */
+function mdnsBeacon(
+  options: DiscoveryOptions,
+  t: Timing,
+  onReport: (report: MdnsReport) => void,
+): MdnsBeacon | undefined {
+  if (options.mdns === false) return undefined;
+  return (options.startBeacon ?? startMdnsBeacon)({
+    self: { nodeId: options.identity.nodeId, name: options.identity.name, port: options.port },
+    network: options.mdns,
+    queryIntervalMs: t.queryIntervalMs,
+    onReport,
+    onError: (message) => options.onEvent?.({ type: "MdnsFailed", message }),
+    timers: { after: options.timers.after },
+  });
+}
+
+/** The check of sightings: the hello under a peer's pin (the caller's, or the mTLS one) and the trust store. */
+function sightingCheck(
+  options: DiscoveryOptions,
+  t: Timing,
+  signal: AbortSignal,
+  stopped: () => boolean,
+): SightingCheck {
+  return {
+    trust: options.trust,
+    check:
+      options.check ??
+      ((peer, address, aborted) =>
+        checkPeerAddress(options.identity, peer, address, { timeoutMs: t.timeoutMs, signal: aborted })),
+    signal,
+    stopped,
+    emit: (event) => options.onEvent?.(event),
+    ...(options.onMoved === undefined ? {} : { onMoved: options.onMoved }),
+  };
+}
+
+/** What checking one sighting reads: the trust store, the hello, and whether discovery stopped. */
+interface SightingCheck {
+  readonly trust: DiscoveryTrust;
+  readonly check: (peer: PinnedPeer, address: string, signal: AbortSignal) => Promise<AddressCheck>;
+  readonly signal: AbortSignal;
+  readonly stopped: () => boolean;
+  readonly emit: (event: DiscoveryEvent) => void;
+  readonly onMoved?: (peer: PinnedPeer) => void;
+}
+
+/**
+ * A pinned peer sighted at another address: kept when it still answers where it is recorded, else
+ * moved there once the mTLS hello under its pin succeeds at the new address.
+ */
+async function checkSighting(ctx: SightingCheck, c: CheckAddress): Promise<void> {
+  const peer = ctx.trust.active().find((p) => p.node_id === c.nodeId && p.fingerprint === c.fingerprint);
+  if (peer === undefined || peer.address === c.address) return;
+  if (peer.address !== undefined) {
+    const here = await ctx.check(peer, peer.address, ctx.signal);
+    if (ctx.stopped()) return;
+    if (here.ok)
+      return ctx.emit({
+        type: "PeerAddressKept",
+        nodeId: c.nodeId,
+        address: peer.address,
+        seenAt: c.address,
+      });
+  }
+  const rejected = (reason: string): void =>
+    ctx.emit({ type: "PeerAddressRejected", nodeId: c.nodeId, address: c.address, reason });
+  const there = await ctx.check(peer, c.address, ctx.signal);
+  if (ctx.stopped()) return;
+  if (!there.ok) return rejected(there.reason);
+  const moved = ctx.trust.relocate(c.nodeId, c.address, c.fingerprint);
+  if (!moved.ok) return rejected(moved.message);
+  if (!moved.changed) return;
+  ctx.emit({ type: "PeerMoved", nodeId: c.nodeId, from: peer.address, to: c.address });
+  ctx.onMoved?.(moved.peer);
 }
 
 /** The timing fields the caller set (an explicit `undefined` keeps the default). */

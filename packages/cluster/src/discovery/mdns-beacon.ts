@@ -18,7 +18,7 @@
 import type { EventEmitter } from "node:events";
 import Bonjour from "bonjour-service";
 import { checkLimit } from "../peers/index.js";
-import { SYSTEM_TIMERS, type Timers } from "../runtime/index.js";
+import { HOLDING_RUNTIME, SYSTEM_TIMERS, type Timers } from "../runtime/index.js";
 import {
   MDNS_SERVICE_NAME,
   mdnsAdvert,
@@ -138,9 +138,9 @@ export function startMdnsBeacon(options: MdnsBeaconOptions): MdnsBeacon {
 /** Run `start` and wait for its callback, or `ms` at most. */
 function within(ms: number, start: (done: () => void) => void): Promise<void> {
   return new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
+    const t = HOLDING_RUNTIME.timers.after(resolve, ms);
     const done = (): void => {
-      clearTimeout(t);
+      t.cancel();
       resolve();
     };
     try {

@@ -16,6 +16,7 @@
  * Must not know: the sighting book, mDNS, the trust store's file, how a hello is made.
  */
 
+import type { Clock } from "@pair/provision";
 import { checkLimit, type PinnedPeer, formatHostPort, type HostPort } from "../peers/index.js";
 import type { AddressCheck } from "./address-check.js";
 
@@ -37,7 +38,8 @@ export interface StaticProbeOptions {
   readonly hello: (peer: PinnedPeer, address: string, signal: AbortSignal) => Promise<AddressCheck>;
   /** The name the port gives over plain HTTP. */
   readonly askName: (address: HostPort, signal: AbortSignal) => Promise<string | undefined>;
-  readonly nowMs: () => number;
+  /** Rechecks count in its monotonic time. */
+  readonly clock: Clock;
   /** Least time between two guesses of the same other (peer, address) (the first guesses: every round). */
   readonly recheckMs: number;
   /** Handshakes per address per round at most (default 3). */
@@ -81,7 +83,7 @@ export class StaticProber {
 
     const name = await this.#o.askName(address, signal);
     if (name === undefined || signal.aborted) return this.#nobody(shown);
-    const now = this.#o.nowMs();
+    const now = this.#o.clock.now().monoMs;
     this.#prune(now);
     const others = peers
       .filter((p) => !first.includes(p))
@@ -110,7 +112,7 @@ export class StaticProber {
       this.#failedAt.delete(key);
     } else {
       if (this.#lastAt.get(shown) === peer.node_id) this.#lastAt.delete(shown);
-      this.#failedAt.set(key, this.#o.nowMs());
+      this.#failedAt.set(key, this.#o.clock.now().monoMs);
     }
     return answer;
   }

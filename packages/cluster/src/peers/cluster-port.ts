@@ -9,6 +9,7 @@
 
 import { channel } from "node:diagnostics_channel";
 import { createServer, type AddressInfo, type Socket } from "node:net";
+import { HOLDING_RUNTIME } from "../runtime/index.js";
 import { checkLimit } from "./cluster-error.js";
 
 export const CLUSTER_PORT_CHANNEL = "pair:cluster:port";
@@ -74,7 +75,7 @@ export async function startClusterPort(options: ClusterPortOptions): Promise<Clu
     // Until a server owns the socket, a reset must not become an uncaught error.
     const onEarlyError = (): void => void socket.destroy();
     socket.on("error", onEarlyError);
-    const timer = setTimeout(() => {
+    const timer = HOLDING_RUNTIME.timers.after(() => {
       if (events.hasSubscribers)
         events.publish({
           type: "ClusterConnectionDropped",
@@ -83,9 +84,9 @@ export async function startClusterPort(options: ClusterPortOptions): Promise<Clu
         } satisfies ClusterPortEvent);
       socket.destroy();
     }, limits.firstByteTimeoutMs);
-    socket.once("close", () => clearTimeout(timer));
+    socket.once("close", () => timer.cancel());
     socket.once("data", (chunk: Buffer) => {
-      clearTimeout(timer);
+      timer.cancel();
       socket.pause();
       socket.unshift(chunk);
       socket.off("error", onEarlyError);

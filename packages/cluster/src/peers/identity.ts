@@ -15,6 +15,7 @@
 
 import "reflect-metadata"; // first: @peculiar/x509 2.x needs the Reflect polyfill when it is imported
 import * as x509 from "@peculiar/x509";
+import type { Clock } from "@pair/provision";
 import { createPrivateKey, createPublicKey, randomBytes, webcrypto } from "node:crypto";
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
@@ -45,8 +46,8 @@ export interface NodeIdentity {
 export interface IdentityOptions {
   /** The node's configured name. */
   readonly name: string;
-  /** Wall clock, epoch milliseconds: the certificate's validity starts from it. */
-  readonly nowMs: () => number;
+  /** The certificate's validity starts from its wall time. */
+  readonly clock: Clock;
 }
 
 /** Load the identity from `dataDir`, creating it (and the dir, 0700) at first start. */
@@ -56,7 +57,7 @@ export async function loadOrCreateIdentity(dataDir: string, options: IdentityOpt
   const certPath = join(dataDir, IDENTITY_CERT_FILE);
   const hasKey = exists(keyPath);
   const hasCert = exists(certPath);
-  if (!hasKey && !hasCert) await createIdentity(keyPath, certPath, options.nowMs());
+  if (!hasKey && !hasCert) await createIdentity(keyPath, certPath, options.clock.now().wallMs);
   else if (!hasKey || !hasCert) {
     const [present, missing] = hasKey ? [keyPath, certPath] : [certPath, keyPath];
     throw new ClusterError(

@@ -36,6 +36,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { isIP } from "node:net";
 import { connect as connectTls, type SecureContext } from "node:tls";
 import { Dispatcher } from "undici";
+import { HOLDING_RUNTIME, type TimerHandle } from "../runtime/index.js";
 import { pinnedServerIdentity } from "./peer-client.js";
 
 export interface PeerH2Options {
@@ -164,7 +165,7 @@ export class PeerH2Dispatcher extends Dispatcher {
         ALPNProtocols: ["h2", "http/1.1"],
         ...(isIP(host) === 0 ? { servername: host } : {}),
       });
-      const timer = setTimeout(() => {
+      const timer = HOLDING_RUNTIME.timers.after(() => {
         socket.destroy();
         reject(
           Object.assign(new Error(`connect timeout after ${this.#o.connectTimeoutMs} ms`), {
@@ -173,12 +174,12 @@ export class PeerH2Dispatcher extends Dispatcher {
         );
       }, this.#o.connectTimeoutMs);
       const failed = (error: Error) => {
-        clearTimeout(timer);
+        timer.cancel();
         reject(error);
       };
       socket.once("error", failed);
       socket.once("secureConnect", () => {
-        clearTimeout(timer);
+        timer.cancel();
         socket.off("error", failed);
         if (socket.alpnProtocol !== "h2") {
           socket.destroy();
@@ -231,7 +232,7 @@ class H2Call implements Dispatcher.DispatchController {
   #settled = false;
   #responded = false;
   #trailed = false;
-  #timer: NodeJS.Timeout | undefined = undefined;
+  #timer: TimerHandle | undefined = undefined;
 
   constructor(
     options: Dispatcher.DispatchOptions,
@@ -301,7 +302,7 @@ class H2Call implements Dispatcher.DispatchController {
     stream.once("error", (cause: Error) => this.fail(socketError("the peer's stream failed", cause)));
     if (this.#paused) stream.pause();
     if (this.#headersTimeoutMs > 0)
-      this.#timer = setTimeout(() => {
+      this.#timer = HOLDING_RUNTIME.timers.after(() => {
         this.fail(
           Object.assign(new Error(`no reply headers within ${this.#headersTimeoutMs} ms`), {
             code: "UND_ERR_HEADERS_TIMEOUT",
@@ -309,7 +310,7 @@ class H2Call implements Dispatcher.DispatchController {
         );
       }, this.#headersTimeoutMs);
     stream.on("response", (h: H2IncomingHeaders) => {
-      clearTimeout(this.#timer);
+      this.#timer?.cancel();
       if (this.#settled) return;
       this.#responded = true;
       this.#handler.onResponseStart?.(this, Number(h[h2.HTTP2_HEADER_STATUS]), withoutPseudo(h), "");
@@ -347,7 +348,7 @@ class H2Call implements Dispatcher.DispatchController {
 
   #finish(): void {
     this.#settled = true;
-    clearTimeout(this.#timer);
+    this.#timer?.cancel();
     const session = this.#session;
     if (session !== undefined) streamCounts.set(session, Math.max(0, (streamCounts.get(session) ?? 1) - 1));
   }

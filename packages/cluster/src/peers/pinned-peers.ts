@@ -9,6 +9,7 @@
  * Must not know: TLS, sockets, how pairing proves a certificate (the PIN exchange).
  */
 
+import type { Clock } from "@pair/provision";
 import { writeFileAtomically } from "../files/atomic-file.js";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -83,8 +84,8 @@ export type RelocateResult =
     };
 
 export interface PinnedPeersOptions {
-  /** Wall clock, epoch milliseconds: `paired_at`, `revoked_at`. */
-  readonly nowMs: () => number;
+  /** Its wall time: `paired_at`, `revoked_at`. */
+  readonly clock: Clock;
   /** Called after a change is on disk. */
   readonly onChange?: (change: PeersChange) => void;
 }
@@ -137,7 +138,7 @@ class PinnedPeers implements PinnedPeerView {
       name: request.name,
       cert_pem: pem,
       fingerprint,
-      paired_at: new Date(this.#options.nowMs()).toISOString(),
+      paired_at: new Date(this.#options.clock.now().wallMs).toISOString(),
       // An address that is not HOST:PORT is left out: the peer is trusted, just not polled.
       ...(request.address !== undefined && isPeerAddress(request.address)
         ? { address: request.address }
@@ -156,7 +157,7 @@ class PinnedPeers implements PinnedPeerView {
     if (found.revoked_at !== undefined) return { ok: true, peer: found, alreadyRevoked: true };
     const peer: PinnedPeer = Object.freeze({
       ...found,
-      revoked_at: new Date(this.#options.nowMs()).toISOString(),
+      revoked_at: new Date(this.#options.clock.now().wallMs).toISOString(),
     });
     this.#commit(this.#records.map((r) => (r === found ? peer : r)));
     this.#options.onChange?.({ kind: "revoked", peer });

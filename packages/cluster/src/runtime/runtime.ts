@@ -27,6 +27,17 @@ export interface Timers {
 export interface Runtime {
   readonly clock: Clock;
   readonly timers: Timers;
+  /** This process's own clock when `clock`'s wall time is another's (withWallClock); absent: `clock` is it. */
+  readonly processClock?: Clock;
+}
+
+/**
+ * The clock for what a browser or a person checks in real seconds (a session cookie's max-age, a
+ * login code, a pairing PIN, a TLS certificate's validity): a sandbox's wall clock may run fast and
+ * would expire them early; a test's VirtualRuntime is its own process clock.
+ */
+export function realClock(runtime: Runtime): Clock {
+  return runtime.processClock ?? runtime.clock;
 }
 
 /** A `sleep` made of `after`: both runtimes wait the same way. */
@@ -66,10 +77,40 @@ export const SYSTEM_TIMERS: Timers = {
 /** This process's clock and unref'd timers. */
 export const SYSTEM_RUNTIME: Runtime = { clock: SYSTEM_CLOCK, timers: SYSTEM_TIMERS };
 
+const held: Timers["after"] = (fn, ms) => {
+  const t = setTimeout(fn, ms);
+  return { cancel: () => clearTimeout(t) };
+};
+
+/**
+ * This process's clock and timers that hold it open while pending: a command's wait between two
+ * requests (a poll, a lock retry), where nothing else keeps the event loop alive.
+ */
+export const HOLDING_RUNTIME: Runtime = {
+  clock: SYSTEM_CLOCK,
+  timers: {
+    after: held,
+    every: (fn, ms) => {
+      const t = setInterval(fn, ms);
+      return { cancel: () => clearInterval(t) };
+    },
+    sleep: (ms, signal) => sleepOn(held, ms, signal),
+  },
+};
+
+/** A clock that reads `ms()` as both its wall and its monotonic time: a test's fixed or stepped time. */
+export function clockAt(ms: () => number): Clock {
+  return { now: () => ({ wallMs: ms(), monoMs: ms() }) };
+}
+
 /**
  * The system runtime with another wall clock: monotonic time and timers stay real (exit bounds,
  * polls), wall time (billing, budgets, idle) reads `wallMs` — an emulator's or a sandbox's clock.
  */
 export function withWallClock(wallMs: () => number): Runtime {
-  return { clock: { now: () => ({ wallMs: wallMs(), monoMs: performance.now() }) }, timers: SYSTEM_TIMERS };
+  return {
+    clock: { now: () => ({ wallMs: wallMs(), monoMs: performance.now() }) },
+    timers: SYSTEM_TIMERS,
+    processClock: SYSTEM_CLOCK,
+  };
 }

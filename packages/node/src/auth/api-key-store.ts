@@ -9,6 +9,7 @@
 
 import { closeSync, existsSync, mkdirSync, openSync, rmSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import type { Runtime } from "@pair/cluster";
 import { apiKeyIdProblem, API_KEY_SECRET_BYTES, formatApiKey } from "./api-key-format.js";
 import {
   API_KEYS_FILE,
@@ -26,8 +27,8 @@ export const STALE_LOCK_MS = 10_000;
 const LOCK_POLL_MS = 20;
 
 export interface ApiKeyStoreDeps {
-  /** Wall clock, epoch ms: created_at, revoked_at, the age of a lock. */
-  readonly nowMs: () => number;
+  /** Its wall time: created_at, revoked_at, the age of a lock (a file's mtime); its timers poll the lock. */
+  readonly runtime: Runtime;
   readonly randomBytes: (size: number) => Uint8Array;
   /** How long to wait for another command's lock before giving up (default 2000). */
   readonly lockWaitMs?: number;
@@ -98,7 +99,7 @@ export async function createApiKey(
     const salt = Buffer.from(deps.randomBytes(API_KEY_SALT_BYTES));
     const key = formatApiKey(id, secretBytes);
     const secret = Buffer.from(secretBytes).toString("base64url");
-    const created_at = new Date(deps.nowMs()).toISOString();
+    const created_at = new Date(deps.runtime.clock.now().wallMs).toISOString();
     const record: StoredApiKey = {
       id,
       hash: hashApiKeySecret(pepper, salt, id, secret).toString("base64url"),
@@ -122,7 +123,7 @@ export async function revokeApiKey(
     const found = keys.find((k) => k.id === id);
     if (found === undefined) throw notFound(id, keys.length);
     if (found.revoked_at !== undefined) return { id, revoked_at: found.revoked_at, already: true };
-    const revoked_at = new Date(deps.nowMs()).toISOString();
+    const revoked_at = new Date(deps.runtime.clock.now().wallMs).toISOString();
     writeApiKeysFile(
       dataDir,
       keys.map((k) => (k.id === id ? { ...k, revoked_at } : k)),
@@ -156,7 +157,7 @@ async function withLock<T>(dataDir: string, deps: ApiKeyStoreDeps, fn: () => T):
       const lockedAt = statSync(path, { throwIfNoEntry: false })?.mtimeMs;
       // Two commands taking over the same stale lock at once could both win; a dead command plus two
       // racing ones is rare enough, and the worst case is one lost create that `list` shows.
-      if (lockedAt !== undefined && deps.nowMs() - lockedAt > STALE_LOCK_MS) {
+      if (lockedAt !== undefined && deps.runtime.clock.now().wallMs - lockedAt > STALE_LOCK_MS) {
         rmSync(path, { force: true });
         continue;
       }
@@ -165,7 +166,7 @@ async function withLock<T>(dataDir: string, deps: ApiKeyStoreDeps, fn: () => T):
           "api_keys_busy",
           `another \`pair apikey\` command is changing the keys (${path} exists); try again in a moment`,
         );
-      await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
+      await deps.runtime.timers.sleep(LOCK_POLL_MS);
       continue;
     }
     try {

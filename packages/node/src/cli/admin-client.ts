@@ -7,6 +7,7 @@
  * Must not know: what the routes return, how it is shown.
  */
 
+import { HOLDING_RUNTIME } from "@pair/cluster";
 import { readFile } from "node:fs/promises";
 import { request } from "node:http";
 import { isIPv6 } from "node:net";
@@ -79,16 +80,19 @@ function get(
         ...(post === undefined ? {} : { "content-type": "application/json" }),
       },
     });
-    const deadline = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    const deadline = HOLDING_RUNTIME.timers.after(
+      () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     req.on("error", (error: NodeJS.ErrnoException) => {
-      clearTimeout(deadline);
+      deadline.cancel();
       resolve({ ok: false, why: error.code === "ECONNREFUSED" ? "connection refused" : error.message });
     });
     req.on("response", (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (chunk: Buffer) => chunks.push(chunk));
       res.on("end", () => {
-        clearTimeout(deadline);
+        deadline.cancel();
         resolve({
           ok: true,
           answer: { status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") },

@@ -8,6 +8,7 @@
  */
 
 import { randomBytes } from "node:crypto";
+import { HOLDING_RUNTIME } from "@pair/cluster";
 import {
   apiKeyIdProblem,
   ApiKeyError,
@@ -54,7 +55,9 @@ Clients send the key as "Authorization: Bearer <key>", e.g.
   curl -H "Authorization: Bearer $PAIR_KEY" http://NODE:11434/api/tags`;
 
 function storeDeps(io: CliIo): ApiKeyStoreDeps {
-  return { nowMs: io.nowMs, randomBytes: (size) => randomBytes(size) };
+  // Holding timers: the lock retry is the only thing this command waits on.
+  const clock = { now: () => ({ wallMs: io.nowMs(), monoMs: HOLDING_RUNTIME.clock.now().monoMs }) };
+  return { runtime: { clock, timers: HOLDING_RUNTIME.timers }, randomBytes: (size) => randomBytes(size) };
 }
 
 function load(io: CliIo, file: string | undefined): Promise<LoadedConfig> {

@@ -6,6 +6,7 @@
  * Must not know: how batches run (batch/), HTTP beyond fetch.
  */
 
+import { HOLDING_RUNTIME } from "@pair/cluster";
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { loadConfig } from "../config/index.js";
@@ -128,7 +129,7 @@ async function waitFor(io: CliIo, t: AdminTarget, id: string): Promise<BatchJson
     if (line !== last) io.stderr(`${line}\n`);
     last = line;
     if (ENDED.has(b.status)) return b;
-    await new Promise((r) => setTimeout(r, 1_000));
+    await HOLDING_RUNTIME.timers.sleep(1_000);
   }
 }
 

@@ -7,6 +7,7 @@
  */
 
 import { homedir, hostname, tmpdir } from "node:os";
+import { SYSTEM_CLOCK } from "@pair/cluster";
 
 export type StopSignal = "SIGINT" | "SIGTERM" | "SIGHUP" | "SIGBREAK";
 
@@ -74,7 +75,7 @@ export function processIo(overrides: Partial<CliIo> = {}): CliIo {
     homeDir: homedir(),
     hostName: hostname(),
     tmpDir: tmpdir(),
-    nowMs: () => Date.now(),
+    nowMs: () => SYSTEM_CLOCK.now().wallMs,
     signals: processSignals,
     // A replaced stdout is not the terminal, unless the caller says it is.
     stdoutIsTerminal: overrides.stdout === undefined && process.stdout.isTTY === true,

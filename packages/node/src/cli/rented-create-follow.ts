@@ -7,6 +7,7 @@
  * Must not know: the provider's API, how the node creates anything.
  */
 
+import { HOLDING_RUNTIME } from "@pair/cluster";
 import { CliFailure, EXIT_FAILURE, EXIT_OK, UsageError } from "./cli-errors.js";
 import { nextStopSignal, type CliIo } from "./cli-io.js";
 import { rentedCall } from "./rented-call.js";
@@ -175,7 +176,7 @@ export async function followCreate(
         );
         return { code: EXIT_OK, view };
       }
-      await new Promise((resolve) => setTimeout(resolve, pollMs));
+      await HOLDING_RUNTIME.timers.sleep(pollMs);
       view = await rentedRow(io, configFile, view.name);
     }
   } finally {

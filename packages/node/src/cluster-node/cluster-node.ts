@@ -33,6 +33,7 @@ import {
   type DiscoveredNode,
   type Discovery,
   type DiscoveryEvent,
+  type Runtime,
 } from "@pair/cluster";
 import { formatHostPort, type HostPort } from "../config/index.js";
 import { createPairingServer, type PairingServer, type PairingServerLimits } from "./pairing-server.js";
@@ -55,7 +56,11 @@ export interface ClusterNodeOptions {
   readonly dataDir: string;
   /** `cluster_listen` (port 0: any free port). */
   readonly listen: HostPort;
-  readonly nowMs?: () => number;
+  /**
+   * Wall time for the certificate, `paired_at`, PINs and `generated_at` (the node passes its real
+   * clock: a person and a peer check these in real seconds); timers for pairing connections and discovery.
+   */
+  readonly runtime: Runtime;
   readonly randomBytes?: RandomBytes;
   readonly log?: (line: string) => void;
   /** PIN lifetime, attempts and hold time (defaults: 2 min, 3, 30 s). */
@@ -119,50 +124,11 @@ const defaultRandomBytes: RandomBytes = (count) => new Uint8Array(nodeRandomByte
 
 /** Load or create the identity, open peers.json and listen on the cluster port. */
 export async function startClusterNode(options: ClusterNodeOptions): Promise<ClusterNode> {
-  const nowMs = options.nowMs ?? (() => Date.now());
   const randomBytes = options.randomBytes ?? defaultRandomBytes;
   const log = options.log ?? (() => undefined);
-  const identity = await loadOrCreateIdentity(options.dataDir, { name: options.name, nowMs });
-  const wiring: { peerServer?: PeerServerCore } = {};
-  const peers = openPinnedPeers(options.dataDir, {
-    nowMs,
-    onChange: (change) => {
-      wiring.peerServer?.syncPins();
-      log(`peer ${change.peer.name} (${change.peer.node_id}): ${change.kind}`);
-      options.onPeersChanged?.();
-    },
-  });
-  const peerServer = createPeerServer({
-    identity,
-    peers,
-    handler: peerRoutes({
-      nodeId: identity.nodeId,
-      name: identity.name,
-      nowMs,
-      ...(options.inventory === undefined ? {} : { inventory: options.inventory }),
-      ...(options.route === undefined ? {} : { route: options.route }),
-      ...(options.changed === undefined ? {} : { changed: options.changed }),
-    }),
-    ...(options.limits?.peer === undefined ? {} : { limits: options.limits.peer }),
-  });
-  wiring.peerServer = peerServer;
+  const { identity, peers, peerServer } = await openTrust(options, log);
   const issuer = new PinIssuer({ randomBytes, ...options.pins });
-  const self = { nodeId: identity.nodeId, name: identity.name, fingerprint: identity.fingerprint };
-  const pairing: PairingServer = createPairingServer({
-    self,
-    certPem: identity.certPem,
-    issuer,
-    pinPeer: (request) => peers.pin(request),
-    nowMs,
-    randomBytes,
-    onEvent: (event) =>
-      log(
-        event.type === "PairedByPin"
-          ? `paired by PIN with ${event.name} (${event.nodeId})`
-          : `pairing refused: ${event.code}`,
-      ),
-    ...(options.limits?.pairing === undefined ? {} : { limits: options.limits.pairing }),
-  });
+  const pairing = pairingServer(options, { identity, peers, issuer, randomBytes, log });
   let port: ClusterPort;
   try {
     port = await startClusterPort({
@@ -181,30 +147,16 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Clu
     `cluster port ${formatHostPort({ host: port.host, port: port.port })}: node id ${identity.nodeId}, ` +
       `${peers.active().length} paired peer(s)`,
   );
-  const discovery =
-    options.discovery === undefined
-      ? undefined
-      : startDiscovery({
-          ...options.discovery,
-          identity,
-          port: port.port,
-          trust: peers,
-          nowMs,
-          onEvent: (event) => {
-            const line = discoveryLogLine(event);
-            if (line !== undefined) log(line);
-            options.discovery?.onEvent?.(event);
-          },
-        });
-
+  const discovery = startNodeDiscovery(options, { identity, peers, port: port.port, log });
+  const wallMs = (): number => options.runtime.clock.now().wallMs;
   let closing: Promise<void> | undefined;
   return {
     identity,
     host: port.host,
     port: port.port,
     peers,
-    issuePin: () => pinAnnouncement(issuer.issue(nowMs())),
-    pinStatus: () => issuer.status(nowMs()),
+    issuePin: () => pinAnnouncement(issuer.issue(wallMs())),
+    pinStatus: () => issuer.status(wallMs()),
     async join(address, pin) {
       const joined = await joinByPin({
         identity,
@@ -222,13 +174,7 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Clu
     pairedPeers: () => peers.active().map(peerJson),
     discovered: () => discovery?.discovered() ?? [],
     discovery,
-    unpair(node) {
-      const found = findPeer(peers, node);
-      if (!found.ok) return { ok: false, ...found.error };
-      const revoked = peers.revoke(found.value.node_id);
-      if (!revoked.ok) return revoked;
-      return { ok: true, peer: peerJson(revoked.peer), alreadyRevoked: revoked.alreadyRevoked };
-    },
+    unpair: (node) => unpairFrom(peers, node),
     close: () =>
       (closing ??= (async () => {
         await discovery?.stop();
@@ -237,6 +183,101 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Clu
         await peerServer.close();
       })()),
   };
+}
+
+/**
+ * The identity, the pinned peers and the peer server that trusts them: a pin or a revoke re-syncs
+ * the server at once (the store is opened before the server it tells, hence the late binding).
+ */
+async function openTrust(
+  options: ClusterNodeOptions,
+  log: (line: string) => void,
+): Promise<{ identity: NodeIdentity; peers: PinnedPeers; peerServer: PeerServerCore }> {
+  const clock = options.runtime.clock;
+  const identity = await loadOrCreateIdentity(options.dataDir, { name: options.name, clock });
+  const wiring: { peerServer?: PeerServerCore } = {};
+  const peers = openPinnedPeers(options.dataDir, {
+    clock,
+    onChange: (change) => {
+      wiring.peerServer?.syncPins();
+      log(`peer ${change.peer.name} (${change.peer.node_id}): ${change.kind}`);
+      options.onPeersChanged?.();
+    },
+  });
+  const peerServer = createPeerServer({
+    identity,
+    peers,
+    handler: peerRoutes({
+      nodeId: identity.nodeId,
+      name: identity.name,
+      clock,
+      ...(options.inventory === undefined ? {} : { inventory: options.inventory }),
+      ...(options.route === undefined ? {} : { route: options.route }),
+      ...(options.changed === undefined ? {} : { changed: options.changed }),
+    }),
+    ...(options.limits?.peer === undefined ? {} : { limits: options.limits.peer }),
+  });
+  wiring.peerServer = peerServer;
+  return { identity, peers, peerServer };
+}
+
+/** The plain-HTTP side of the cluster port: the PIN handshake, which pins the initiator on success. */
+function pairingServer(
+  options: ClusterNodeOptions,
+  parts: {
+    identity: NodeIdentity;
+    peers: PinnedPeers;
+    issuer: PinIssuer;
+    randomBytes: RandomBytes;
+    log: (line: string) => void;
+  },
+): PairingServer {
+  const { identity, peers, log } = parts;
+  return createPairingServer({
+    self: { nodeId: identity.nodeId, name: identity.name, fingerprint: identity.fingerprint },
+    certPem: identity.certPem,
+    issuer: parts.issuer,
+    pinPeer: (request) => peers.pin(request),
+    runtime: options.runtime,
+    randomBytes: parts.randomBytes,
+    onEvent: (event) =>
+      log(
+        event.type === "PairedByPin"
+          ? `paired by PIN with ${event.name} (${event.nodeId})`
+          : `pairing refused: ${event.code}`,
+      ),
+    ...(options.limits?.pairing === undefined ? {} : { limits: options.limits.pairing }),
+  });
+}
+
+/** Discovery on the bound port, when asked for; its events go to the log and to the caller. */
+function startNodeDiscovery(
+  options: ClusterNodeOptions,
+  parts: { identity: NodeIdentity; peers: PinnedPeers; port: number; log: (line: string) => void },
+): Discovery | undefined {
+  const asked = options.discovery;
+  if (asked === undefined) return undefined;
+  return startDiscovery({
+    ...asked,
+    identity: parts.identity,
+    port: parts.port,
+    trust: parts.peers,
+    clock: options.runtime.clock,
+    timers: asked.timers ?? options.runtime.timers,
+    onEvent: (event) => {
+      const line = discoveryLogLine(event);
+      if (line !== undefined) parts.log(line);
+      asked.onEvent?.(event);
+    },
+  });
+}
+
+function unpairFrom(peers: PinnedPeers, node: string): UnpairResult {
+  const found = findPeer(peers, node);
+  if (!found.ok) return { ok: false, ...found.error };
+  const revoked = peers.revoke(found.value.node_id);
+  if (!revoked.ok) return revoked;
+  return { ok: true, peer: peerJson(revoked.peer), alreadyRevoked: revoked.alreadyRevoked };
 }
 
 /** A peer by node id (revoked ones too), else by name among the trusted ones when exactly one has it. */

@@ -23,6 +23,7 @@ import {
   type PairingIdentity,
   type PinIssuer,
   type RandomBytes,
+  type Runtime,
 } from "@pair/cluster";
 import { readBody } from "../http/request-body.js";
 import { envelopeText, HANDSHAKE_PATH, MAX_ENVELOPE_BYTES, readEnvelope } from "./pairing-wire.js";
@@ -52,7 +53,8 @@ export interface PairingServerOptions {
   readonly issuer: PinIssuer;
   /** Trust the initiator (the node's pinned-peers store). */
   readonly pinPeer: (request: PinRequest) => PinResult;
-  readonly nowMs: () => number;
+  /** PINs expire in its wall time; its timers bound a connection's lifetime. */
+  readonly runtime: Runtime;
   readonly randomBytes: RandomBytes;
   readonly onEvent?: (event: PairingServerEvent) => void;
   readonly limits?: Partial<PairingServerLimits>;
@@ -79,6 +81,7 @@ export function createPairingServer(options: PairingServerOptions): PairingServe
   const sessions = new WeakMap<Socket, Session>();
   const sockets = new Set<Socket>();
   const notFound = JSON.stringify({ node: options.self.name });
+  const handshake = handshaker(options, sessions);
 
   const server = createServer(
     {
@@ -101,7 +104,41 @@ export function createPairingServer(options: PairingServerOptions): PairingServe
   // of headersTimeout and requestTimeout.
   server.emit("listening");
 
-  async function handshake(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  return {
+    accept(socket) {
+      if (sockets.size >= limits.maxConnections) {
+        socket.destroy();
+        return;
+      }
+      sockets.add(socket);
+      const lifetime = options.runtime.timers.after(() => socket.destroy(), limits.connectionLifetimeMs);
+      socket.once("close", () => {
+        lifetime.cancel();
+        sockets.delete(socket);
+        const session = sessions.get(socket);
+        sessions.delete(socket);
+        session?.responder.abort(options.runtime.clock.now().wallMs);
+      });
+      server.emit("connection", socket);
+      // Node's HTTP server does not resume a paused socket by itself.
+      process.nextTick(() => socket.resume());
+    },
+    close() {
+      for (const socket of sockets) socket.destroy();
+      server.close();
+    },
+  };
+}
+
+/**
+ * One handshake request on a connection: the hello (its share back) or the confirm (the initiator
+ * pinned, the reply back). Any refusal ends the connection's pairing.
+ */
+function handshaker(
+  options: PairingServerOptions,
+  sessions: WeakMap<Socket, Session>,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  return async function handshake(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const socket = req.socket;
     const body = await readBody(req, MAX_ENVELOPE_BYTES);
     if (!body.ok) return refuse(res, 400, pairingError("malformed_message", body.message));
@@ -118,18 +155,18 @@ export function createPairingServer(options: PairingServerOptions): PairingServe
         peerFingerprint: cert.fingerprint,
         randomBytes: options.randomBytes,
       });
-      const share = responder.receive(envelope.value.message, options.nowMs());
+      const share = responder.receive(envelope.value.message, options.runtime.clock.now().wallMs);
       if (!share.ok) return refuse(res, 200, share.error);
       sessions.set(socket, { responder, cert, address: peerAddress(socket, envelope.value.clusterPort) });
       return send(res, 200, envelopeText(share.value, options.certPem));
     }
     sessions.delete(socket);
     if (!envelope.ok || envelope.value.cert !== undefined) {
-      session.responder.abort(options.nowMs());
+      session.responder.abort(options.runtime.clock.now().wallMs);
       const error = envelope.ok ? pairingError("pairing_failed", "a second hello") : envelope.error;
       return refuse(res, envelope.ok ? 200 : 400, error);
     }
-    const done = session.responder.finish(envelope.value.message, options.nowMs());
+    const done = session.responder.finish(envelope.value.message, options.runtime.clock.now().wallMs);
     if (!done.ok) return refuse(res, 200, done.error);
     const pinned = options.pinPeer({
       name: done.value.peer.name,
@@ -140,7 +177,7 @@ export function createPairingServer(options: PairingServerOptions): PairingServe
     options.onEvent?.({ type: "PairedByPin", nodeId: pinned.peer.node_id, name: pinned.peer.name });
     res.setHeader("connection", "close");
     send(res, 200, envelopeText(done.value.reply));
-  }
+  };
 
   /** Answers with `pair.refused` and closes the connection: its pairing, if any, is over. */
   function refuse(res: ServerResponse, status: number, error: PairingError): void {
@@ -148,31 +185,6 @@ export function createPairingServer(options: PairingServerOptions): PairingServe
     res.setHeader("connection", "close");
     send(res, status, envelopeText(refusalMessage(error)));
   }
-
-  return {
-    accept(socket) {
-      if (sockets.size >= limits.maxConnections) {
-        socket.destroy();
-        return;
-      }
-      sockets.add(socket);
-      const lifetime = setTimeout(() => socket.destroy(), limits.connectionLifetimeMs);
-      socket.once("close", () => {
-        clearTimeout(lifetime);
-        sockets.delete(socket);
-        const session = sessions.get(socket);
-        sessions.delete(socket);
-        session?.responder.abort(options.nowMs());
-      });
-      server.emit("connection", socket);
-      // Node's HTTP server does not resume a paused socket by itself.
-      process.nextTick(() => socket.resume());
-    },
-    close() {
-      for (const socket of sockets) socket.destroy();
-      server.close();
-    },
-  };
 }
 
 /** `IP:PORT` (`[v6]:PORT`) of the initiator's cluster port, when its hello gave the port. */

@@ -21,6 +21,7 @@ import {
   type AuthenticatedPeer,
   type PeerHandler,
 } from "@pair/cluster";
+import type { Clock } from "@pair/provision";
 import type { RentedPeerView } from "@pair/sponsor";
 
 /** What a peer tells this node about itself. */
@@ -69,12 +70,12 @@ export interface PeerRoutesOptions {
   ) => void;
   /** A peer's notice about itself. */
   readonly changed?: (peer: AuthenticatedPeer, change: PeerChange) => void;
-  readonly nowMs?: () => number;
+  /** `generated_at` reads its wall time (peers estimate the clock offset from it). */
+  readonly clock: Clock;
 }
 
 export function peerRoutes(options: PeerRoutesOptions): PeerHandler {
   const hello = JSON.stringify({ node_id: options.nodeId, name: options.name });
-  const nowMs = options.nowMs ?? (() => Date.now());
   const inventory = (): string => {
     const local = options.inventory?.() ?? { models: [], in_flight: 0, capacity: 0 };
     const body: PeerInventory = {
@@ -84,7 +85,7 @@ export function peerRoutes(options: PeerRoutesOptions): PeerHandler {
       in_flight: local.in_flight,
       capacity: local.capacity,
       rented: local.rented ?? [],
-      generated_at: new Date(nowMs()).toISOString(),
+      generated_at: new Date(options.clock.now().wallMs).toISOString(),
     };
     return JSON.stringify(body);
   };

@@ -27,6 +27,7 @@
  * Must not know: the command line, config files, what the secrets are for.
  */
 
+import { HOLDING_RUNTIME, type TimerHandle } from "@pair/cluster";
 import { Redacted } from "@pair/cluster";
 import {
   CREDENTIAL_PREFIX,
@@ -135,7 +136,7 @@ function secretServiceDropped(error: unknown, droppedBefore: boolean): boolean {
 }
 
 function pause(ms: number): Promise<void> {
-  return ms === 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, ms));
+  return ms === 0 ? Promise.resolve() : HOLDING_RUNTIME.timers.sleep(ms).then(() => undefined);
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -289,10 +290,10 @@ export class OsCredentialStore implements CredentialStore {
       this.#binding = undefined;
       throw libraryUnavailable(error, this.#platform);
     }
-    let timer: NodeJS.Timeout | undefined;
+    let timer: TimerHandle | undefined;
     let over = false;
     const timedOut = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => {
+      timer = HOLDING_RUNTIME.timers.after(() => {
         over = true;
         reject(storeTimeout({ operation, what }, this.#timeoutMs));
       }, this.#timeoutMs);
@@ -321,7 +322,7 @@ export class OsCredentialStore implements CredentialStore {
     try {
       return await Promise.race([attempts(), timedOut]);
     } finally {
-      clearTimeout(timer);
+      timer?.cancel();
     }
   }
 }

@@ -7,6 +7,7 @@
  * Must not know: requests, scheduling, dialect translation.
  */
 
+import type { Runtime, TimerHandle } from "@pair/cluster";
 import type { Dialect } from "@pair/dialects";
 import type { Dispatcher } from "undici";
 import { WindowProber, type ContextTokensConfig, type ModelWindow } from "../context/index.js";
@@ -59,7 +60,8 @@ export interface EngineState {
 export interface InventoryOptions {
   readonly engines: readonly EngineSpec[];
   readonly dispatcher: Dispatcher;
-  readonly nowMs: () => number;
+  /** Its wall time stamps each probe; its timers repeat the probes. */
+  readonly runtime: Runtime;
   /** Called after every probe round that changed something (for logs and metrics). */
   readonly onChange?: (engines: readonly EngineState[]) => void;
 }
@@ -101,7 +103,7 @@ export class EngineInventory {
   #models: ReadonlyMap<string, readonly string[]> | undefined;
   /** Healthy engines by model, rebuilt when the states change (not per request). */
   #serving: Map<string, readonly EngineState[]> | undefined;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: TimerHandle | undefined;
   #probing: Promise<void> | undefined;
   /** Probes in a row that timed out, by engine. */
   readonly #slowProbes = new Map<string, number>();
@@ -191,18 +193,17 @@ export class EngineInventory {
     await this.probeOnce();
     const interval = Math.min(...this.#states.map((s) => s.spec.probeIntervalMs), 60_000);
     if (this.#states.length > 0) {
-      this.#timer = setInterval(() => void this.probeOnce(), interval);
-      this.#timer.unref();
+      this.#timer = this.#o.runtime.timers.every(() => void this.probeOnce(), interval);
     }
   }
 
   stop(): void {
-    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer?.cancel();
     this.#timer = undefined;
   }
 
   async #probe(spec: EngineSpec): Promise<EngineState> {
-    const at = this.#o.nowMs();
+    const at = this.#o.runtime.clock.now().wallMs;
     const path = spec.api === "ollama" ? "/api/tags" : "/models";
     // At least a second: a busy event loop (a large body being parsed) must not look like a dead engine.
     const timeoutMs = Math.min(Math.max(spec.probeIntervalMs, 1_000), 5_000);

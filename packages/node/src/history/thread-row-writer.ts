@@ -10,6 +10,7 @@
  * Must not know: workloads, timers, HTTP.
  */
 
+import { SYSTEM_CLOCK } from "@pair/cluster";
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import { NTH_NEWEST_SQL, PRUNE_BEFORE_SQL, UPSERT_SQL, type RowValues } from "./history-rows.js";
@@ -140,7 +141,8 @@ export class ThreadRowWriter implements RowWriter {
 
   /** Blocks until the thread has handled message `seq`. @throws Error when it failed or never answered */
   #waitFor(seq: number, failedBefore: number): void {
-    const deadline = performance.now() + CONFIRM_TIMEOUT_MS;
+    // Real time: Atomics.wait blocks this thread in real milliseconds, whatever clock the node runs on.
+    const deadline = SYSTEM_CLOCK.now().monoMs + CONFIRM_TIMEOUT_MS;
     for (;;) {
       const done = Atomics.load(this.#signal, DONE);
       if (Atomics.load(this.#signal, FAILED) !== failedBefore)
@@ -149,7 +151,7 @@ export class ThreadRowWriter implements RowWriter {
             "check that the data dir is writable and has free space",
         );
       if (done >= seq) return;
-      const left = deadline - performance.now();
+      const left = deadline - SYSTEM_CLOCK.now().monoMs;
       if (left <= 0)
         throw new Error(
           `history ${this.#path}: the writer thread did not confirm a write within ${CONFIRM_TIMEOUT_MS / 1000} s; ` +

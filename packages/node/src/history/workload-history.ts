@@ -12,6 +12,7 @@
  * Must not know: HTTP, dialects, scheduling.
  */
 
+import type { Runtime, TimerHandle } from "@pair/cluster";
 import { openPrivateDatabase } from "@pair/store";
 import type Database from "better-sqlite3";
 import { COLUMN_NAMES, SCHEMA, rowValues } from "./history-rows.js";
@@ -120,8 +121,8 @@ export interface HistoryOptions {
   readonly maxRows: number;
   /** Keep finished rows at most this many days. */
   readonly maxDays: number;
-  /** Wall clock, epoch ms. */
-  readonly nowMs: () => number;
+  /** Durations and the prune horizon read its wall clock (rows hold epoch ms); its timers flush and prune. */
+  readonly runtime: Runtime;
   /** Write queued rows at least this often (0: only on flush(), history() and close()). */
   readonly flushIntervalMs?: number;
   /** Write at once when this many rows are queued. */
@@ -185,7 +186,7 @@ export class WorkloadHistory {
   readonly #finishedSince: Database.Statement<[number, number], Row>;
   /** Rows to write, by id: the latest state of each wins. */
   readonly #queued = new Map<string, Workload>();
-  readonly #timers: NodeJS.Timeout[] = [];
+  readonly #timers: TimerHandle[] = [];
   readonly #maxBatch: number;
 
   constructor(options: HistoryOptions) {
@@ -228,9 +229,7 @@ export class WorkloadHistory {
       const interval = ms ?? fallback;
       if (!(interval >= 0)) throw new RangeError("intervals: must be >= 0");
       if (interval > 0) {
-        const t = setInterval(fn, interval);
-        t.unref();
-        this.#timers.push(t);
+        this.#timers.push(options.runtime.timers.every(fn, interval));
       }
     };
     every(options.flushIntervalMs, 250, () => this.#post(false));
@@ -264,7 +263,7 @@ export class WorkloadHistory {
     errorCode?: string,
   ): void {
     workload.status = status;
-    workload.durationMs = Math.max(0, this.#o.nowMs() - workload.startedAtMs);
+    workload.durationMs = Math.max(0, this.#o.runtime.clock.now().wallMs - workload.startedAtMs);
     if (errorCode !== undefined) workload.errorCode = errorCode;
     this.#running.delete(workload.id);
     this.#lastFinishedId = workload.id;
@@ -300,7 +299,7 @@ export class WorkloadHistory {
 
   /** Stop the timers, write every row still queued (the writer drains), and close. */
   close(): void {
-    for (const t of this.#timers) clearInterval(t);
+    for (const t of this.#timers) t.cancel();
     try {
       this.#post(false);
       this.#writer.close();
@@ -313,7 +312,12 @@ export class WorkloadHistory {
     this.#post(false);
     const finished = this.#finishedSincePrune;
     this.#finishedSincePrune = 0;
-    this.#writer.prune(this.#o.nowMs() - this.#o.maxDays * 86_400_000, this.#o.maxRows, wait, finished);
+    this.#writer.prune(
+      this.#o.runtime.clock.now().wallMs - this.#o.maxDays * 86_400_000,
+      this.#o.maxRows,
+      wait,
+      finished,
+    );
   }
 
   /** Hand the queued rows to the writer, each as it is at this moment. */

@@ -39,6 +39,9 @@ export function readBody(
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
+    // A Node timer, not the runtime's: `refresh()` re-arms it on every chunk without a new timer,
+    // which Timers has no word for; the bound is a socket's, in real time.
+    // eslint-disable-next-line no-restricted-globals -- refreshed per chunk, see above
     const idle = setTimeout(() => {
       finish({
         ok: false,

@@ -10,6 +10,7 @@
 
 import { performance, type EventLoopUtilization } from "node:perf_hooks";
 import type { Timers } from "@pair/cluster";
+import type { Clock } from "@pair/provision";
 import {
   checkIdleCollectPolicy,
   decideIdleCollect,
@@ -26,8 +27,8 @@ export interface IdleCollectorOptions {
   readonly policy?: IdleCollectPolicy;
   readonly checkEveryMs?: number;
   readonly timers: Pick<Timers, "every">;
-  /** Monotonic ms. */
-  readonly nowMs: () => number;
+  /** The policy and the collection's duration read its monotonic time. */
+  readonly clock: Clock;
   /** The event loop's utilization since the previous call (0..1). */
   readonly utilization?: () => number;
   /** The collection (default: V8's `gc` when node exposes it). */
@@ -67,11 +68,11 @@ export function startIdleCollector(options: IdleCollectorOptions): { cancel(): v
   const utilization = options.utilization ?? eventLoopUtilization();
   let state = INITIAL_IDLE_COLLECT;
   return options.timers.every(() => {
-    const now = options.nowMs();
+    const now = options.clock.now().monoMs;
     const next = decideIdleCollect(policy, state, utilization(), now);
     state = next.state;
     if (next.collect === undefined) return;
     collect(next.collect);
-    options.onCollected?.(next.collect, options.nowMs() - now);
+    options.onCollected?.(next.collect, options.clock.now().monoMs - now);
   }, options.checkEveryMs ?? IDLE_COLLECT_CHECK_MS);
 }

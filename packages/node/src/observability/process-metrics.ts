@@ -5,6 +5,7 @@
  * Must not know: what the node does.
  */
 
+import { SYSTEM_CLOCK } from "@pair/cluster";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { Metrics } from "./metrics.js";
 
@@ -13,7 +14,8 @@ const LOOP_RESOLUTION_MS = 20;
 
 /** Registers the process's metrics; the function it returns stops the event-loop sampling. */
 export function registerProcessMetrics(metrics: Metrics, version: string): () => void {
-  const startedS = Math.round(Date.now() / 1000 - process.uptime());
+  // The process started in real time, whatever clock the node runs on.
+  const startedS = Math.round(SYSTEM_CLOCK.now().wallMs / 1000 - process.uptime());
   metrics.gauge(
     "pair_build_info",
     "Always 1: the PAIR and Node.js versions this node runs.",

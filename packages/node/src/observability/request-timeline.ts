@@ -33,6 +33,8 @@ export interface RequestTimeline {
 
 const FLUSH_LINES = 256;
 
+// Sub-millisecond wall time, which the clock's `wallMs` (Date.now, whole ms) cannot give a timeline.
+// eslint-disable-next-line no-restricted-properties -- read outside the runtime for its precision
 const wallMs = (): number => performance.timeOrigin + performance.now();
 
 class FileTimelines {

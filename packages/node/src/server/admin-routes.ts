@@ -61,7 +61,7 @@ export function serveAdmin(
     });
   }
   // The node's clock (virtual in the demo): the dashboard reads every time against it, not its own.
-  res.setHeader(NODE_TIME_HEADER, new Date(deps.nowMs()).toISOString());
+  res.setHeader(NODE_TIME_HEADER, new Date(deps.clock.now().wallMs).toISOString());
   if (isUiAdminPath(path)) return serveUiAdmin(deps.ui, caller, req, res, path);
   if (deps.cluster !== undefined && isPairingAdminPath(path))
     return servePairingAdmin(deps.cluster, req, res, path);
@@ -181,7 +181,7 @@ export function mergedNodes(deps: ClientApiDeps): unknown[] {
     models: [...deps.inventory.models().keys()].sort(),
     in_flight: deps.inventory.engines.reduce((sum, e) => sum + deps.scheduler.inFlight(e.spec.name), 0),
     capacity: healthy.reduce((sum, e) => sum + e.spec.maxConcurrent, 0),
-    last_seen: new Date(deps.nowMs()).toISOString(),
+    last_seen: new Date(deps.clock.now().wallMs).toISOString(),
   };
   const peers = (deps.membership?.members() ?? []).map((p) => ({
     name: p.name,

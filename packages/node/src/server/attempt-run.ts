@@ -6,6 +6,7 @@
  */
 
 import { EventEmitter } from "node:events";
+import type { TimerHandle, Timers } from "@pair/cluster";
 import type { PairError, ExchangePlan } from "@pair/dialects";
 import { WARMING_NOTE_MS, type ForwardDeps, type ForwardRequest, type Upstream } from "./forward-deps.js";
 import { FirstByteTimeout, isHeadersTimeout, PeerSilent } from "./upstream-failures.js";
@@ -73,10 +74,10 @@ export class AttemptRun {
   /** The peer's down-watch is on: each chunk counts as hearing from it. */
   readonly watched: boolean;
   exchange: UpstreamExchange | undefined = undefined;
-  #firstByteTimer: ReturnType<typeof setTimeout> | undefined;
+  #firstByteTimer: TimerHandle | undefined;
   readonly #stopWatching: (() => void) | undefined;
   #warmingSinceMs: number | undefined = undefined;
-  #warmingNote: ReturnType<typeof setInterval> | undefined;
+  #warmingNote: TimerHandle | undefined;
 
   constructor(
     readonly deps: ForwardDeps,
@@ -84,16 +85,16 @@ export class AttemptRun {
     readonly upstream: Upstream,
     readonly plan: ExchangePlan,
   ) {
-    this.startedMs = this.heardMs = deps.monoMs();
+    this.startedMs = this.heardMs = deps.clock.now().monoMs;
     this.timeoutMs = upstream.firstByteTimeoutMs;
     this.deadlineMs = this.startedMs + this.timeoutMs;
     this.maxBodyBytes = deps.maxUpstreamBodyBytes ?? DEFAULT_MAX_UPSTREAM_BODY_BYTES;
     fr.signal.addEventListener("abort", this.abort.onClientGone, ONCE);
-    this.#firstByteTimer = setTimeout(() => this.abort.abort(new FirstByteTimeout()), this.timeoutMs);
+    this.#firstByteTimer = deps.timers.after(() => this.abort.abort(new FirstByteTimeout()), this.timeoutMs);
     // A peer found down is given up only if it has been silent for its window, so a busy peer
     // missing one poll does not cut live streams.
     const watch = watchDown(deps, upstream, () => {
-      if (deps.monoMs() - this.heardMs >= watch!.silentMs)
+      if (deps.clock.now().monoMs - this.heardMs >= watch!.silentMs)
         this.abort.abort(new PeerSilent(upstream.label, watch!.silentMs));
     });
     this.#stopWatching = watch?.stop;
@@ -108,25 +109,24 @@ export class AttemptRun {
 
   /** The first byte came: no more first-byte timer. */
   heard(): void {
-    clearTimeout(this.#firstByteTimer);
+    this.#firstByteTimer?.cancel();
     this.#firstByteTimer = undefined;
-    this.heardMs = this.deps.monoMs();
+    this.heardMs = this.deps.clock.now().monoMs;
   }
 
   /** The request waits for a warming node: logged when the wait starts, then every 30 s. */
   warming(): void {
     this.fr.workload.warming = true;
     if (this.#warmingSinceMs !== undefined) return;
-    const since = (this.#warmingSinceMs = this.deps.monoMs());
+    const since = (this.#warmingSinceMs = this.deps.clock.now().monoMs);
     const log = this.#log();
     if (log === undefined) return;
     log(`request ${this.fr.id} waits for ${this.upstream.label} to warm up`);
     // Only a warming wait pays for this timer (rare; never on a warm request's path).
-    this.#warmingNote = setInterval(() => {
-      const s = Math.round((this.deps.monoMs() - since) / 1000);
+    this.#warmingNote = this.deps.timers.every(() => {
+      const s = Math.round((this.deps.clock.now().monoMs - since) / 1000);
       log(`request ${this.fr.id} still waits for ${this.upstream.label} to warm up (${s} s)`);
     }, this.deps.warmingNoteMs ?? WARMING_NOTE_MS);
-    this.#warmingNote.unref();
   }
 
   /** The wait, if any, ended: `how` says whether the node answered or why the request gave up. */
@@ -135,9 +135,9 @@ export class AttemptRun {
     const since = this.#warmingSinceMs;
     if (since === undefined) return;
     this.#warmingSinceMs = undefined;
-    clearInterval(this.#warmingNote);
+    this.#warmingNote?.cancel();
     this.#warmingNote = undefined;
-    const ms = Math.round(this.deps.monoMs() - since);
+    const ms = Math.round(this.deps.clock.now().monoMs - since);
     this.#log()?.(`request ${this.fr.id}: ${this.upstream.label} ${how} after ${ms} ms of warming`);
   }
 
@@ -148,7 +148,7 @@ export class AttemptRun {
 
   close(result: Attempt): void {
     if (this.#warmingSinceMs !== undefined) this.warmed(`given up (${gaveUpBecause(result)})`);
-    clearTimeout(this.#firstByteTimer);
+    this.#firstByteTimer?.cancel();
     this.#stopWatching?.();
     this.fr.signal.removeEventListener("abort", this.abort.onClientGone);
     this.exchange?.close();
@@ -209,15 +209,15 @@ function gaveUpBecause(result: Attempt): string {
 }
 
 /** Resolves true after `ms`, false if the attempt is aborted first. */
-export function sleep(ms: number, abort: AttemptAbort): Promise<boolean> {
+export function sleep(after: Timers["after"], ms: number, abort: AttemptAbort): Promise<boolean> {
   if (abort.aborted) return Promise.resolve(false);
   return new Promise((resolve) => {
-    const timer = setTimeout(() => {
+    const timer = after(() => {
       abort.off("abort", onAbort);
       resolve(true);
     }, ms);
     const onAbort = () => {
-      clearTimeout(timer);
+      timer.cancel();
       resolve(false);
     };
     abort.once("abort", onAbort);

@@ -37,7 +37,7 @@ export async function attemptOn(
     raw: fr.raw,
     engineApi: upstream.api,
     id: fr.id,
-    startedMs: deps.nowMs(),
+    startedMs: deps.clock.now().wallMs,
     node: deps.nodeName,
     ...(upstream.model === undefined ? {} : { upstreamModel: upstream.model }),
   });
@@ -129,8 +129,8 @@ async function awaitHead(
     }
     await exchange.discard(a.maxBodyBytes);
     a.warming();
-    const waitMs = Math.min(WARM_RETRY_MS, Math.max(0, a.deadlineMs - deps.monoMs()));
-    if (!(await sleep(waitMs, a.abort))) return a.interrupted() ?? a.timedOut();
+    const waitMs = Math.min(WARM_RETRY_MS, Math.max(0, a.deadlineMs - deps.clock.now().monoMs));
+    if (!(await sleep(deps.timers.after, waitMs, a.abort))) return a.interrupted() ?? a.timedOut();
   }
 }
 
@@ -203,7 +203,7 @@ async function relay(a: AttemptRun, exchange: UpstreamExchange, head: UpstreamHe
   }
   a.heard();
   fr.timeline?.mark("firstRead");
-  fr.workload.firstByteMs = Math.round(deps.monoMs() - a.startedMs);
+  fr.workload.firstByteMs = Math.round(deps.clock.now().monoMs - a.startedMs);
   recordServed(deps, a.upstream, fr.workload, head.headers);
   const reply = { exchange, headers: replyHeaders(a, head), first };
   return a.plan.stream ? relayStream(a, reply) : relayWhole(a, reply);

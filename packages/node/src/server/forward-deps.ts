@@ -7,6 +7,8 @@
 
 import type { ServerResponse } from "node:http";
 import type { Dispatcher } from "undici";
+import type { Timers } from "@pair/cluster";
+import type { Clock } from "@pair/provision";
 import type { RoutingUse } from "../config/index.js";
 import type { DialectRequests, DialectRoute, PairError } from "@pair/dialects";
 import type { EngineApi, EngineInventory } from "../engines/engine-inventory.js";
@@ -124,10 +126,10 @@ export interface ForwardDeps {
   readonly rented?: RentedUpstreams;
   /** Names that stand for the same model (`model_aliases:`); absent: exact names only. */
   readonly aliases?: ModelAliases;
-  /** Wall clock (epoch ms). */
-  readonly nowMs: () => number;
-  /** Monotonic clock (ms) for latencies. */
-  readonly monoMs: () => number;
+  /** Wall time (epoch ms) for what is recorded and shown; monotonic time for latencies and deadlines. */
+  readonly clock: Clock;
+  /** A request's first-byte bound, its warm-retry waits and its warming notes. */
+  readonly timers: Timers;
   /** Scrubs the node's secrets from what is relayed; absent: nothing is scrubbed. */
   readonly redactor?: SecretRedactor;
   /** Largest non-streamed reply or error body read from an upstream (default DEFAULT_MAX_UPSTREAM_BODY_BYTES). */

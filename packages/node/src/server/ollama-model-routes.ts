@@ -220,7 +220,7 @@ async function enginePs(deps: ClientApiDeps, state: EngineState): Promise<Record
     return objectsIn(ps?.["models"]).map((m) => ({ ...m, ...serving }));
   }
   // Loaded while served: an OpenAI-dialect server holds its models until it stops.
-  const expiresAt = new Date(deps.nowMs() + NEVER_UNLOADED_MS).toISOString();
+  const expiresAt = new Date(deps.clock.now().wallMs + NEVER_UNLOADED_MS).toISOString();
   return state.models.map((name) => {
     const contextLength = state.windows?.get(name)?.tokens ?? state.meta?.get(name)?.maxModelLen;
     return {
@@ -248,7 +248,7 @@ function rentedPs(deps: ClientApiDeps, scope: ModelScope): Record<string, unknow
       const idle = r.managed === null || r.managed.idle_pause_min <= 0 ? undefined : r.managed;
       const expiresAt = new Date(
         idle === undefined
-          ? deps.nowMs() + NEVER_UNLOADED_MS
+          ? deps.clock.now().wallMs + NEVER_UNLOADED_MS
           : Date.parse(idle.last_active_at) + idle.idle_pause_min * 60_000,
       ).toISOString();
       return r.models.map((name) => {

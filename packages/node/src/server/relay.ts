@@ -46,7 +46,7 @@ export async function relayWhole(a: AttemptRun, reply: GoodReply): Promise<Attem
   const { deps, fr, plan: p } = a;
   const body = new CappedBody(exchange, a.maxBodyBytes);
   const collect = (c: Buffer) => {
-    a.heardMs = deps.monoMs();
+    a.heardMs = deps.clock.now().monoMs;
     body.push(c);
   };
   if (first !== undefined) collect(first);
@@ -62,7 +62,7 @@ export async function relayWhole(a: AttemptRun, reply: GoodReply): Promise<Attem
   const parsed = parseMaybeJson(raw.toString("utf8"));
   const counts: TokenCounts = {};
   countTokens(parsed, counts);
-  const out = p.passthrough ? raw : JSON.stringify(p.translateJson(parsed, deps.nowMs()));
+  const out = p.passthrough ? raw : JSON.stringify(p.translateJson(parsed, deps.clock.now().wallMs));
   headers["content-length"] = String(Buffer.byteLength(out));
   fr.res.writeHead(200, headers);
   fr.res.end(out);
@@ -77,7 +77,7 @@ export async function relayStream(a: AttemptRun, reply: GoodReply): Promise<Atte
   const res = fr.res;
   res.writeHead(200, headers);
   const counts: TokenCounts = {};
-  const relay = p.relay(deps.nowMs(), counts);
+  const relay = p.relay(deps.clock.now().wallMs, counts);
   // Only a rented node is sent a secret, so only its stream could echo one back.
   const scrubber =
     a.upstream.kind === "rented" && deps.redactor?.active === true ? deps.redactor.stream() : undefined;
@@ -89,7 +89,7 @@ export async function relayStream(a: AttemptRun, reply: GoodReply): Promise<Atte
     fr.timeline?.mark("firstFlushed");
   };
   const forwardChunk = (chunk: Buffer) => {
-    if (a.watched) a.heardMs = deps.monoMs();
+    if (a.watched) a.heardMs = deps.clock.now().monoMs;
     const out = relay.push(chunk);
     const relayed = p.passthrough ? chunk : out;
     const data = scrubber === undefined ? relayed : scrubber.push(relayed);

@@ -71,7 +71,7 @@ export async function routed(
   res: ServerResponse,
   origin: RoutedOrigin,
 ): Promise<void> {
-  const startedMono = deps.monoMs();
+  const startedMono = deps.clock.now().monoMs;
   const timeline = startTimeline(req.headers["x-pair-trace"]);
   const read = await readRequest(deps, route, req, timeline);
   if (!read.ok) {
@@ -86,7 +86,7 @@ export async function routed(
     route,
     originNode: origin.originNode,
     requester: origin.requester,
-    startedAtMs: deps.nowMs(),
+    startedAtMs: deps.clock.now().wallMs,
   });
   timeline?.mark("historyBegun");
   try {
@@ -104,7 +104,7 @@ export async function routed(
     });
     // Served off the LAN: its estimated cost (the sponsor's exact prices, or what the sponsor published).
     if (workload.offLan && workload.servingNode !== undefined)
-      workload.estCostMicroUsd = offLanCost(deps, workload, deps.monoMs() - startedMono);
+      workload.estCostMicroUsd = offLanCost(deps, workload, deps.clock.now().monoMs - startedMono);
     timeline?.finish(outcome.kind);
     answer(deps, route, res, workload, outcome);
     countRouted(deps, route, workload, outcome, startedMono);
@@ -219,7 +219,7 @@ function countRouted(
     "pair_request_duration_seconds",
     "Time from request to last byte.",
     series,
-    (deps.monoMs() - startedMono) / 1000,
+    (deps.clock.now().monoMs - startedMono) / 1000,
   );
   if (workload.firstByteMs !== undefined)
     deps.metrics.observe(

@@ -11,6 +11,7 @@
  */
 
 import type { ServerResponse, IncomingMessage } from "node:http";
+import { realClock, type Runtime } from "@pair/cluster";
 import {
   clusterDiscovery,
   PeerLinks,
@@ -64,7 +65,9 @@ export async function startClusterStage(options: NodeOptions, core: Core): Promi
     options.seams?.discovery,
     () => void late.membership?.refresh(),
   );
-  const cluster = await startCluster(config, options.overrides?.clusterPort, log, discovery, {
+  // Real seconds for what a person or a peer checks (PINs, certificates); the node's timers.
+  const runtime = { clock: realClock(core.runtime), timers: core.runtime.timers };
+  const cluster = await startCluster(config, options.overrides?.clusterPort, { log, runtime }, discovery, {
     inventory: () => inventory(),
     route: (req, res, peer, path) => {
       if (route !== undefined) return route(req, res, peer, path);
@@ -143,7 +146,7 @@ export async function startClusterStage(options: NodeOptions, core: Core): Promi
 async function startCluster(
   config: PairConfig,
   portOverride: number | undefined,
-  log: (line: string) => void,
+  { log, runtime }: { log: (line: string) => void; runtime: Runtime },
   discovery: ClusterDiscoveryOptions | undefined,
   peerApi: Pick<ClusterNodeOptions, "inventory" | "route" | "changed" | "onPeersChanged">,
 ): Promise<ClusterNode> {
@@ -156,6 +159,7 @@ async function startCluster(
       dataDir: config.node.dataDir,
       listen: { host, port },
       log,
+      runtime,
       ...peerApi,
       ...(discovery === undefined ? {} : { discovery }),
     });

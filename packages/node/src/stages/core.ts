@@ -12,7 +12,7 @@ import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { hostname } from "node:os";
 import { Agent, type Dispatcher } from "undici";
-import { SYSTEM_RUNTIME, type Runtime } from "@pair/cluster";
+import { realClock, SYSTEM_RUNTIME, type Runtime } from "@pair/cluster";
 import { ensureAdminToken } from "../auth/admin-token.js";
 import { ApiKeyVerifier, SOCKET_LOOPBACK_POLICY, type LoopbackPolicy } from "../auth/index.js";
 import type { PairConfig } from "../config/index.js";
@@ -97,7 +97,7 @@ export async function startCore(options: NodeOptions): Promise<Core> {
     );
   const adminToken = ensureAdminToken(dataDir);
   redactor.add(adminToken);
-  const uiSessions = new UiSessions({ nowMs: () => Date.now(), randomBytes: (n) => randomBytes(n) });
+  const uiSessions = new UiSessions({ clock: realClock(runtime), randomBytes: (n) => randomBytes(n) });
   const metrics = new Metrics();
   let handler = STARTING;
   const { server, sockets } = clientServer(options, { metrics, loopback, beyondLoopback, log }, (req, res) =>

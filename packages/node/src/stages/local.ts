@@ -8,6 +8,7 @@
  */
 
 import { join } from "node:path";
+import { HOLDING_RUNTIME, SYSTEM_CLOCK } from "@pair/cluster";
 import type { LocalInventory } from "../cluster-node/index.js";
 import { EngineInventory } from "../engines/engine-inventory.js";
 import { WorkloadHistory } from "../history/workload-history.js";
@@ -33,7 +34,7 @@ export function localStage(options: NodeOptions, core: Core, cluster: ClusterSta
     path: join(core.dataDir, "history.db"),
     maxRows: config.node.history.maxRows,
     maxDays: config.node.history.maxAgeMs / 86_400_000,
-    nowMs: core.wallMs,
+    runtime: core.runtime,
     ...(options.tuning?.historyOnThread === undefined
       ? {}
       : { writeOnThread: options.tuning?.historyOnThread }),
@@ -41,7 +42,7 @@ export function localStage(options: NodeOptions, core: Core, cluster: ClusterSta
   const inventory = new EngineInventory({
     engines: config.engines,
     dispatcher: core.dispatcher,
-    nowMs: () => Date.now(),
+    runtime: core.runtime,
     onChange: (engines) => {
       for (const e of engines)
         log(
@@ -74,10 +75,11 @@ export function localStage(options: NodeOptions, core: Core, cluster: ClusterSta
     forPeers: () => localInventory(inventory, scheduler),
     start: () => inventory.start(),
     quiesce: () => inventory.stop(),
+    // An exit is bounded in real time, whatever clock the node runs on (a test's virtual one).
     drain: async (graceMs) => {
-      const deadline = Date.now() + graceMs;
-      while (history.running().length > 0 && Date.now() < deadline)
-        await new Promise((r) => setTimeout(r, 25));
+      const deadline = SYSTEM_CLOCK.now().monoMs + graceMs;
+      while (history.running().length > 0 && SYSTEM_CLOCK.now().monoMs < deadline)
+        await HOLDING_RUNTIME.timers.sleep(25);
     },
     release: () => history.close(),
   };

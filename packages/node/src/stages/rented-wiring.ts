@@ -120,6 +120,7 @@ export function wireRentedNodes(o: RentedWiringOptions): RentedWiring {
     runpodProxyUrl,
     log,
     redact: o.redact,
+    timers: o.runtime.timers,
     ...(o.rentedProbeIntervalMs === undefined ? {} : { probeIntervalMs: o.rentedProbeIntervalMs }),
   });
   const creator = new RentedCreator({

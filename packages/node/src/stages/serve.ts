@@ -7,6 +7,7 @@
  * Must not know: how any upstream is reached or started.
  */
 
+import { realClock } from "@pair/cluster";
 import { authenticateClient } from "../auth/index.js";
 import { formatHostPort } from "../config/index.js";
 import { workloadJson } from "../history/workload-history.js";
@@ -35,7 +36,7 @@ export interface Built {
 }
 
 export function serveStage(options: NodeOptions, built: Built): Stage {
-  const { core, cluster, local, sponsor } = built;
+  const { core, cluster, sponsor } = built;
   const { config, log } = core;
   // Registered here, after the local gauges, so /metrics lists them in the order it always has.
   const stopProcessMetrics = registerProcessMetrics(core.metrics, PAIR_VERSION);
@@ -43,10 +44,46 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
     rented: () => sponsor.rented.list(),
     peers: () => cluster.membership.members(),
   });
-  const { timers } = core.runtime;
-  const events = new LiveEvents({
+  // The events read the routes' deps, made just below from the events themselves.
+  const late: { deps?: ClientApiDeps } = {};
+  const events = liveEvents(built, () => late.deps!);
+  const batchStore = new BatchStore(core.dataDir);
+  // A node its batch stopped for good leaves client routing and batch lines alike.
+  const base = withoutRetired(clientDeps(options, built, events), () => batchStore.rentals.retiredNodes());
+  const batches = batchWork(options, built, base, batchStore);
+  const deps: ClientApiDeps = (late.deps = { ...base, batches: batches.deps });
+  core.serve(clientHandler(deps));
+  cluster.answerRoutes(peerRouteHandler(deps));
+  // Peers learn at once that this node is (back) up and what it serves; then on every change.
+  cluster.announcements.open();
+  cluster.announce("changed");
+  const inService = serviceTimers(options, built, events);
+  batches.start();
+  log(`node ${config.node.name} listening on ${core.url}`);
+  if (core.beyondLoopback)
+    log(
+      `callers from other machines need an API key (${core.apiKeys.activeIds().length} active; ` +
+        "`pair apikey list`); callers on this machine do not",
+    );
+  return {
+    name: "serve",
+    quiesce: async () => {
+      await batches.stop();
+      cluster.announcements.close();
+      inService.cancel();
+      stopProcessMetrics();
+      events.close();
+    },
+    release: () => batches.close(),
+  };
+}
+
+/** The dashboard's live events: nodes, running work and rented nodes, looked at on each check. */
+function liveEvents(built: Built, deps: () => ClientApiDeps): LiveEvents {
+  const { core, local, sponsor } = built;
+  return new LiveEvents({
     sources: {
-      nodes: () => mergedNodes(deps),
+      nodes: () => mergedNodes(deps()),
       // Running work, and the last one to finish: a request shorter than a look still shows up.
       jobs: () => ({
         running: local.history.running().map(workloadJson),
@@ -57,11 +94,53 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
     },
     // These move on every look without anything new to show.
     ignoredKeys: ["last_seen", "first_byte_ms", "elapsed_s"],
-    timers,
+    timers: core.runtime.timers,
   });
-  // batches: their lines are routed requests of this node, run in process (server/batch-lines.ts)
-  const batchStore = new BatchStore(core.dataDir);
-  const base = withoutRetired(clientDeps(options, built, events), () => batchStore.rentals.retiredNodes());
+}
+
+/** The timers of a node in service: the live check (rented nodes, dashboard events) and the idle collector. */
+function serviceTimers(options: NodeOptions, built: Built, events: LiveEvents): { cancel(): void } {
+  const { core, sponsor } = built;
+  const { timers } = core.runtime;
+  const liveCheck = timers.every(() => {
+    sponsor.observe();
+    events.check();
+  }, options.overrides?.liveCheckMs ?? 500);
+  const idleCollector =
+    options.tuning?.idleCollect === false
+      ? undefined
+      : startIdleCollector({
+          timers,
+          clock: core.runtime.clock,
+          ...(options.tuning?.idleCollect === undefined ? {} : { policy: options.tuning?.idleCollect }),
+        });
+  return {
+    cancel: () => {
+      liveCheck.cancel();
+      idleCollector?.cancel();
+    },
+  };
+}
+
+interface BatchWork {
+  /** What the batch routes read. */
+  readonly deps: NonNullable<ClientApiDeps["batches"]>;
+  start(): void;
+  /** Lines in flight go back to wait for the next start (never counted as done or failed). */
+  stop(): Promise<void>;
+  close(): void;
+}
+
+/** Batches: their lines are routed requests of this node, run in process (server/batch-lines.ts). */
+function batchWork(
+  options: NodeOptions,
+  built: Built,
+  base: ClientApiDeps,
+  batchStore: BatchStore,
+): BatchWork {
+  const { core, local, sponsor } = built;
+  const { log } = core;
+  const { timers } = core.runtime;
   const lines = inProcessLines(base);
   const record = recordBatchEvent(sponsor.stateHistory);
   const linesAtOnce = options.overrides?.batchLines ?? DEFAULT_BATCH_LINES;
@@ -98,9 +177,8 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
       void rental.pass();
     },
   });
-  const deps: ClientApiDeps = {
-    ...base,
-    batches: {
+  return {
+    deps: {
       store: batchStore,
       runner,
       wallMs: core.wallMs,
@@ -115,46 +193,16 @@ export function serveStage(options: NodeOptions, built: Built): Stage {
         wake: () => void rental.pass(),
       },
     },
-  };
-  core.serve(clientHandler(deps));
-  cluster.answerRoutes(peerRouteHandler(deps));
-  // Peers learn at once that this node is (back) up and what it serves; then on every change.
-  cluster.announcements.open();
-  cluster.announce("changed");
-  const liveCheck = timers.every(() => {
-    sponsor.observe();
-    events.check();
-  }, options.overrides?.liveCheckMs ?? 500);
-  const idleCollector =
-    options.tuning?.idleCollect === false
-      ? undefined
-      : startIdleCollector({
-          timers,
-          nowMs: () => performance.now(),
-          ...(options.tuning?.idleCollect === undefined ? {} : { policy: options.tuning?.idleCollect }),
-        });
-  runner.start();
-  rental.start();
-  log(`node ${config.node.name} listening on ${core.url}`);
-  if (core.beyondLoopback)
-    log(
-      `callers from other machines need an API key (${core.apiKeys.activeIds().length} active; ` +
-        "`pair apikey list`); callers on this machine do not",
-    );
-  return {
-    name: "serve",
-    quiesce: async () => {
-      // Lines in flight go back to wait for the next start (never counted as done or failed).
+    start: () => {
+      runner.start();
+      rental.start();
+    },
+    stop: async () => {
       await rental.stop();
       await runner.stop();
       lines.close();
-      cluster.announcements.close();
-      liveCheck.cancel();
-      idleCollector?.cancel();
-      stopProcessMetrics();
-      events.close();
     },
-    release: () => batchStore.close(),
+    close: () => batchStore.close(),
   };
 }
 
@@ -170,8 +218,8 @@ function clientDeps(options: NodeOptions, built: Built, events: LiveEvents): Cli
     inventory: local.inventory,
     scheduler: local.scheduler,
     dispatcher: core.dispatcher,
-    nowMs: core.wallMs,
-    monoMs: () => performance.now(),
+    clock: core.runtime.clock,
+    timers: core.runtime.timers,
     history: local.history,
     metrics: core.metrics,
     adminToken: core.adminToken,
@@ -213,7 +261,7 @@ function clientDeps(options: NodeOptions, built: Built, events: LiveEvents): Cli
       sessions: core.uiSessions,
       cookieName: sessionCookieName(cluster.identity.nodeId),
       uiDir: options.seams?.uiDir ?? DEFAULT_UI_DIR,
-      nowMs: () => Date.now(),
+      clock: realClock(core.runtime),
     },
     statusExtras: () => ({
       listen: `${config.node.listen.host}:${core.port}`,

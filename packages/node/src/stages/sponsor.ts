@@ -7,6 +7,7 @@
  * Must not know: routes, the client port, peers.
  */
 
+import { SYSTEM_TIMERS, type TimerHandle } from "@pair/cluster";
 import { OsCredentialStore, type SecretRedactor } from "../credentials/index.js";
 import type { Workload } from "../history/workload-history.js";
 import type { NodeOptions } from "./node-options.js";
@@ -119,13 +120,13 @@ export function sponsorStage(
 
 /** Resolves when `work` settles or after `ms`, whichever comes first (`onLate` then); never rejects. */
 async function waitAtMost(work: Promise<unknown>, ms: number, onLate: () => void): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
+  // An exit is bounded in real time, whatever clock the node runs on (a test's virtual one).
+  let timer: TimerHandle | undefined;
   const late = new Promise<"late">((resolve) => {
-    timer = setTimeout(() => resolve("late"), ms);
-    timer.unref();
+    timer = SYSTEM_TIMERS.after(() => resolve("late"), ms);
   });
   const first = await Promise.race([work.then(() => "done" as const), late]);
-  clearTimeout(timer);
+  timer?.cancel();
   if (first === "late") onLate();
 }
 

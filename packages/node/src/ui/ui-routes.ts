@@ -9,6 +9,7 @@
  */
 
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Clock } from "@pair/provision";
 import { adminFail, sendAdminJson } from "../http/admin-json.js";
 import { readCookie, sessionCookie, type AdminCaller } from "./admin-auth.js";
 import { sendUiPage, serveUiFile } from "./ui-static.js";
@@ -20,7 +21,8 @@ export interface UiDeps {
   readonly cookieName: string;
   /** The built dashboard (packages/dashboard/dist). */
   readonly uiDir: string;
-  readonly nowMs: () => number;
+  /** The cookie's max-age counts from its wall time. */
+  readonly clock: Clock;
 }
 
 export const UI_ADMIN_PATHS = [
@@ -62,7 +64,7 @@ export async function serveUi(deps: UiDeps, req: IncomingMessage, res: ServerRes
         `${redeemed?.ok === false && redeemed.reason === "expired" ? "This login link has expired." : "This login link is unknown or was already used."} ${SIGN_IN_HINT}`,
       );
     // Rounded: the session was made a moment ago, with the full lifetime (a floor would flake by a second).
-    const maxAgeS = Math.round((redeemed.session.expiresAtMs - deps.nowMs()) / 1000);
+    const maxAgeS = Math.round((redeemed.session.expiresAtMs - deps.clock.now().wallMs) / 1000);
     res.writeHead(303, {
       location: "/ui/",
       "set-cookie": sessionCookie(deps.cookieName, redeemed.sessionId, maxAgeS),

@@ -9,6 +9,7 @@
  */
 
 import { createHash, timingSafeEqual } from "node:crypto";
+import type { Clock } from "@pair/provision";
 
 /** How long a login code may wait to be used. */
 export const DEFAULT_LOGIN_CODE_TTL_MS = 120_000;
@@ -20,8 +21,8 @@ export const DEFAULT_MAX_LOGIN_CODES = 16;
 export const DEFAULT_MAX_SESSIONS = 64;
 
 export interface UiSessionsOptions {
-  /** Wall clock, epoch ms. */
-  readonly nowMs: () => number;
+  /** Expiries read its wall time (epoch ms). */
+  readonly clock: Clock;
   /** `n` unpredictable bytes (crypto.randomBytes in the node; seeded in tests). */
   readonly randomBytes: (n: number) => Buffer;
   readonly loginCodeTtlMs?: number;
@@ -51,7 +52,7 @@ export type Redeemed =
 const SECRET_BYTES = 32;
 
 export class UiSessions {
-  readonly #nowMs: () => number;
+  readonly #clock: Clock;
   readonly #random: (n: number) => Buffer;
   readonly #codeTtlMs: number;
   readonly #sessionTtlMs: number;
@@ -62,8 +63,12 @@ export class UiSessions {
   /** sha256(session id) → session. Insertion order is age order. */
   readonly #sessions = new Map<string, UiSession>();
 
+  #wallMs(): number {
+    return this.#clock.now().wallMs;
+  }
+
   constructor(options: UiSessionsOptions) {
-    this.#nowMs = options.nowMs;
+    this.#clock = options.clock;
     this.#random = options.randomBytes;
     this.#codeTtlMs = positive("loginCodeTtlMs", options.loginCodeTtlMs ?? DEFAULT_LOGIN_CODE_TTL_MS);
     this.#sessionTtlMs = positive("sessionTtlMs", options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS);
@@ -75,7 +80,7 @@ export class UiSessions {
   issueCode(): IssuedLoginCode {
     this.#sweep();
     const code = this.#secret();
-    const expiresAtMs = this.#nowMs() + this.#codeTtlMs;
+    const expiresAtMs = this.#wallMs() + this.#codeTtlMs;
     while (this.#codes.size >= this.#maxCodes) this.#codes.delete(this.#codes.keys().next().value!);
     this.#codes.set(digest(code), expiresAtMs);
     return { code, expiresAtMs };
@@ -87,7 +92,7 @@ export class UiSessions {
     const expiresAtMs = this.#codes.get(key);
     this.#codes.delete(key);
     if (expiresAtMs === undefined) return { ok: false, reason: "unknown" };
-    const now = this.#nowMs();
+    const now = this.#wallMs();
     if (now >= expiresAtMs) return { ok: false, reason: "expired" };
     this.#sweep();
     while (this.#sessions.size >= this.#maxSessions)
@@ -107,7 +112,7 @@ export class UiSessions {
     const key = digest(sessionId);
     const session = this.#sessions.get(key);
     if (session === undefined) return undefined;
-    if (this.#nowMs() >= session.expiresAtMs) {
+    if (this.#wallMs() >= session.expiresAtMs) {
       this.#sessions.delete(key);
       return undefined;
     }
@@ -132,7 +137,7 @@ export class UiSessions {
   }
 
   #sweep(): void {
-    const now = this.#nowMs();
+    const now = this.#wallMs();
     for (const [key, expiresAtMs] of this.#codes) if (now >= expiresAtMs) this.#codes.delete(key);
     for (const [key, s] of this.#sessions) if (now >= s.expiresAtMs) this.#sessions.delete(key);
   }

@@ -17,7 +17,8 @@ import {
   revokeApiKey,
   STALE_LOCK_MS,
 } from "../../src/auth/index.js";
-import { makeKey, storeDeps, T0, tempDataDir } from "./auth-fixtures.js";
+import { HOLDING_RUNTIME } from "@pair/cluster";
+import { makeKey, runtimeAt, storeDeps, T0, tempDataDir } from "./auth-fixtures.js";
 
 let dir: ReturnType<typeof tempDataDir>;
 beforeEach(() => (dir = tempDataDir()));
@@ -128,10 +129,14 @@ describe("list and revoke", () => {
   it("revokes once; revoking again changes nothing", async () => {
     await makeKey(dir.dataDir, "a");
     await makeKey(dir.dataDir, "b");
-    const deps = storeDeps({ nowMs: () => T0 + 60_000 });
+    const deps = storeDeps({ runtime: runtimeAt(() => T0 + 60_000) });
     const first = await revokeApiKey(dir.dataDir, "a", deps);
     expect(first).toEqual({ id: "a", revoked_at: new Date(T0 + 60_000).toISOString(), already: false });
-    const second = await revokeApiKey(dir.dataDir, "a", storeDeps({ nowMs: () => T0 + 120_000 }));
+    const second = await revokeApiKey(
+      dir.dataDir,
+      "a",
+      storeDeps({ runtime: runtimeAt(() => T0 + 120_000) }),
+    );
     expect(second).toEqual({ ...first, already: true });
     expect(listApiKeys(dir.dataDir).map((k) => [k.id, k.active, k.revoked_at])).toEqual([
       ["a", false, first.revoked_at],
@@ -155,7 +160,11 @@ describe("one writer at a time", () => {
     const lock = join(dir.dataDir, "api-keys.lock");
     writeFileSync(lock, "12345\n");
     const busy = await refusal(
-      createApiKey(dir.dataDir, "b", storeDeps({ nowMs: () => statSync(lock).mtimeMs, lockWaitMs: 60 })),
+      createApiKey(
+        dir.dataDir,
+        "b",
+        storeDeps({ runtime: runtimeAt(() => statSync(lock).mtimeMs), lockWaitMs: 60 }),
+      ),
     );
     expect(busy.code).toBe("api_keys_busy");
     expect(busy.retryable).toBe(true);
@@ -168,7 +177,7 @@ describe("one writer at a time", () => {
     writeFileSync(lock, "12345\n");
     const old = (Date.now() - STALE_LOCK_MS - 1_000) / 1000;
     utimesSync(lock, old, old);
-    await createApiKey(dir.dataDir, "b", storeDeps({ nowMs: () => Date.now() }));
+    await createApiKey(dir.dataDir, "b", storeDeps({ runtime: HOLDING_RUNTIME }));
     expect(activeApiKeyIds(dir.dataDir)).toEqual(["a", "b"]);
     expect(readdirSync(dir.dataDir)).not.toContain("api-keys.lock");
   });

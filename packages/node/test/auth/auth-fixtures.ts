@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { clockAt, HOLDING_RUNTIME, type Runtime } from "@pair/cluster";
 import { createApiKey, type ApiKeyStoreDeps, type CreatedApiKey } from "../../src/auth/index.js";
 
 export const T0 = Date.parse("2025-06-01T12:00:00.000Z");
@@ -16,7 +17,16 @@ export function tempDataDir(): { dataDir: string; cleanup(): void } {
 /** A clock that moves one second per reading, and the real random source. */
 export function storeDeps(overrides: Partial<ApiKeyStoreDeps> = {}): ApiKeyStoreDeps {
   let now = T0;
-  return { nowMs: () => (now += 1_000), randomBytes: (size) => randomBytes(size), ...overrides };
+  return {
+    runtime: runtimeAt(() => (now += 1_000)),
+    randomBytes: (size) => randomBytes(size),
+    ...overrides,
+  };
+}
+
+/** Real timers (a lock wait is real), the wall clock reading `ms()`. */
+export function runtimeAt(ms: () => number): Runtime {
+  return { clock: clockAt(ms), timers: HOLDING_RUNTIME.timers };
 }
 
 export function makeKey(dataDir: string, id: string): Promise<CreatedApiKey> {

@@ -7,7 +7,12 @@ import { join } from "node:path";
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { Client } from "undici";
 import { afterEach, beforeAll, afterAll, describe, expect, it } from "vitest";
-import { CLUSTER_PORT_CHANNEL, type NodeIdentity, createInitiatorPairing } from "@pair/cluster";
+import {
+  CLUSTER_PORT_CHANNEL,
+  type NodeIdentity,
+  createInitiatorPairing,
+  SYSTEM_RUNTIME,
+} from "@pair/cluster";
 import {
   envelopeText,
   HANDSHAKE_PATH,
@@ -38,6 +43,7 @@ async function start(
     name: "pc-3090",
     dataDir,
     listen: { host: "127.0.0.1", port: 0 },
+    runtime: SYSTEM_RUNTIME,
     limits,
     ...(joinTimeoutMs === undefined ? {} : { joinTimeoutMs }),
   });

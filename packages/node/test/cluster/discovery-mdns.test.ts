@@ -1,5 +1,6 @@
 // Real nodes find each other by mDNS bound to loopback: unpaired ones are listed, paired ones that
 // move are found again — but only where their pinned certificate answers.
+import { SYSTEM_CLOCK } from "@pair/cluster";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
@@ -141,7 +142,7 @@ describe("discovery by mDNS (loopback only)", () => {
     // Another key's certificate, answering the hello as b would.
     const dir = mkdtempSync(join(tmpdir(), "pair-spoof-"));
     cleanups.push(() => Promise.resolve(rmSync(dir, { recursive: true, force: true })));
-    const mallory = await loadOrCreateIdentity(dir, { name: "mallory", nowMs: () => Date.now() });
+    const mallory = await loadOrCreateIdentity(dir, { name: "mallory", clock: SYSTEM_CLOCK });
     const server: Server = createServer(
       { key: mallory.privateKeyPem.reveal(), cert: mallory.certPem, minVersion: "TLSv1.3" },
       (_req, res) => res.end(JSON.stringify({ node_id: idOf(b), name: "node-b" })),

@@ -1,6 +1,7 @@
 // "Outbound TLS always verifies certificates": no product source turns verification off, and
 // discovery learns who is at a static address without ever completing a TLS handshake with a
 // certificate it does not already pin — an unknown port gets its name listed, nothing more.
+import { SYSTEM_CLOCK } from "@pair/cluster";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import { tmpdir } from "node:os";
@@ -87,7 +88,7 @@ describe("no unverified TLS", () => {
     // 404 naming itself "node-b" (the name of a node a is paired with).
     const dir = mkdtempSync(join(tmpdir(), "pair-stranger-"));
     cleanups.push(() => Promise.resolve(rmSync(dir, { recursive: true, force: true })));
-    const stranger = await loadOrCreateIdentity(dir, { name: "stranger", nowMs: () => Date.now() });
+    const stranger = await loadOrCreateIdentity(dir, { name: "stranger", clock: SYSTEM_CLOCK });
     let tlsConnections = 0;
     let handshakes = 0;
     const tls = createTlsServer(

@@ -1,6 +1,7 @@
 // API keys on the client port, end to end. Tests may bind only loopback, so a node "beyond loopback"
 // is a node on 127.0.0.1 whose injected LoopbackPolicy calls its listen host and every caller
 // remote: the same code path a LAN caller takes, with nothing bound outside this machine.
+import { HOLDING_RUNTIME } from "@pair/cluster";
 import { randomBytes } from "node:crypto";
 import { Ollama } from "ollama";
 import OpenAI from "openai";
@@ -15,7 +16,7 @@ import {
 import { startCluster, type Cluster, type EngineDecl } from "./node-harness.js";
 
 const EVERYONE_REMOTE: LoopbackPolicy = { isLoopbackHost: () => false, isLoopbackPeer: () => false };
-const deps: ApiKeyStoreDeps = { nowMs: () => Date.now(), randomBytes: (size) => randomBytes(size) };
+const deps: ApiKeyStoreDeps = { runtime: HOLDING_RUNTIME, randomBytes: (size) => randomBytes(size) };
 const ENGINES: EngineDecl[] = [
   { name: "ollama-1", api: "ollama", models: ["llama3.2:latest"] },
   { name: "vllm-1", api: "openai", models: ["qwen-7b"] },

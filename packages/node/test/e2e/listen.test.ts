@@ -1,3 +1,4 @@
+import { HOLDING_RUNTIME } from "@pair/cluster";
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -55,7 +56,7 @@ describe("listening", () => {
 
   it("refuses while every key is revoked, and starts once one is active", async () => {
     const dir = mkdtempSync(join(tmpdir(), "pair-listen-"));
-    const deps = { nowMs: () => Date.now(), randomBytes: (n: number) => randomBytes(n) };
+    const deps = { runtime: HOLDING_RUNTIME, randomBytes: (n: number) => randomBytes(n) };
     const lines: string[] = [];
     try {
       await createApiKey(dir, "old", deps);

@@ -2,6 +2,7 @@
 // own connection (opt-in); with either, rows still queued when the process gets SIGTERM are all in
 // the file after a graceful close, rows posted on the timer reach the file without anyone asking,
 // and the event loop's connection reads what was written.
+import { SYSTEM_RUNTIME, withWallClock } from "@pair/cluster";
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -60,7 +61,7 @@ describe.each(["loop", "thread"] as const)("history writer (%s)", (writer) => {
     expect(await exited).toBe(0);
     expect(countRows(path)).toEqual({ finished: 2000, running: 1 });
     // The next start sees the one left running as interrupted, and every finished row.
-    const next = new WorkloadHistory({ path, maxRows: 100_000, maxDays: 30, nowMs: () => Date.now() });
+    const next = new WorkloadHistory({ path, maxRows: 100_000, maxDays: 30, runtime: SYSTEM_RUNTIME });
     const rows = next.history({ limit: 5000 });
     expect(rows).toHaveLength(2001);
     expect(rows.filter((r) => r.status === "interrupted").map((r) => r.id)).toEqual(["late"]);
@@ -75,7 +76,7 @@ describe.each(["loop", "thread"] as const)("history writer (%s)", (writer) => {
       path,
       maxRows: 100,
       maxDays: 30,
-      nowMs: () => now.ms,
+      runtime: withWallClock(() => now.ms),
       flushIntervalMs: 20,
       writeOnThread: writer === "thread",
     });
@@ -95,7 +96,7 @@ describe("history writer thread", () => {
       path: ":memory:",
       maxRows: 10,
       maxDays: 30,
-      nowMs: () => 1_000,
+      runtime: withWallClock(() => 1_000),
       writeOnThread: true,
     });
     h.finish(h.begin({ ...base, id: "m1", startedAtMs: 1_000 }), "failed", "upstream_error");
@@ -109,7 +110,7 @@ describe("history writer thread", () => {
       path,
       maxRows: 10,
       maxDays: 30,
-      nowMs: () => 1_000,
+      runtime: withWallClock(() => 1_000),
       writeOnThread: true,
     });
     h.close();

@@ -6,6 +6,7 @@
  * Must not know: what the test checks.
  */
 
+import { SYSTEM_RUNTIME } from "@pair/cluster";
 import { WorkloadHistory } from "../../src/history/workload-history.js";
 
 const [path, count, writer] = process.argv.slice(2);
@@ -15,7 +16,7 @@ const history = new WorkloadHistory({
   path,
   maxRows: 100_000,
   maxDays: 30,
-  nowMs: () => Date.now(),
+  runtime: SYSTEM_RUNTIME,
   flushIntervalMs: 0,
   pruneIntervalMs: 0,
   maxBatch: 1_000_000,

@@ -2,7 +2,7 @@
 // after as long again, never while it is busy or was never busy, at most one pair per busy period and
 // per minGapMs; and the timer side
 // reads utilization once per check and collects when told (virtual time, a fake interval).
-import { VirtualRuntime } from "@pair/cluster";
+import { clockAt, VirtualRuntime } from "@pair/cluster";
 import { describe, expect, it } from "vitest";
 import {
   checkIdleCollectPolicy,
@@ -85,7 +85,7 @@ describe("startIdleCollector", () => {
     let registered = 0;
     const started = startIdleCollector({
       timers: { every: () => ((registered += 1), { cancel: () => undefined }) },
-      nowMs: () => 0,
+      clock: clockAt(() => 0),
     });
     expect(started).toBeUndefined();
     expect(registered).toBe(0);
@@ -100,7 +100,7 @@ describe("startIdleCollector", () => {
     const c = startIdleCollector({
       policy: POLICY,
       timers: runtime.timers,
-      nowMs: () => runtime.monoMs,
+      clock: runtime.clock,
       utilization: () => feed[reads++]!,
       collect: (kind) => {
         collected.push(`${kind}@${runtime.monoMs / 1000}`);

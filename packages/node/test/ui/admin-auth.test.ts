@@ -1,5 +1,6 @@
 // Who may call the admin API: the bearer token, or a dashboard session whose changes carry the CSRF
 // token from the dashboard's own origin. Decided from headers alone (no socket).
+import { clockAt } from "@pair/cluster";
 import { describe, expect, it } from "vitest";
 import {
   adminCaller,
@@ -15,7 +16,7 @@ const COOKIE = "pair_ui_test";
 
 function setup() {
   let n = 0;
-  const sessions = new UiSessions({ nowMs: () => 1_000, randomBytes: (k) => Buffer.alloc(k, ++n) });
+  const sessions = new UiSessions({ clock: clockAt(() => 1_000), randomBytes: (k) => Buffer.alloc(k, ++n) });
   const r = sessions.redeem(sessions.issueCode().code);
   if (!r.ok) throw new Error("redeem failed");
   const deps = { adminToken: TOKEN, sessions, cookieName: COOKIE };

@@ -2,6 +2,7 @@
 // code becomes an HttpOnly SameSite=Strict cookie, /ui is served only with it (CSP default-src
 // 'self'), the admin API takes the cookie for reads and, with the CSRF token from its own origin,
 // for changes — and refuses everything else.
+import { HOLDING_RUNTIME } from "@pair/cluster";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
@@ -240,7 +241,7 @@ describe("beyond loopback", () => {
     const data = mkdtempSync(join(tmpdir(), "pair-ui-beyond-"));
     try {
       const key = await createApiKey(data, "app", {
-        nowMs: () => Date.now(),
+        runtime: HOLDING_RUNTIME,
         randomBytes: (n) => randomBytes(n),
       });
       const yaml = ["node:", `  data_dir: ${data}`, "  listen: 127.0.0.1:1", "engines: []"].join("\n");

@@ -1,5 +1,6 @@
 // Dashboard sign-in in memory: one-time login codes that expire, sessions that expire, hashes only,
 // bounded counts — on a virtual clock and a counter for randomness.
+import { clockAt } from "@pair/cluster";
 import { createHash } from "node:crypto";
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
@@ -11,7 +12,7 @@ function sessions(
   const clock = { now: 1_700_000_000_000 };
   let counter = 0;
   const s = new UiSessions({
-    nowMs: () => clock.now,
+    clock: clockAt(() => clock.now),
     // Distinct, predictable bytes per call (the real node uses crypto.randomBytes).
     randomBytes: (n) => Buffer.alloc(n, ++counter),
     ...(options.codeTtlMs === undefined ? {} : { loginCodeTtlMs: options.codeTtlMs }),
@@ -132,10 +133,11 @@ describe("sessions", () => {
 describe("limits", () => {
   it("are checked at construction", () => {
     expect(
-      () => new UiSessions({ nowMs: () => 0, randomBytes: (n) => Buffer.alloc(n), loginCodeTtlMs: 0 }),
+      () =>
+        new UiSessions({ clock: clockAt(() => 0), randomBytes: (n) => Buffer.alloc(n), loginCodeTtlMs: 0 }),
     ).toThrow(/loginCodeTtlMs must be a positive number/);
     expect(
-      () => new UiSessions({ nowMs: () => 0, randomBytes: (n) => Buffer.alloc(n), maxSessions: -1 }),
+      () => new UiSessions({ clock: clockAt(() => 0), randomBytes: (n) => Buffer.alloc(n), maxSessions: -1 }),
     ).toThrow(/maxSessions/);
   });
 });

@@ -1,6 +1,7 @@
 // Where a request may go when its model has an alias group (issue 8): this node's engines and peers
 // advertising any name of the group are candidates, each to be sent the name it advertises; without
 // a group, names are exact.
+import { clockAt, SYSTEM_TIMERS } from "@pair/cluster";
 import { describe, expect, it } from "vitest";
 import type { SponsoredRented } from "../../src/server/forward.js";
 import { ModelAliases } from "../../src/server/model-aliases.js";
@@ -42,8 +43,8 @@ function depsWith(
     inventory: { serving: (model: string) => specs.filter((s) => s.models.includes(model)) },
     scheduler: { inFlight: () => 0 },
     dispatcher: {},
-    nowMs: () => 0,
-    monoMs: () => 0,
+    clock: clockAt(() => 0),
+    timers: SYSTEM_TIMERS,
     ...(withAliases ? { aliases } : {}),
     peers: {
       serving: (model: string) => peerList.filter((p) => peers[p.name]?.includes(model)),

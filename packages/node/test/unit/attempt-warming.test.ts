@@ -1,6 +1,7 @@
 // The node's log while a request waits for a warming node: when the wait starts, every 30 s while it
 // lasts, and how long it took when it ends; no timer left once it ended.
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { clockAt, SYSTEM_TIMERS } from "@pair/cluster";
 import { AttemptRun, COMPLETED } from "../../src/server/attempt-run.js";
 import type { ExchangePlan } from "@pair/dialects";
 import {
@@ -14,7 +15,9 @@ afterEach(() => void vi.useRealTimers());
 
 function run(log: string[]) {
   const deps = {
-    monoMs: () => Date.now(),
+    // Date.now is vitest's fake time; the system timers are its fake timers.
+    clock: clockAt(() => Date.now()),
+    timers: SYSTEM_TIMERS,
     log: (line: string) => void log.push(line),
   } as unknown as ForwardDeps;
   const fr = {

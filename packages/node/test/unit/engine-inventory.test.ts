@@ -1,4 +1,5 @@
 // EngineInventory without sockets: a fake dispatcher answers the model-list probes.
+import { clockAt, SYSTEM_TIMERS } from "@pair/cluster";
 import { Readable } from "node:stream";
 import type { Dispatcher } from "undici";
 import { describe, expect, it } from "vitest";
@@ -23,7 +24,11 @@ function inventory(models: Map<string, string[] | "down">) {
       return Promise.resolve({ statusCode: 200, body: Readable.from([Buffer.from(text)]) });
     },
   } as unknown as Dispatcher;
-  return new EngineInventory({ engines: [spec("a"), spec("b")], dispatcher, nowMs: () => 0 });
+  return new EngineInventory({
+    engines: [spec("a"), spec("b")],
+    dispatcher,
+    runtime: { clock: clockAt(() => 0), timers: SYSTEM_TIMERS },
+  });
 }
 
 describe("EngineInventory.serving", () => {
@@ -81,7 +86,11 @@ describe("EngineInventory probes", () => {
     const dispatcher = {
       request: () => Promise.resolve({ statusCode: 200, body: huge }),
     } as unknown as Dispatcher;
-    const inv = new EngineInventory({ engines: [spec("a")], dispatcher, nowMs: () => 0 });
+    const inv = new EngineInventory({
+      engines: [spec("a")],
+      dispatcher,
+      runtime: { clock: clockAt(() => 0), timers: SYSTEM_TIMERS },
+    });
     await inv.probeOnce();
     const state = inv.engines[0]!;
     expect(state.healthy).toBe(false);

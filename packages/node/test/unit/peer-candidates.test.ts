@@ -1,6 +1,7 @@
 // Peers as routing candidates (issue 13's routing micro-benchmark): a peer's upstream is made once per
 // peer, link and request shape and reused, remade when the link changes, never shared between
 // requesters, and peers are not looked at while a local engine can take the request.
+import { clockAt, SYSTEM_TIMERS } from "@pair/cluster";
 import { describe, expect, it } from "vitest";
 import {
   candidates,
@@ -35,8 +36,8 @@ function setup(localModels: string[] = []): Setup {
     },
     scheduler: { inFlight: () => 0 },
     dispatcher: {},
-    nowMs: () => 0,
-    monoMs: () => 0,
+    clock: clockAt(() => 0),
+    timers: SYSTEM_TIMERS,
     peers: {
       serving: () => peers,
       link: () => {

@@ -1,3 +1,4 @@
+import { withWallClock } from "@pair/cluster";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,7 +14,12 @@ afterEach(() => {
 function open(now: { ms: number }, maxRows = 100, maxDays = 30, path?: string) {
   const dir = mkdtempSync(join(tmpdir(), "pair-history-"));
   dirs.push(dir);
-  return new WorkloadHistory({ path: path ?? join(dir, "h.db"), maxRows, maxDays, nowMs: () => now.ms });
+  return new WorkloadHistory({
+    path: path ?? join(dir, "h.db"),
+    maxRows,
+    maxDays,
+    runtime: withWallClock(() => now.ms),
+  });
 }
 
 const base = { model: "m", route: "/v1/chat/completions", originNode: "node-a", requester: "local" };

@@ -8,21 +8,14 @@
  * in flight). `prepare()` wakes it for a request and looks at it through the controller until it
  * serves, so every status a wake reads reaches the ledger too; `close()` pauses it at sponsor exit,
  * bounded by `exit_timeout_s`; what stays unconfirmed stays open in SQLite for the next start.
+ * Its budget refusal, adoption, never-served pause and delete are endpoint-actions.ts.
  * Must not know: HTTP routing, the CLI, where the token is stored, real timers (the sleep seam).
  */
 
-import {
-  endpointKey,
-  resumeAllowed,
-  type EndpointsTransport,
-  type HfEndpoint,
-  type HuggingFaceEndpointsProvider,
-} from "@pair/huggingface";
-import { routeEligibility } from "@pair/ledger";
+import { resumeAllowed, type EndpointsTransport, type HuggingFaceEndpointsProvider } from "@pair/huggingface";
 import {
   liveRecords,
   openObligations,
-  sameIncarnation,
   type Clock,
   type DeploymentRecord,
   type HostingController,
@@ -38,14 +31,19 @@ import {
   createdInfo,
   declareCreate,
   EndpointPrice,
-  lastIncarnation,
-  type CreateContext,
 } from "./endpoint-create.js";
 import { refusalCode, type ManagedLedger } from "../core/managed-ledger.js";
 import type { ServeCheck } from "../core/models-probe.js";
 import type { ManagedRentedNode } from "../core/managed-node.js";
 import { ManagedNodeCore, type NodeWords, type PresetIdSource } from "../core/managed-node-core.js";
 import { ServeGate } from "./serve-gate.js";
+import {
+  adoptIfBilling,
+  budgetRefusal,
+  deleteIncarnation,
+  stopIfNeverServed,
+  type EndpointContext,
+} from "./endpoint-actions.js";
 import {
   type CreatedInfo,
   type ManagedAction,
@@ -105,8 +103,8 @@ export class ManagedEndpoint implements ManagedRentedNode {
   /** Controller, ledger feed, reservation, pause state, last problem and the view's common fields. */
   readonly #core: ManagedNodeCore;
   readonly #price: EndpointPrice;
-  /** What the create steps (endpoint-create.ts) read of this node. */
-  readonly #steps: CreateContext;
+  /** What the create steps and the actions (endpoint-create.ts, endpoint-actions.ts) read of this node. */
+  readonly #steps: EndpointContext;
   #wake: Promise<ManagedAction> | undefined;
   #observing: Promise<unknown> | undefined;
   /** The detail of the last create answer that was not a creation (HF's message, or why it was lost). */
@@ -153,6 +151,10 @@ export class ManagedEndpoint implements ManagedRentedNode {
       live: () => this.#live(),
       createDetail: () => this.#createDetail,
       refusedCode: () => adopting.lastRefusedCode,
+      name: this.name,
+      provider: options.provider,
+      ledger: options.ledger,
+      gate: this.#gate,
     };
     this.#core.catchUpLedger();
   }
@@ -208,10 +210,10 @@ export class ManagedEndpoint implements ManagedRentedNode {
       await this.#core.budgetStops((id, reason) => this.#core.controller.requireStop(id, reason));
       const live = this.#live();
       if (live === undefined) {
-        await this.#adoptIfBilling();
+        await adoptIfBilling(this.#steps);
         return;
       }
-      if (await this.#stopIfNeverServed(live)) return;
+      if (await stopIfNeverServed(this.#steps, live)) return;
       const now = this.#o.clock.now().wallMs;
       if (this.#o.inFlight() > 0) this.#core.lastActiveMs = now;
       else if (
@@ -277,23 +279,7 @@ export class ManagedEndpoint implements ManagedRentedNode {
    * router ask this one function, so they agree.
    */
   budgetRefusal(): PairError | undefined {
-    if (this.#price.microUsdPerHour === undefined) return undefined;
-    const at = this.#o.clock.now().wallMs;
-    const e = routeEligibility(this.#o.ledger.state, { kind: "rented", nodeId: this.name }, at);
-    if (e.eligible || e.reason === "no-reservation") {
-      if (this.#live() !== undefined) return undefined;
-      const wake = resumeAllowed(this.#o.ledger.state, this.name, at);
-      return wake.ok || wake.error.code !== "budget_exceeded"
-        ? undefined
-        : this.#core.error("budget_exceeded", `a wake would cost more than is left: ${wake.error.message}`);
-    }
-    return {
-      code: "budget_exceeded",
-      message:
-        `rented node ${this.name} reached its ${e.window === "day" ? "daily" : "monthly"} budget and is ` +
-        `paused until ${new Date(e.untilMs).toISOString()}: raise budget.usd_per_${e.window} or wait`,
-      node: this.name,
-    };
+    return budgetRefusal(this.#steps);
   }
 
   /** `pair rented resume` and wake on request: refused while the budget is exhausted. */
@@ -344,34 +330,7 @@ export class ManagedEndpoint implements ManagedRentedNode {
   /** `pair rented delete`: pause (closing the obligation), then delete that exact incarnation. */
   async delete(): Promise<ManagedAction> {
     const paused = await this.pause("user-request");
-    if (!paused.ok) return paused;
-    const { namespace, name } = this.#o.config.endpoint;
-    let endpoint: HfEndpoint;
-    try {
-      endpoint = await this.#o.transport.getEndpoint(namespace, name);
-    } catch (cause) {
-      return { ok: false, error: this.#core.error("upstream_error", (cause as Error).message) };
-    }
-    const previous = lastIncarnation(this.#core.controller.state);
-    if (previous !== undefined && !sameIncarnation(previous, endpoint.incarnation))
-      return {
-        ok: false,
-        error: this.#core.error(
-          "rented_node_ineligible",
-          `${namespace}/${name} is another incarnation: not deleted`,
-        ),
-      };
-    const outcome = await this.#o.provider.delete(endpointKey(endpoint));
-    if (outcome.kind !== "accepted")
-      return {
-        ok: false,
-        error: this.#core.error(
-          "upstream_error",
-          outcome.kind === "refused" ? `${outcome.code}: ${outcome.message}` : outcome.cause,
-        ),
-      };
-    this.#o.log(`rented node ${this.name}: endpoint ${namespace}/${name} deleted`);
-    return { ok: true };
+    return paused.ok ? deleteIncarnation(this.#steps) : paused;
   }
 
   /**
@@ -405,56 +364,12 @@ export class ManagedEndpoint implements ManagedRentedNode {
     return this.#core.view(this.#price.microUsdPerHour, idlePauseMs, this.budgetRefusal() !== undefined);
   }
 
-  /**
-   * A spell billing for `startup_deadline_min` without ever serving its model is paused through the
-   * contract (the obligation closes on evidence), and a request does not wake it again: that would
-   * bill another deadline for nothing. `pair rented resume` tries again.
-   */
-  async #stopIfNeverServed(live: DeploymentRecord): Promise<boolean> {
-    const deadlineMs = this.#o.config.lifecycle.startupDeadlineMs;
-    const unserved = await this.#gate.unservedMs(live, this.#o.clock.now().wallMs);
-    if (unserved === undefined || unserved < deadlineMs) return false;
-    const status = live.observed?.status;
-    this.#core.pausedBy = "unhealthy";
-    this.#core.lastError =
-      `it billed ${Math.round(deadlineMs / 60_000)} min (lifecycle.startup_deadline_min) without serving ` +
-      `its model on /v1/models (${this.#gate.notServing ?? `still ${status ?? "starting"}`}): paused; its ` +
-      "engine image may not serve the OpenAI API. Fix it on Hugging Face, then pair rented resume";
-    this.#o.log(`rented node ${this.name}: ${this.#core.lastError}`);
-    await this.#core.controller.requireStop(live.id, "unhealthy");
-    return true;
-  }
-
   #openCount(): number {
     return openObligations(this.#core.controller.state).length;
   }
 
   #live(): DeploymentRecord | undefined {
     return liveRecords(this.#core.controller.state).find((d) => d.slot.name === this.#o.config.endpoint.name);
-  }
-
-  /** No record, yet the endpoint bills or may (running, starting, scaled to zero): own it. */
-  async #adoptIfBilling(): Promise<void> {
-    const { namespace, name } = this.#o.config.endpoint;
-    const endpoint = await this.#o.transport.getEndpoint(namespace, name);
-    if (endpoint.state === "paused") return;
-    // PAIR refuses to manage a public endpoint (public_endpoint_refused): it declares nothing for it,
-    // so nothing of it is left to pause, at exit or ever.
-    if (endpoint.accessType === "public") {
-      this.#core.lastError = `${namespace}/${name} is public: PAIR manages only private or authenticated endpoints`;
-      return;
-    }
-    const previous = lastIncarnation(this.#core.controller.state);
-    if (previous !== undefined && !sameIncarnation(previous, endpoint.incarnation)) {
-      this.#core.lastError = `${namespace}/${name} was recreated (created ${endpoint.incarnation}); PAIR leaves it alone`;
-      return;
-    }
-    const result = await adoptEndpoint(this.#steps);
-    if (!result.ok && result.error.code === "budget_exceeded") {
-      // It bills, and the ledger will not authorize it: pause that exact endpoint directly.
-      this.#core.pausedBy = "budget-exceeded";
-      await this.#o.provider.stop(endpointKey(endpoint), "pause");
-    }
   }
 
   /** One reconciliation pass (joins one under way): lists the endpoint, feeding what it saw to the ledger. */

@@ -11,6 +11,7 @@
  * Must not know: the client API, dialects, how the forwarder relays, the credential store's platform.
  */
 
+import type { TimerHandle, Timers } from "@pair/cluster";
 import type { ProxyUrlOf } from "@pair/runpod";
 import type { Dispatcher } from "undici";
 import type { RentedConfigReader, RentedNodeConfig, RentedNodeProblem } from "../config/index.js";
@@ -75,6 +76,8 @@ export interface RentedNodesOptions {
   /** Runpod pods attached by id: their proxy base URL (`providers.runpod.proxy_url`; default Runpod's). */
   readonly runpodProxyUrl?: ProxyUrlOf;
   readonly log?: (line: string) => void;
+  /** The probe schedule (the node's runtime). */
+  readonly timers: Pick<Timers, "after">;
   /** Scrubs secrets from the detail the admin view shows (reason, last error, provider message). */
   readonly redact?: (text: string) => string;
 }
@@ -110,7 +113,7 @@ export class RentedNodes {
   readonly #o: RentedNodesOptions;
   readonly #nodes = new Map<string, NodeState>();
   #file: RentedFile;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: TimerHandle | undefined;
   #round: Promise<void> | undefined;
   #stopped = false;
 
@@ -146,7 +149,7 @@ export class RentedNodes {
 
   stop(): void {
     this.#stopped = true;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer?.cancel();
   }
 
   /** Probe every node now (joins a round under way). */
@@ -387,10 +390,9 @@ export class RentedNodes {
 
   #schedule(): void {
     if (this.#stopped) return;
-    this.#timer = setTimeout(() => {
+    this.#timer = this.#o.timers.after(() => {
       void this.probe().finally(() => this.#schedule());
     }, this.#o.probeIntervalMs ?? 30_000);
-    this.#timer.unref();
   }
 }
 
