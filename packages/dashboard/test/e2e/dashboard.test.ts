@@ -6,13 +6,13 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../../node/test/cli/cli-harness.js";
 import { admin, type TestNode } from "../../../node/test/cluster/node-pair-harness.js";
 import { launchChromium } from "./browser.js";
 import { LAPTOP_MODEL, RENTED_MODEL, startUiCluster, type UiCluster } from "./ui-cluster.js";
 import { until } from "../../../node/test/support/eventually.js";
+import { postChat } from "../../../node/test/support/chat.js";
 
 let cluster: UiCluster;
 let browser: Browser;
@@ -60,13 +60,7 @@ async function signedIn(node: TestNode): Promise<Page> {
   return page;
 }
 
-function chat(node: TestNode, model: string) {
-  return request(`${node.node.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model, stream: true, messages: [{ role: "user", content: "hi" }] }),
-  });
-}
+const chat = (node: TestNode, model: string) => postChat(node.node.url, { model, stream: true });
 
 describe("the dashboard in a browser", () => {
   let page: Page;

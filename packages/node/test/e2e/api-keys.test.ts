@@ -13,6 +13,7 @@ import {
   type LoopbackPolicy,
 } from "../../src/auth/index.js";
 import { startCluster, type Cluster, type EngineDecl } from "./node-harness.js";
+import { chatBody, fetchChat } from "../support/chat.js";
 
 const EVERYONE_REMOTE: LoopbackPolicy = { isLoopbackHost: () => false, isLoopbackPeer: () => false };
 const deps: ApiKeyStoreDeps = { nowMs: () => Date.now(), randomBytes: (size) => randomBytes(size) };
@@ -20,8 +21,6 @@ const ENGINES: EngineDecl[] = [
   { name: "ollama-1", api: "ollama", models: ["llama3.2:latest"] },
   { name: "vllm-1", api: "openai", models: ["qwen-7b"] },
 ];
-const chatBody = (model: string) =>
-  JSON.stringify({ model, messages: [{ role: "user", content: "hi" }], stream: false });
 
 describe("a node listening beyond loopback", () => {
   let c: Cluster;
@@ -74,7 +73,10 @@ describe("a node listening beyond loopback", () => {
     ["POST", "/api/show", "ollama"],
   ])("%s %s without a key: 401 in the %s dialect, nothing recorded", async (method, path, dialect) => {
     const before = c.node.history.history({ limit: 1000 }).length;
-    const res = await call(path, method === "POST" ? { method, body: chatBody("qwen-7b") } : { method });
+    const res = await call(
+      path,
+      method === "POST" ? { method, body: chatBody({ model: "qwen-7b", stream: false }) } : { method },
+    );
     expect(res.status).toBe(401);
     expect(res.headers.get("www-authenticate")).toBe('Bearer realm="pair"');
     expect(res.headers.get("connection")).toBe("close");
@@ -111,7 +113,7 @@ describe("a node listening beyond loopback", () => {
     const res = await call("/api/chat", {
       method: "POST",
       headers: { authorization: "Bearer pair_x_" + "A".repeat(43) },
-      body: chatBody("llama3.2:latest"),
+      body: chatBody({ model: "llama3.2:latest", stream: false }),
     });
     expect(res.status).toBe(401);
     expect(res.headers.get("www-authenticate")).toBe('Bearer realm="pair", error="invalid_token"');
@@ -127,7 +129,7 @@ describe("a node listening beyond loopback", () => {
       call("/v1/chat/completions", {
         method: "POST",
         headers: { authorization: `Bearer ${k}` },
-        body: chatBody("qwen-7b"),
+        body: chatBody({ model: "qwen-7b", stream: false }),
       });
     expect((await withKey(tablet)).status).toBe(200);
     expect(lastRequester()).toBe("tablet");
@@ -164,10 +166,11 @@ describe("a node on loopback (the real policy)", () => {
   afterAll(async () => c.close());
 
   const chat = (authorization?: string) =>
-    fetch(`${c.node.url}/api/chat`, {
-      method: "POST",
+    fetchChat(c.node.url, {
+      model: "llama3.2:latest",
+      stream: false,
+      route: "/api/chat",
       headers: authorization === undefined ? {} : { authorization },
-      body: chatBody("llama3.2:latest"),
     });
 
   it("needs no key from this machine, and records the caller as local", async () => {
