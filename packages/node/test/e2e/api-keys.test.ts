@@ -37,6 +37,12 @@ describe("a node listening beyond loopback", () => {
 
   const call = (path: string, init: RequestInit = {}) => fetch(`${c.node.url}${path}`, init);
   const lastRequester = () => c.node.history.history({ limit: 1 })[0]?.requester;
+  const chatWith = (k?: string) =>
+    call("/v1/chat/completions", {
+      method: "POST",
+      headers: k === undefined ? {} : { authorization: `Bearer ${k}` },
+      body: chatBody({ model: "qwen-7b", stream: false }),
+    });
 
   it("serves the OpenAI client that sends the key, and records the key's id as requester", async () => {
     const openai = new OpenAI({ baseURL: `${c.node.url}/v1`, apiKey: key, maxRetries: 0 });
@@ -125,17 +131,11 @@ describe("a node listening beyond loopback", () => {
 
   it("refuses a revoked key from the next request on, and takes a new key without a restart", async () => {
     const { key: tablet } = await createApiKey(c.dataDir, "tablet", deps);
-    const withKey = (k: string) =>
-      call("/v1/chat/completions", {
-        method: "POST",
-        headers: { authorization: `Bearer ${k}` },
-        body: chatBody({ model: "qwen-7b", stream: false }),
-      });
-    expect((await withKey(tablet)).status).toBe(200);
+    expect((await chatWith(tablet)).status).toBe(200);
     expect(lastRequester()).toBe("tablet");
     await revokeApiKey(c.dataDir, "tablet", deps);
-    expect((await withKey(tablet)).status).toBe(401);
-    expect((await withKey(key)).status).toBe(200);
+    expect((await chatWith(tablet)).status).toBe(401);
+    expect((await chatWith(key)).status).toBe(200);
   });
 
   it("keeps the admin API behind its own token: an API key does not open it", async () => {
@@ -148,12 +148,30 @@ describe("a node listening beyond loopback", () => {
   });
 
   it("counts refusals by reason, and never writes a key into its log, history or metrics", async () => {
-    const metrics = await (await call("/metrics", { headers: { authorization: `Bearer ${key}` } })).text();
+    // Its own refusals, one of each, counted from before them: not the other tests' leftovers.
+    const scrape = async () =>
+      (await call("/metrics", { headers: { authorization: `Bearer ${key}` } })).text();
+    const refusals = (text: string, reason: string) =>
+      Number(
+        new RegExp(`^pair_client_auth_refusals_total\\{reason="${reason}"\\} (\\d+)$`, "m").exec(text)?.[1] ??
+          0,
+      );
+    const before = await scrape();
+    const { key: phone } = await createApiKey(c.dataDir, "phone", deps);
+    expect((await chatWith(phone)).status).toBe(200);
+    await revokeApiKey(c.dataDir, "phone", deps);
+    expect((await chatWith(phone)).status).toBe(401);
+    expect((await chatWith()).status).toBe(401);
+    const metrics = await scrape();
     expect(metrics).toMatch(/^pair_client_auth_refusals_total\{reason="missing"\} \d+$/m);
-    expect(metrics).toMatch(/^pair_client_auth_refusals_total\{reason="revoked"\} 1$/m);
+    expect(metrics).toMatch(/^pair_client_auth_refusals_total\{reason="revoked"\} \d+$/m);
+    expect({
+      missing: refusals(metrics, "missing") - refusals(before, "missing"),
+      revoked: refusals(metrics, "revoked") - refusals(before, "revoked"),
+    }).toEqual({ missing: 1, revoked: 1 });
     const history = JSON.stringify(c.node.history.history({ limit: 1000 }));
-    const secret = parseApiKey(key)!.secret;
-    for (const text of [log.join("\n"), history, metrics]) expect(text).not.toContain(secret);
+    for (const secret of [parseApiKey(key)!.secret, parseApiKey(phone)!.secret])
+      for (const text of [log.join("\n"), history, metrics]) expect(text).not.toContain(secret);
     expect(log.join("\n")).toContain("callers from other machines need an API key (1 active");
   });
 });
