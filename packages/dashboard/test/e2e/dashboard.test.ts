@@ -6,13 +6,13 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../../node/test/cli/cli-harness.js";
 import { admin, type TestNode } from "../../../node/test/cluster/node-pair-harness.js";
 import { launchChromium } from "./browser.js";
 import { LAPTOP_MODEL, RENTED_MODEL, startUiCluster, type UiCluster } from "./ui-cluster.js";
 import { until } from "../../../node/test/support/eventually.js";
+import { postChat } from "../../../node/test/support/chat.js";
 
 let cluster: UiCluster;
 let browser: Browser;
@@ -60,19 +60,20 @@ async function signedIn(node: TestNode): Promise<Page> {
   return page;
 }
 
-function chat(node: TestNode, model: string) {
-  return request(`${node.node.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model, stream: true, messages: [{ role: "user", content: "hi" }] }),
-  });
+const chat = (node: TestNode, model: string) => postChat(node.node.url, { model, stream: true });
+
+/** Whether the laptop sees gpu-rent shared as `shared`, over the cluster. */
+async function peerSeesShared(shared: boolean): Promise<void> {
+  await until(async () => {
+    const rows = (await admin(cluster.laptop, "/pair/v1/nodes")).json as { name: string; shared?: boolean }[];
+    return rows.find((r) => r.name === "gpu-rent")?.shared === shared;
+  }, 8_000);
 }
 
+// Each test signs in its own page and sets the sharing it needs: none relies on what another left.
 describe("the dashboard in a browser", () => {
-  let page: Page;
-
   it("signs in with the one-time code from `pair ui` and shows every node, the rented one labelled", async () => {
-    page = await signedIn(cluster.sponsor);
+    const page = await signedIn(cluster.sponsor);
     const cookies = await page.context().cookies();
     expect(cookies).toHaveLength(1);
     expect(cookies[0]).toMatchObject({ httpOnly: true, sameSite: "Strict", path: "/" });
@@ -97,6 +98,8 @@ describe("the dashboard in a browser", () => {
   });
 
   it("lets the sponsor switch sharing and the policy; the change shows here and reaches the peer", async () => {
+    expect((await admin(cluster.sponsor, "/pair/v1/rented/reset", { name: "gpu-rent" })).status).toBe(200);
+    const page = await signedIn(cluster.sponsor);
     await page.getByRole("link", { name: "gpu-rent" }).click();
     await page.getByRole("heading", { level: 2, name: "gpu-rent" }).waitFor();
     const share = page.getByRole("switch", { name: "Share with the cluster" });
@@ -105,13 +108,7 @@ describe("the dashboard in a browser", () => {
     await poll(() => share.getAttribute("aria-checked")).toBe("true");
     await page.getByRole("status").filter({ hasText: "gpu-rent is shared with the cluster" }).waitFor();
     // The peer learns it over the cluster, at once.
-    await until(async () => {
-      const rows = (await admin(cluster.laptop, "/pair/v1/nodes")).json as {
-        name: string;
-        shared?: boolean;
-      }[];
-      return rows.find((r) => r.name === "gpu-rent")?.shared === true;
-    }, 8_000);
+    await peerSeesShared(true);
 
     await page.getByLabel("Routing policy").selectOption("prefer");
     await page.getByRole("button", { name: "Apply" }).click();
@@ -127,6 +124,11 @@ describe("the dashboard in a browser", () => {
   });
 
   it("shows a request from the peer in Jobs while it runs, then in History, with the off-LAN badge", async () => {
+    // The peer may use gpu-rent only while it is shared.
+    const shared = await admin(cluster.sponsor, "/pair/v1/rented/share", { name: "gpu-rent", share: true });
+    expect(shared.status).toBe(200);
+    await peerSeesShared(true);
+    const page = await signedIn(cluster.sponsor);
     await page.getByRole("link", { name: "Jobs" }).click();
     await page.getByRole("heading", { level: 2, name: "Jobs" }).waitFor();
     const answer = chat(cluster.laptop, RENTED_MODEL);
@@ -176,6 +178,7 @@ describe("the dashboard in a browser", () => {
   });
 
   it("works from the keyboard: a skip link first, then the views' links", async () => {
+    const page = await signedIn(cluster.sponsor);
     await page.goto(`${cluster.sponsor.node.url}/ui/#/history`);
     await page.reload(); // a fresh page: the focus starts at the top
     await page.getByRole("heading", { level: 2, name: "History" }).waitFor();
@@ -194,6 +197,7 @@ describe("the dashboard in a browser", () => {
   });
 
   it("keeps it readable at a phone's width", async () => {
+    const page = await signedIn(cluster.sponsor);
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByRole("link", { name: "Nodes" }).click();
     const row = page.locator('tr[data-node="gpu-rent"]');
@@ -225,13 +229,7 @@ describe("the dashboard in a browser", () => {
     await poll(() => share.getAttribute("aria-checked")).toBe("false");
     await poll(() => page.getByLabel("Routing policy").inputValue()).toBe("when-no-local-node");
     await poll(() => reset.count()).toBe(0); // nothing changed here any more
-    await until(async () => {
-      const rows = (await admin(cluster.laptop, "/pair/v1/nodes")).json as {
-        name: string;
-        shared?: boolean;
-      }[];
-      return rows.find((r) => r.name === "gpu-rent")?.shared === false;
-    }, 8_000);
+    await peerSeesShared(false);
   });
 });
 

@@ -14,25 +14,17 @@
 import { mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Page } from "playwright-core";
-import { request } from "undici";
 import { admin, type TestNode } from "../../../node/test/cluster/node-pair-harness.js";
 import { submitChatBatch } from "../../../node/test/support/batch-submit.js";
 import { launchChromium } from "./browser.js";
 import { DEFAULT_CATALOG, DEFAULT_HARDWARE } from "@pair/emulators";
 import { HF_MODEL, HF_NODE, LAPTOP_MODEL, RENTED_MODEL, startUiCluster } from "./ui-cluster.js";
+import { chatReply } from "../../../node/test/support/chat.js";
 
 const OUT = fileURLToPath(new URL("../../../../docs/images/", import.meta.url));
 
-function chat(node: TestNode, model: string) {
-  return request(`${node.node.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model, stream: true, messages: [{ role: "user", content: "hi" }] }),
-  }).then(async (res) => {
-    await res.body.text();
-    return res.statusCode;
-  });
-}
+const chat = (node: TestNode, model: string) =>
+  chatReply(node.node.url, { model, stream: true }).then((r) => r.status);
 
 async function shot(page: Page, name: string, fullPage = true): Promise<void> {
   await page.waitForTimeout(300); // let the last refresh paint

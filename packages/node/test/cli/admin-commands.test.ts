@@ -6,6 +6,7 @@ import type { WorkloadJson } from "../../src/history/workload-history.js";
 import { startCluster, type Cluster } from "../e2e/node-harness.js";
 import { processorOf } from "../../src/cli/ps-command.js";
 import { runCli, writeConfig } from "./cli-harness.js";
+import { chatReply, type ChatRoute } from "../support/chat.js";
 
 /** The `pair jobs` / `pair history --json` fields docs/reference.md promises. */
 const WORKLOAD_FIELDS = [
@@ -32,14 +33,8 @@ let midIso: string;
 
 const cli = (...argv: string[]) => runCli([...argv, "--config", config.file]);
 
-async function chat(model: string, route: "/v1/chat/completions" | "/api/chat" = "/v1/chat/completions") {
-  const res = await fetch(`${c.node.url}${route}`, {
-    method: "POST",
-    body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }], stream: false }),
-  });
-  await res.text();
-  return res.status;
-}
+const chat = (model: string, route?: ChatRoute) =>
+  chatReply(c.node.url, { model, route, stream: false }).then((r) => r.status);
 
 beforeAll(async () => {
   c = await startCluster([

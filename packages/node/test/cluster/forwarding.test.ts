@@ -14,6 +14,7 @@ import {
   type TestNode,
 } from "./node-pair-harness.js";
 import { cleanupAfterEach, until } from "../support/eventually.js";
+import { postChat } from "../support/chat.js";
 
 const defer = cleanupAfterEach();
 
@@ -32,14 +33,8 @@ async function historyOf(n: TestNode): Promise<WorkloadJson[]> {
   return (await admin(n, "/pair/v1/history")).json as WorkloadJson[];
 }
 
-function chat(n: TestNode, model: string, stream: boolean, signal?: AbortSignal) {
-  return request(`${n.node.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model, stream, messages: [{ role: "user", content: "hi" }] }),
-    ...(signal === undefined ? {} : { signal }),
-  });
-}
+const chat = (n: TestNode, model: string, stream: boolean, signal?: AbortSignal) =>
+  postChat(n.node.url, { model, stream, signal });
 
 describe("forwarding between paired nodes", () => {
   it("streams a peer's model through this node (SSE and NDJSON), recorded with origin and serving node on both sides", async () => {

@@ -3,11 +3,11 @@
 // timeout is given up — before the first byte a clean 502, not a wait for the 120 s first-byte
 // timeout — while a stream still flowing from it is left alone (a busy peer that misses one poll
 // keeps its live streams).
-import { request } from "undici";
 import { describe, expect, it } from "vitest";
 import type { WorkloadJson } from "../../src/history/workload-history.js";
 import { cleanupAfterEach, until } from "../support/eventually.js";
 import { admin, joinWith, showPin, startTestNodeWith, type TestNode } from "./node-pair-harness.js";
+import { postChat } from "../support/chat.js";
 
 const defer = cleanupAfterEach();
 /** The laptop's poll timeout: the silence a request to a down peer is allowed. */
@@ -31,14 +31,8 @@ async function pairedNodes(): Promise<{ laptop: TestNode; desktop: TestNode; des
   return { laptop, desktop, desktopId: desktop.node.cluster.identity.nodeId };
 }
 
-function chat(laptop: TestNode) {
-  return request(`${laptop.node.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: "qwen:32b", stream: true, messages: [{ role: "user", content: "hi" }] }),
-    signal: AbortSignal.timeout(10_000),
-  });
-}
+const chat = (laptop: TestNode) =>
+  postChat(laptop.node.url, { model: "qwen:32b", stream: true, signal: AbortSignal.timeout(10_000) });
 
 describe("a forwarded request when its peer is found down", () => {
   it("keeps a stream that is still flowing (the peer answers, it only missed a poll)", async () => {

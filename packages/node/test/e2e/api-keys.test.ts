@@ -14,6 +14,7 @@ import {
   type LoopbackPolicy,
 } from "../../src/auth/index.js";
 import { startCluster, type Cluster, type EngineDecl } from "./node-harness.js";
+import { chatBody, fetchChat } from "../support/chat.js";
 
 const EVERYONE_REMOTE: LoopbackPolicy = { isLoopbackHost: () => false, isLoopbackPeer: () => false };
 const deps: ApiKeyStoreDeps = { runtime: HOLDING_RUNTIME, randomBytes: (size) => randomBytes(size) };
@@ -21,8 +22,6 @@ const ENGINES: EngineDecl[] = [
   { name: "ollama-1", api: "ollama", models: ["llama3.2:latest"] },
   { name: "vllm-1", api: "openai", models: ["qwen-7b"] },
 ];
-const chatBody = (model: string) =>
-  JSON.stringify({ model, messages: [{ role: "user", content: "hi" }], stream: false });
 
 describe("a node listening beyond loopback", () => {
   let c: Cluster;
@@ -39,6 +38,12 @@ describe("a node listening beyond loopback", () => {
 
   const call = (path: string, init: RequestInit = {}) => fetch(`${c.node.url}${path}`, init);
   const lastRequester = () => c.node.history.history({ limit: 1 })[0]?.requester;
+  const chatWith = (k?: string) =>
+    call("/v1/chat/completions", {
+      method: "POST",
+      headers: k === undefined ? {} : { authorization: `Bearer ${k}` },
+      body: chatBody({ model: "qwen-7b", stream: false }),
+    });
 
   it("serves the OpenAI client that sends the key, and records the key's id as requester", async () => {
     const openai = new OpenAI({ baseURL: `${c.node.url}/v1`, apiKey: key, maxRetries: 0 });
@@ -75,7 +80,10 @@ describe("a node listening beyond loopback", () => {
     ["POST", "/api/show", "ollama"],
   ])("%s %s without a key: 401 in the %s dialect, nothing recorded", async (method, path, dialect) => {
     const before = c.node.history.history({ limit: 1000 }).length;
-    const res = await call(path, method === "POST" ? { method, body: chatBody("qwen-7b") } : { method });
+    const res = await call(
+      path,
+      method === "POST" ? { method, body: chatBody({ model: "qwen-7b", stream: false }) } : { method },
+    );
     expect(res.status).toBe(401);
     expect(res.headers.get("www-authenticate")).toBe('Bearer realm="pair"');
     expect(res.headers.get("connection")).toBe("close");
@@ -112,7 +120,7 @@ describe("a node listening beyond loopback", () => {
     const res = await call("/api/chat", {
       method: "POST",
       headers: { authorization: "Bearer pair_x_" + "A".repeat(43) },
-      body: chatBody("llama3.2:latest"),
+      body: chatBody({ model: "llama3.2:latest", stream: false }),
     });
     expect(res.status).toBe(401);
     expect(res.headers.get("www-authenticate")).toBe('Bearer realm="pair", error="invalid_token"');
@@ -124,17 +132,11 @@ describe("a node listening beyond loopback", () => {
 
   it("refuses a revoked key from the next request on, and takes a new key without a restart", async () => {
     const { key: tablet } = await createApiKey(c.dataDir, "tablet", deps);
-    const withKey = (k: string) =>
-      call("/v1/chat/completions", {
-        method: "POST",
-        headers: { authorization: `Bearer ${k}` },
-        body: chatBody("qwen-7b"),
-      });
-    expect((await withKey(tablet)).status).toBe(200);
+    expect((await chatWith(tablet)).status).toBe(200);
     expect(lastRequester()).toBe("tablet");
     await revokeApiKey(c.dataDir, "tablet", deps);
-    expect((await withKey(tablet)).status).toBe(401);
-    expect((await withKey(key)).status).toBe(200);
+    expect((await chatWith(tablet)).status).toBe(401);
+    expect((await chatWith(key)).status).toBe(200);
   });
 
   it("keeps the admin API behind its own token: an API key does not open it", async () => {
@@ -147,12 +149,30 @@ describe("a node listening beyond loopback", () => {
   });
 
   it("counts refusals by reason, and never writes a key into its log, history or metrics", async () => {
-    const metrics = await (await call("/metrics", { headers: { authorization: `Bearer ${key}` } })).text();
+    // Its own refusals, one of each, counted from before them: not the other tests' leftovers.
+    const scrape = async () =>
+      (await call("/metrics", { headers: { authorization: `Bearer ${key}` } })).text();
+    const refusals = (text: string, reason: string) =>
+      Number(
+        new RegExp(`^pair_client_auth_refusals_total\\{reason="${reason}"\\} (\\d+)$`, "m").exec(text)?.[1] ??
+          0,
+      );
+    const before = await scrape();
+    const { key: phone } = await createApiKey(c.dataDir, "phone", deps);
+    expect((await chatWith(phone)).status).toBe(200);
+    await revokeApiKey(c.dataDir, "phone", deps);
+    expect((await chatWith(phone)).status).toBe(401);
+    expect((await chatWith()).status).toBe(401);
+    const metrics = await scrape();
     expect(metrics).toMatch(/^pair_client_auth_refusals_total\{reason="missing"\} \d+$/m);
-    expect(metrics).toMatch(/^pair_client_auth_refusals_total\{reason="revoked"\} 1$/m);
+    expect(metrics).toMatch(/^pair_client_auth_refusals_total\{reason="revoked"\} \d+$/m);
+    expect({
+      missing: refusals(metrics, "missing") - refusals(before, "missing"),
+      revoked: refusals(metrics, "revoked") - refusals(before, "revoked"),
+    }).toEqual({ missing: 1, revoked: 1 });
     const history = JSON.stringify(c.node.history.history({ limit: 1000 }));
-    const secret = parseApiKey(key)!.secret;
-    for (const text of [log.join("\n"), history, metrics]) expect(text).not.toContain(secret);
+    for (const secret of [parseApiKey(key)!.secret, parseApiKey(phone)!.secret])
+      for (const text of [log.join("\n"), history, metrics]) expect(text).not.toContain(secret);
     expect(log.join("\n")).toContain("callers from other machines need an API key (1 active");
   });
 });
@@ -165,10 +185,11 @@ describe("a node on loopback (the real policy)", () => {
   afterAll(async () => c.close());
 
   const chat = (authorization?: string) =>
-    fetch(`${c.node.url}/api/chat`, {
-      method: "POST",
+    fetchChat(c.node.url, {
+      model: "llama3.2:latest",
+      stream: false,
+      route: "/api/chat",
       headers: authorization === undefined ? {} : { authorization },
-      body: chatBody("llama3.2:latest"),
     });
 
   it("needs no key from this machine, and records the caller as local", async () => {

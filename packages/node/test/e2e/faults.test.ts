@@ -5,6 +5,7 @@ import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { startCluster, type Cluster } from "./node-harness.js";
 import { until } from "../support/eventually.js";
+import { fetchChat } from "../support/chat.js";
 
 let c: Cluster | undefined;
 afterEach(async () => {
@@ -13,10 +14,7 @@ afterEach(async () => {
 });
 
 const chat = (url: string, model: string, stream = false, content = "hello") =>
-  fetch(`${url}/v1/chat/completions`, {
-    method: "POST",
-    body: JSON.stringify({ model, stream, messages: [{ role: "user", content }] }),
-  });
+  fetchChat(url, { model, stream, content });
 
 describe("failover", () => {
   it("moves to the next engine when one refuses connections", async () => {

@@ -5,7 +5,7 @@
  * Must not know: which provider the child sponsors, what a test asserts.
  */
 
-import { request } from "undici";
+import { fetchChat, postChat } from "../support/chat.js";
 
 /** The answer's status once its body is read, or "cut" when the connection broke first. */
 export function statusOrCut(answer: Promise<Response>): Promise<number | "cut"> {
@@ -20,27 +20,12 @@ export function statusOrCut(answer: Promise<Response>): Promise<number | "cut"> 
 
 /** A short, unstreamed chat for `model` (3 tokens). */
 export function chat(url: string, model: string): Promise<number | "cut"> {
-  return statusOrCut(
-    fetch(`${url}/v1/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model, max_tokens: 3, messages: [{ role: "user", content: "hi" }] }),
-    }),
-  );
+  return statusOrCut(fetchChat(url, { model, maxTokens: 3 }));
 }
 
 /** A long streamed chat (500 tokens); `onFirstBytes` once the first chunk arrived; the text read until it ended or broke. */
 export async function streamChat(url: string, model: string, onFirstBytes: () => void): Promise<string> {
-  const res = await request(`${url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      model,
-      stream: true,
-      max_tokens: 500,
-      messages: [{ role: "user", content: "hi" }],
-    }),
-  });
+  const res = await postChat(url, { model, stream: true, maxTokens: 500 });
   if (res.statusCode !== 200) throw new Error(`stream: status ${res.statusCode}: ${await res.body.text()}`);
   let text = "";
   for await (const chunk of res.body) {

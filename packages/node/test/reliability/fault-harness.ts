@@ -14,6 +14,7 @@ import { SqliteHostingStore } from "@pair/store";
 import { request } from "undici";
 import { expect } from "vitest";
 import type { RunningNode } from "../../src/node.js";
+import { chatReply } from "../support/chat.js";
 
 export const LOCAL_MODEL = "local:0.5b";
 
@@ -40,13 +41,8 @@ export interface ChatAnswer {
 /** A non-streamed chat request through the sponsor's OpenAI route. */
 export async function chat(node: RunningNode, model: string): Promise<ChatAnswer> {
   const started = performance.now();
-  const res = await request(`${node.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }], max_tokens: 3 }),
-  });
-  const text = await res.body.text();
-  return { status: res.statusCode, text, elapsedMs: performance.now() - started };
+  const { status, text } = await chatReply(node.url, { model, maxTokens: 3 });
+  return { status, text, elapsedMs: performance.now() - started };
 }
 
 /** The node's row of `pair rented list` (`GET /pair/v1/rented`). */

@@ -13,9 +13,9 @@ import { join } from "node:path";
 import type { HostingState, StopObligation } from "@pair/provision";
 import { SqliteLedgerStore } from "@pair/store";
 import type { TestCa } from "@pair/testkit";
-import { request } from "undici";
 import { expect } from "vitest";
 import { sponsorChild, until, type SponsorChild } from "./sponsor-child.js";
+import { chat, streamChat } from "./crash-clients.js";
 
 export const JOB_NODE = "batch";
 export const NS = "alice";
@@ -172,37 +172,8 @@ function underMeterDiagnosis(w: SponsorChild): string {
 }
 
 /** A chat request to the job's model through the child; settles with the status, or "cut". */
-export function chatChild(w: SponsorChild): Promise<number | "cut"> {
-  return request(`${w.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: REPO, max_tokens: 3, messages: [{ role: "user", content: "hi" }] }),
-  }).then(
-    async (res) => {
-      await res.body.text();
-      return res.statusCode;
-    },
-    () => "cut" as const,
-  );
-}
+export const chatChild = (w: SponsorChild): Promise<number | "cut"> => chat(w.url, REPO);
 
-/** A streamed chat; `onFirstBytes` once the first bytes arrive; resolves with the text or "cut". */
-export async function streamChild(w: SponsorChild, onFirstBytes: () => void): Promise<string> {
-  const res = await request(`${w.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      model: REPO,
-      stream: true,
-      max_tokens: 500,
-      messages: [{ role: "user", content: "hi" }],
-    }),
-  });
-  expect(res.statusCode).toBe(200);
-  let text = "";
-  for await (const chunk of res.body) {
-    if (text === "") onFirstBytes();
-    text += (chunk as Buffer).toString();
-  }
-  return text;
-}
+/** A streamed chat; `onFirstBytes` once the first bytes arrive; resolves with the text. */
+export const streamChild = (w: SponsorChild, onFirstBytes: () => void): Promise<string> =>
+  streamChat(w.url, REPO, onFirstBytes);

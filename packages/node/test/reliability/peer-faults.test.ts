@@ -13,12 +13,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startEngineEmulator, type EngineEmulator } from "@pair/emulators";
-import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WorkloadJson } from "../../src/history/workload-history.js";
 import { admin, startTestNodeWith, type TestNode } from "../cluster/node-pair-harness.js";
 import { until } from "../support/eventually.js";
 import { ServeChild } from "../support/serve-child.js";
+import { postChat } from "../support/chat.js";
 
 const REFRESH_MS = 500;
 const TIMEOUT_MS = 500;
@@ -113,20 +113,12 @@ async function chat(
   maxTokens?: number,
 ): Promise<Reply> {
   const hang = AbortSignal.timeout(HANG_MS);
-  const res = await request(`${laptop.node.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      model,
-      stream: true,
-      messages: [{ role: "user", content: "hi" }],
-      ...(maxTokens === undefined ? {} : { max_tokens: maxTokens }),
-    }),
-    signal: hang,
-  }).catch((cause: unknown) => {
-    if (hang.aborted) return undefined; // no headers within HANG_MS
-    throw cause;
-  });
+  const res = await postChat(laptop.node.url, { model, stream: true, maxTokens, signal: hang }).catch(
+    (cause: unknown) => {
+      if (hang.aborted) return undefined; // no headers within HANG_MS
+      throw cause;
+    },
+  );
   if (res === undefined)
     return { status: 0, servedBy: undefined, text: "", end: "hang", endedAt: performance.now() };
   let text = "";

@@ -5,12 +5,12 @@
 // client's reply keeping the name it asked for.
 import { startEngineEmulator, startHuggingFaceEmulator } from "@pair/emulators";
 import { HfToken, HttpsEndpointsTransport, vllmImage } from "@pair/huggingface";
-import { request } from "undici";
 import { describe, expect, it } from "vitest";
 import { cleanupAfterEach, until } from "../support/eventually.js";
 import { fakeHfToken } from "../support/fake-token.js";
 import { startSponsor, type Sponsor } from "./rented-harness.js";
 import { keyringCa } from "../support/keyring-worlds.js";
+import { chatReply } from "../support/chat.js";
 
 const TOKEN = fakeHfToken();
 const TAG = "llama3:8b";
@@ -91,15 +91,11 @@ async function admin(s: Sponsor, path: string): Promise<unknown> {
   return res.json();
 }
 
-async function chat(s: Sponsor, model: string, stream = false) {
-  const res = await request(`${s.node.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model, stream, max_tokens: 3, messages: [{ role: "user", content: "hi" }] }),
-  });
-  const text = await res.body.text();
-  return { status: res.statusCode, by: res.headers["x-pair-served-by"], text };
-}
+const chat = (s: Sponsor, model: string, stream = false) =>
+  chatReply(s.node.url, { model, stream, maxTokens: 3 }).then((r) => ({
+    ...r,
+    by: r.headers["x-pair-served-by"],
+  }));
 
 describe("model aliases across a local Ollama engine and a Hugging Face endpoint", () => {
   it("lists the alias; the local engine serves any name of the group; local down → the endpoint serves it by its repo id", async () => {

@@ -26,6 +26,7 @@ import {
 import { cleanupAfterEach, until } from "../support/eventually.js";
 import { fakeHfToken } from "../support/fake-token.js";
 import { keyringCa } from "../support/keyring-worlds.js";
+import { postChat } from "../support/chat.js";
 
 const TOKEN = fakeHfToken();
 const CLIENT_TOKEN = "sk-clientSentSecret0123456789abcdefABCD";
@@ -61,13 +62,8 @@ async function rentedRow(n: TestNode, name = "gpu-rent"): Promise<Record<string,
   return rows.find((r) => r["name"] === name);
 }
 
-function chat(url: string, model: string, headers: Record<string, string> = {}, stream = true) {
-  return request(`${url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...headers },
-    body: JSON.stringify({ model, stream, messages: [{ role: "user", content: "hi" }] }),
-  });
-}
+const chat = (url: string, model: string, headers: Record<string, string> = {}, stream = true) =>
+  postChat(url, { model, headers, stream });
 
 /** Every file under `dir`, recursively. */
 function filesUnder(dir: string): string[] {

@@ -26,6 +26,7 @@ import { fakeHfToken } from "../support/fake-token.js";
 import { keyringWorlds } from "../support/keyring-worlds.js";
 import { expectLedgerCoversMeter, stretchMinutes } from "./meter-bound.js";
 import { sponsorNodeOptions } from "../support/sponsor-options.js";
+import { chatReply } from "../support/chat.js";
 
 const TOKEN = fakeHfToken();
 const MIN = 60_000;
@@ -154,16 +155,7 @@ async function whileAdvancing<T>(w: World, done: Promise<T>, seen: () => void = 
   return done;
 }
 
-function chat(w: World) {
-  return request(`${w.node.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: 3 }),
-  }).then(async (res) => ({
-    status: res.statusCode,
-    body: (await res.body.json()) as Record<string, unknown>,
-  }));
-}
+const chat = (w: World) => chatReply(w.node.url, { model: MODEL, maxTokens: 3 });
 
 async function rentedRow(w: World, name: string): Promise<Record<string, unknown>> {
   const res = await request(`${w.node.url}/pair/v1/rented`, {
@@ -297,7 +289,7 @@ describe("a created endpoint, end to end", () => {
     expect(String(row["reason"])).toContain("budget");
     const refused = await chat(w);
     expect(refused.status).toBe(429);
-    expect(JSON.stringify(refused.body)).toContain("budget_exceeded");
+    expect(JSON.stringify(refused.json())).toContain("budget_exceeded");
     const capMinutes = await meterEqualsLedger(w, CREATED, CREATED, T4_MICRO_USD_PER_HOUR);
     const oneMinuteUsd = granulesCostMicroUsd(1, MIN, T4_MICRO_USD_PER_HOUR) / 1e6;
     expect(granulesCostMicroUsd(capMinutes, MIN, T4_MICRO_USD_PER_HOUR) / 1e6).toBeLessThanOrEqual(

@@ -15,6 +15,7 @@ import { cleanupAfterEach, until } from "../support/eventually.js";
 import { keyringWorlds } from "../support/keyring-worlds.js";
 import { createWorld, TOKEN, type CreateWorld } from "./create-harness.js";
 import { expectLedgerCoversMeter, stretchMinutes } from "./meter-bound.js";
+import { chatReply } from "../support/chat.js";
 
 /** An admin answer: a node view, or `{error: {code, message}}`. */
 interface Answer {
@@ -83,16 +84,7 @@ function post(w: CreateWorld, path: string, body: unknown) {
   }).then(async (res) => ({ status: res.statusCode, json: (await res.body.json()) as Answer }));
 }
 
-function chat(w: CreateWorld) {
-  return request(`${w.node.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: 3 }),
-  }).then(async (res) => ({
-    status: res.statusCode,
-    body: (await res.body.json()) as Record<string, unknown>,
-  }));
-}
+const chat = (w: CreateWorld) => chatReply(w.node.url, { model: MODEL, maxTokens: 3 });
 
 const T4_BODY = (w: CreateWorld, name: string, extra: Record<string, unknown> = {}) => ({
   name,

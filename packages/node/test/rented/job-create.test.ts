@@ -14,6 +14,7 @@ import { describe, expect, it } from "vitest";
 import { runCli, startCli } from "../cli/cli-harness.js";
 import { keyringWorlds } from "../support/keyring-worlds.js";
 import { createWorld, MIN, TOKEN, type CreateWorld } from "./create-harness.js";
+import { chatReply } from "../support/chat.js";
 
 const MODEL = "Qwen/Qwen3-0.6B";
 const ENV = { PAIR_RENTED_POLL_MS: "20" };
@@ -70,13 +71,7 @@ function post(w: CreateWorld, body: unknown) {
   }));
 }
 
-function chat(w: CreateWorld) {
-  return request(`${w.node.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: 3 }),
-  }).then(async (res) => ({ status: res.statusCode, text: await res.body.text() }));
-}
+const chat = (w: CreateWorld) => chatReply(w.node.url, { model: MODEL, maxTokens: 3 });
 
 const JOB_BODY = (w: CreateWorld, name: string, extra: Record<string, unknown> = {}) => ({
   name,

@@ -22,6 +22,7 @@ import { uniqueName } from "../credentials/secret-service.js";
 import { fakeHfToken } from "../support/fake-token.js";
 import { budgetLines } from "../support/rented-budget.js";
 import { sponsorNodeOptions } from "../support/sponsor-options.js";
+import { chatReply, type ChatReply } from "../support/chat.js";
 
 export const NODE = "batch";
 export const NS = "alice";
@@ -150,15 +151,8 @@ export async function jobWorld(
 }
 
 /** One chat request for the Jobs node's model, through the sponsor's client port (any sponsor's). */
-export async function chat(w: {
-  readonly node: { readonly url: string };
-}): Promise<{ status: number; text: string }> {
-  const res = await request(`${w.node.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: REPO, messages: [{ role: "user", content: "hi" }] }),
-  });
-  return { status: res.statusCode, text: await res.body.text() };
+export function chat(w: { readonly node: { readonly url: string } }): Promise<ChatReply> {
+  return chatReply(w.node.url, { model: REPO });
 }
 
 /**

@@ -12,6 +12,7 @@ import { describe, expect, it } from "vitest";
 import { keyringWorlds } from "../support/keyring-worlds.js";
 import { managedWorld, MIN, MODEL, NODE, SPEC, type ManagedWorld } from "./managed-harness.js";
 import { expectLedgerCoversMeter, stretchMinutes } from "./meter-bound.js";
+import { chatReply } from "../support/chat.js";
 
 const L4_MICRO_USD_PER_HOUR = 800_000;
 const worlds = keyringWorlds<ManagedWorld>();
@@ -60,16 +61,7 @@ async function rentedRow(w: ManagedWorld): Promise<Record<string, unknown>> {
   return rows.find((r) => r["name"] === NODE) ?? {};
 }
 
-function chat(w: ManagedWorld) {
-  return request(`${w.node.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: 3 }),
-  }).then(async (res) => ({
-    status: res.statusCode,
-    body: (await res.body.json()) as Record<string, unknown>,
-  }));
-}
+const chat = (w: ManagedWorld) => chatReply(w.node.url, { model: MODEL, maxTokens: 3 });
 
 /**
  * The ledger against the emulator's meter: never under it, and at most one billed minute per billing
@@ -187,8 +179,8 @@ describe("managed Hugging Face endpoints", () => {
     await off.node.managed.tick();
     const refused = await chat(off);
     expect(refused.status).toBe(409);
-    expect(JSON.stringify(refused.body)).toContain("rented_node_paused");
-    expect(JSON.stringify(refused.body)).toContain(NODE);
+    expect(JSON.stringify(refused.json())).toContain("rented_node_paused");
+    expect(JSON.stringify(refused.json())).toContain(NODE);
     expect(off.hf.endpoints.get("alice", "qwen")?.state).toBe("paused");
   });
 
@@ -218,7 +210,7 @@ describe("managed Hugging Face endpoints", () => {
     expect(String(row["reason"])).toContain("budget");
     const refused = await chat(w);
     expect(refused.status).toBe(429);
-    expect(JSON.stringify(refused.body)).toContain("budget_exceeded");
+    expect(JSON.stringify(refused.json())).toContain("budget_exceeded");
     const resumed = await w.node.managed.act(NODE, "resume");
     expect(resumed).toMatchObject({ ok: false, error: { code: "budget_exceeded" } });
     expect(w.hf.endpoints.get("alice", "qwen")?.state).toBe("paused");

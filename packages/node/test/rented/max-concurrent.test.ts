@@ -6,6 +6,7 @@ import { cleanupAfterEach } from "../support/eventually.js";
 import { fakeHfToken } from "../support/fake-token.js";
 import { keyringCa } from "../support/keyring-worlds.js";
 import { startRentedEndpoint, startSponsor } from "./rented-harness.js";
+import { chatReply } from "../support/chat.js";
 
 const TOKEN = fakeHfToken();
 const defer = cleanupAfterEach();
@@ -26,12 +27,7 @@ async function peakOnEndpoint(limit?: number): Promise<{ statuses: number[]; pea
     ],
   });
   defer(() => sponsor.close());
-  const chat = () =>
-    fetch(`${sponsor.node.url}/v1/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model: "llama-70b", messages: [{ role: "user", content: "hi" }] }),
-    }).then(async (r) => (await r.text(), r.status));
+  const chat = () => chatReply(sponsor.node.url, { model: "llama-70b" }).then((r) => r.status);
   const statuses = await Promise.all(Array.from({ length: 6 }, chat));
   return { statuses, peak: rented.engine.stats().maxInFlightSeen };
 }

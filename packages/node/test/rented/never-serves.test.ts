@@ -6,6 +6,7 @@ import { request } from "undici";
 import { describe, expect, it } from "vitest";
 import { keyringWorlds } from "../support/keyring-worlds.js";
 import { managedWorld, MIN, MODEL, NODE, SPEC, type ManagedWorld } from "./managed-harness.js";
+import { chatReply } from "../support/chat.js";
 
 const worlds = keyringWorlds<ManagedWorld>();
 const TOOLKIT = { ...SPEC, framework: "pytorch", image: { huggingface: {} } };
@@ -23,14 +24,7 @@ async function world(at: "running" | "paused"): Promise<ManagedWorld> {
   return w;
 }
 
-async function chat(w: ManagedWorld): Promise<{ status: number; text: string }> {
-  const res = await request(`${w.node.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: 3 }),
-  });
-  return { status: res.statusCode, text: await res.body.text() };
-}
+const chat = (w: ManagedWorld) => chatReply(w.node.url, { model: MODEL, maxTokens: 3 });
 
 async function rentedRow(w: ManagedWorld): Promise<Record<string, unknown>> {
   const res = await request(`${w.node.url}/pair/v1/rented`, {

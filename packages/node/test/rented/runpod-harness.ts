@@ -11,7 +11,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startRunpodEmulator, type RunpodEmulator, type RunpodEmulatorOptions } from "@pair/emulators";
 import type { TestCa } from "@pair/testkit";
-import { request } from "undici";
 import { Redacted } from "@pair/cluster";
 import { parseConfig, type CredentialRef } from "../../src/config/index.js";
 import { OsCredentialStore } from "../../src/credentials/index.js";
@@ -19,6 +18,7 @@ import { startNode, type RunningNode } from "../../src/node.js";
 import { uniqueName } from "../credentials/secret-service.js";
 import { budgetLines } from "../support/rented-budget.js";
 import { sponsorNodeOptions } from "../support/sponsor-options.js";
+import { chatReply, type ChatReply } from "../support/chat.js";
 
 export const NODE = "gpu-rp";
 export const SERVED = "qwen";
@@ -182,11 +182,6 @@ export async function runpodWorld(
 }
 
 /** A chat request for the pod's model through the sponsor; the text of the answer (SSE when streamed). */
-export async function chat(w: RunpodNodeWorld, stream = true): Promise<{ status: number; text: string }> {
-  const res = await request(`${w.node.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: SERVED, stream, messages: [{ role: "user", content: "hi" }] }),
-  });
-  return { status: res.statusCode, text: await res.body.text() };
+export function chat(w: RunpodNodeWorld, stream = true): Promise<ChatReply> {
+  return chatReply(w.node.url, { model: SERVED, stream });
 }

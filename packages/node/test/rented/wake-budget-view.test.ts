@@ -17,6 +17,7 @@ import {
   SERVED as POD_MODEL,
   type RunpodNodeWorld,
 } from "./runpod-harness.js";
+import { chatReply } from "../support/chat.js";
 
 const worlds = keyringWorlds<ManagedWorld | JobWorld | RunpodNodeWorld>();
 const node = fastNodes(cleanupAfterEach());
@@ -25,15 +26,11 @@ const node = fastNodes(cleanupAfterEach());
 const asTestNode = (n: RunningNode) =>
   ({ node: n, clusterAddress: `127.0.0.1:${n.cluster.port}` }) as TestNode;
 
-async function chat(url: string, model = MODEL): Promise<{ status: number; code: unknown }> {
-  const res = await fetch(`${url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }], max_tokens: 3 }),
-  });
-  const body = (await res.json()) as { error?: { code?: unknown } };
-  return { status: res.status, code: body.error?.code };
-}
+const chat = (url: string, model = MODEL) =>
+  chatReply(url, { model, maxTokens: 3 }).then((r) => ({
+    status: r.status,
+    code: r.json<{ error?: { code?: unknown } }>().error?.code,
+  }));
 
 async function rentedRow(n: TestNode, name = NODE): Promise<Record<string, unknown> | undefined> {
   const rows = (await admin(n, "/pair/v1/nodes")).json as Record<string, unknown>[];

@@ -3,7 +3,6 @@
 // peer), the real keyring. Run through `bash scripts/test.sh`.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { request } from "undici";
 import { describe, expect, it } from "vitest";
 import type { WorkloadJson } from "../../../src/history/workload-history.js";
 import { runCli } from "../../cli/cli-harness.js";
@@ -20,6 +19,7 @@ import {
   type ValidationWorld,
   type WorldOptions,
 } from "./validation-world.js";
+import { chatError, postChat } from "../../support/chat.js";
 
 const worlds = keyringWorlds<ValidationWorld>();
 
@@ -27,25 +27,7 @@ async function world(options: WorldOptions = {}): Promise<ValidationWorld> {
   return worlds.add(await validationWorld(worlds.ca, options));
 }
 
-function chat(url: string, stream = false) {
-  return request(`${url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      model: MODEL,
-      stream,
-      max_tokens: 4,
-      messages: [{ role: "user", content: "hi" }],
-    }),
-  });
-}
-
-async function errorOf(res: Awaited<ReturnType<typeof chat>>) {
-  return {
-    status: res.statusCode,
-    ...((await res.body.json()) as { error: { code: string; node?: string; message: string } }).error,
-  };
-}
+const chat = (url: string, stream = false) => postChat(url, { model: MODEL, stream, maxTokens: 4 });
 
 /** Every file under `dir`, recursively. */
 function filesUnder(dir: string): string[] {
@@ -62,7 +44,7 @@ describe("seed validation, steps 1–3", () => {
     expect(await nodeRow(w.b.node)).toMatchObject({ sponsor: "node-a", shared: false, off_lan: true });
 
     // Sharing off: B's request is refused, naming the rented node and how to share it.
-    const refused = await errorOf(await chat(w.b.node.url));
+    const refused = await chatError(await chat(w.b.node.url));
     expect(refused).toMatchObject({ status: 403, code: "rented_node_not_shared", node: RENTED });
     expect(refused.message).toContain(`pair rented share ${RENTED} on`);
 
@@ -142,7 +124,7 @@ describe("seed validation, steps 1–3", () => {
     // Hugging Face reports it paused (its API, as `hf endpoints describe` reads it).
     expect((await off.api.getEndpoint("alice", "qwen")).state).toBe("paused");
     await until(async () => (await nodeRow(off.a))?.["state"] === "paused");
-    const refused = await errorOf(await chat(off.a.url));
+    const refused = await chatError(await chat(off.a.url));
     expect(refused).toMatchObject({ status: 409, code: "rented_node_paused", node: RENTED });
     expect(refused.message).toContain(RENTED);
     expect(refused.message).not.toMatch(/inventory unavailable/);

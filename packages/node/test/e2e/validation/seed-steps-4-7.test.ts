@@ -17,6 +17,7 @@ import {
   type ValidationWorld,
   type WorldOptions,
 } from "./validation-world.js";
+import { chatError, postChat } from "../../support/chat.js";
 
 const worlds = keyringWorlds<ValidationWorld>();
 
@@ -24,24 +25,8 @@ async function world(options: WorldOptions = {}): Promise<ValidationWorld> {
   return worlds.add(await validationWorld(worlds.ca, options));
 }
 
-function chat(url: string, model = MODEL, stream = false, signal?: AbortSignal) {
-  return request(`${url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      model,
-      stream,
-      max_tokens: stream ? 50 : 4,
-      messages: [{ role: "user", content: "hi" }],
-    }),
-    ...(signal === undefined ? {} : { signal }),
-  });
-}
-
-async function errorOf(res: Awaited<ReturnType<typeof chat>>) {
-  const body = (await res.body.json()) as { error: { code: string; node?: string; message: string } };
-  return { status: res.statusCode, ...body.error };
-}
+const chat = (url: string, model = MODEL, stream = false, signal?: AbortSignal) =>
+  postChat(url, { model, stream, maxTokens: stream ? 50 : 4, signal });
 
 async function nodesJson(configFile: string): Promise<Record<string, unknown>[]> {
   const out = await runCli(["nodes", "--json", "--config", configFile]);
@@ -69,7 +54,7 @@ describe("seed validation, steps 4–7", () => {
     const row = (await nodesJson(w.aConfigFile)).find((r) => r["name"] === RENTED);
     expect(row).toMatchObject({ eligible: false });
     expect(String(row?.["reason"])).toMatch(/^budget exceeded/);
-    const refused = await errorOf(await chat(w.a.url));
+    const refused = await chatError(await chat(w.a.url));
     expect(refused).toMatchObject({ status: 429, code: "budget_exceeded", node: RENTED });
     // B sees it ineligible too, with the reason.
     await until(async () => (await nodeRow(w.b.node))?.["eligible"] === false);
@@ -173,13 +158,13 @@ describe("seed validation, steps 4–7", () => {
 
     // A public endpoint: refused for management, its model refused with the reason.
     await until(async () => (await nodeRow(w.a, "gpu-public"))?.["state"] === "public_endpoint_refused");
-    const open = await errorOf(await chat(w.a.url, "Qwen/Qwen3-1.7B"));
+    const open = await chatError(await chat(w.a.url, "Qwen/Qwen3-1.7B"));
     expect(open).toMatchObject({ status: 403, code: "public_endpoint_refused", node: "gpu-public" });
 
     // A wrong token: Hugging Face no longer accepts the one A holds.
     await until(async () => (await nodeRow(w.a))?.["state"] === "running");
     w.hf.tokens.remove(TOKEN);
-    const rejected = await errorOf(await chat(w.a.url));
+    const rejected = await chatError(await chat(w.a.url));
     expect(rejected).toMatchObject({ code: "credential_rejected", node: RENTED });
     expect(rejected.message).toMatch(/pair credential set/);
     await until(async () => (await nodeRow(w.a))?.["state"] === "credential_rejected");
