@@ -44,6 +44,8 @@ export type {
 
 export class BatchStore {
   readonly #db: Database.Database;
+  /** Statements by their SQL, prepared once: a batch runs each a few times per line. */
+  readonly #statements = new Map<string, Database.Statement>();
   readonly #filesDir: string;
   /** `--rent auto` batches' rentals, in the same database. */
   readonly rentals: RentalStore;
@@ -67,6 +69,12 @@ export class BatchStore {
     this.#db.close();
   }
 
+  #sql(text: string): Database.Statement {
+    let statement = this.#statements.get(text);
+    if (statement === undefined) this.#statements.set(text, (statement = this.#db.prepare(text)));
+    return statement;
+  }
+
   // --- files
 
   /**
@@ -75,25 +83,21 @@ export class BatchStore {
    */
   putFile(file: StoredFile, bytes: Buffer | string): void {
     writeFileAtomically(this.#path(file.id), bytes);
-    this.#db
-      .prepare(
-        "INSERT OR REPLACE INTO files (id, purpose, filename, bytes, created_at) VALUES (?, ?, ?, ?, ?)",
-      )
-      .run(file.id, file.purpose, file.filename, file.bytes, file.createdAtS);
+    this.#sql(
+      "INSERT OR REPLACE INTO files (id, purpose, filename, bytes, created_at) VALUES (?, ?, ?, ?, ?)",
+    ).run(file.id, file.purpose, file.filename, file.bytes, file.createdAtS);
   }
 
   file(id: string): StoredFile | undefined {
-    const row = this.#db.prepare("SELECT * FROM files WHERE id = ?").get(id) as FileRow | undefined;
+    const row = this.#sql("SELECT * FROM files WHERE id = ?").get(id) as FileRow | undefined;
     return row === undefined ? undefined : fileOf(row);
   }
 
   files(purpose?: string): StoredFile[] {
     const rows = (
       purpose === undefined
-        ? this.#db.prepare("SELECT * FROM files ORDER BY created_at DESC, id DESC").all()
-        : this.#db
-            .prepare("SELECT * FROM files WHERE purpose = ? ORDER BY created_at DESC, id DESC")
-            .all(purpose)
+        ? this.#sql("SELECT * FROM files ORDER BY created_at DESC, id DESC").all()
+        : this.#sql("SELECT * FROM files WHERE purpose = ? ORDER BY created_at DESC, id DESC").all(purpose)
     ) as FileRow[];
     return rows.map(fileOf);
   }
@@ -104,7 +108,7 @@ export class BatchStore {
 
   /** Forgets file `id` and its bytes; false when there was no such file. */
   deleteFile(id: string): boolean {
-    const gone = this.#db.prepare("DELETE FROM files WHERE id = ?").run(id).changes > 0;
+    const gone = this.#sql("DELETE FROM files WHERE id = ?").run(id).changes > 0;
     if (gone) rmSync(this.#path(id), { force: true });
     return gone;
   }
@@ -122,30 +126,28 @@ export class BatchStore {
     batch: StoredBatch,
     lines: readonly { readonly customId: string; readonly body: string; readonly result?: string }[],
   ): void {
-    const insertLine = this.#db.prepare(
+    const insertLine = this.#sql(
       "INSERT INTO lines (batch_id, idx, custom_id, body, state, result) VALUES (?, ?, ?, ?, ?, ?)",
     );
     this.#db.transaction(() => {
-      this.#db
-        .prepare(
-          `INSERT INTO batches (id, endpoint, input_file_id, completion_window, status, requester, metadata,
+      this.#sql(
+        `INSERT INTO batches (id, endpoint, input_file_id, completion_window, status, requester, metadata,
              errors, created_at, expires_at, in_progress_at, failed_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
-          batch.id,
-          batch.endpoint,
-          batch.inputFileId,
-          batch.completionWindow,
-          batch.status,
-          batch.requester,
-          batch.metadata === null ? null : JSON.stringify(batch.metadata),
-          JSON.stringify(batch.errors),
-          batch.createdAtS,
-          batch.expiresAtS,
-          batch.inProgressAtS,
-          batch.failedAtS,
-        );
+      ).run(
+        batch.id,
+        batch.endpoint,
+        batch.inputFileId,
+        batch.completionWindow,
+        batch.status,
+        batch.requester,
+        batch.metadata === null ? null : JSON.stringify(batch.metadata),
+        JSON.stringify(batch.errors),
+        batch.createdAtS,
+        batch.expiresAtS,
+        batch.inProgressAtS,
+        batch.failedAtS,
+      );
       lines.forEach((l, i) =>
         insertLine.run(
           batch.id,
@@ -160,7 +162,7 @@ export class BatchStore {
   }
 
   batch(id: string): StoredBatch | undefined {
-    const row = this.#db.prepare("SELECT * FROM batches WHERE id = ?").get(id) as BatchRow | undefined;
+    const row = this.#sql("SELECT * FROM batches WHERE id = ?").get(id) as BatchRow | undefined;
     return row === undefined ? undefined : batchOf(row);
   }
 
@@ -168,24 +170,20 @@ export class BatchStore {
   batches(limit: number, after?: string): StoredBatch[] {
     const rows = (
       after === undefined
-        ? this.#db.prepare("SELECT * FROM batches ORDER BY created_at DESC, id DESC LIMIT ?").all(limit)
-        : this.#db
-            .prepare(
-              `SELECT * FROM batches WHERE (created_at, id) < (SELECT created_at, id FROM batches WHERE id = ?)
+        ? this.#sql("SELECT * FROM batches ORDER BY created_at DESC, id DESC LIMIT ?").all(limit)
+        : this.#sql(
+            `SELECT * FROM batches WHERE (created_at, id) < (SELECT created_at, id FROM batches WHERE id = ?)
                ORDER BY created_at DESC, id DESC LIMIT ?`,
-            )
-            .all(after, limit)
+          ).all(after, limit)
     ) as BatchRow[];
     return rows.map(batchOf);
   }
 
   /** Batches whose lines may still run or whose end is still to be written. */
   unfinished(): StoredBatch[] {
-    const rows = this.#db
-      .prepare(
-        "SELECT * FROM batches WHERE status IN ('in_progress', 'finalizing', 'cancelling') ORDER BY created_at",
-      )
-      .all() as BatchRow[];
+    const rows = this.#sql(
+      "SELECT * FROM batches WHERE status IN ('in_progress', 'finalizing', 'cancelling') ORDER BY created_at",
+    ).all() as BatchRow[];
     return rows.map(batchOf);
   }
 
@@ -203,15 +201,15 @@ export class BatchStore {
       sets.push("output_file_id = ?", "error_file_id = ?");
       values.push(files.output, files.error);
     }
-    this.#db.prepare(`UPDATE batches SET ${sets.join(", ")} WHERE id = ?`).run(...values, id);
+    this.#sql(`UPDATE batches SET ${sets.join(", ")} WHERE id = ?`).run(...values, id);
   }
 
   // --- lines
 
   counts(batchId: string): LineCounts {
-    const rows = this.#db
-      .prepare("SELECT state, COUNT(*) AS n, SUM(reruns) AS r FROM lines WHERE batch_id = ? GROUP BY state")
-      .all(batchId) as { state: LineState; n: number; r: number }[];
+    const rows = this.#sql(
+      "SELECT state, COUNT(*) AS n, SUM(reruns) AS r FROM lines WHERE batch_id = ? GROUP BY state",
+    ).all(batchId) as { state: LineState; n: number; r: number }[];
     const by = (s: LineState) => rows.find((r) => r.state === s)?.n ?? 0;
     return {
       total: rows.reduce((sum, r) => sum + r.n, 0),
@@ -225,33 +223,29 @@ export class BatchStore {
 
   /** Completed lines by the node that served them (the `x-pair-served-by` of their replies). */
   servedByNode(batchId: string): Record<string, number> {
-    const rows = this.#db
-      .prepare(
-        "SELECT served_by AS node, COUNT(*) AS n FROM lines WHERE batch_id = ? AND state = 'completed' " +
-          "AND served_by IS NOT NULL GROUP BY served_by ORDER BY n DESC, served_by",
-      )
-      .all(batchId) as { node: string; n: number }[];
+    const rows = this.#sql(
+      "SELECT served_by AS node, COUNT(*) AS n FROM lines WHERE batch_id = ? AND state = 'completed' " +
+        "AND served_by IS NOT NULL GROUP BY served_by ORDER BY n DESC, served_by",
+    ).all(batchId) as { node: string; n: number }[];
     return Object.fromEntries(rows.map((r) => [r.node, r.n]));
   }
 
   /** The bodies of the lines still to run (pending or running), for a re-plan. */
   unfinishedBodies(batchId: string): string[] {
-    const rows = this.#db
-      .prepare("SELECT body FROM lines WHERE batch_id = ? AND state IN ('pending', 'running')")
-      .all(batchId) as { body: string }[];
+    const rows = this.#sql(
+      "SELECT body FROM lines WHERE batch_id = ? AND state IN ('pending', 'running')",
+    ).all(batchId) as { body: string }[];
     return rows.map((r) => r.body);
   }
 
   /** Up to `limit` pending lines due by `nowMs`, marked running (their attempt counted) as they are taken. */
   claim(batchId: string, limit: number, nowMs: number): StoredLine[] {
     return this.#db.transaction(() => {
-      const rows = this.#db
-        .prepare(
-          `SELECT * FROM lines WHERE batch_id = ? AND state = 'pending' AND not_before <= ?
+      const rows = this.#sql(
+        `SELECT * FROM lines WHERE batch_id = ? AND state = 'pending' AND not_before <= ?
            ORDER BY idx LIMIT ?`,
-        )
-        .all(batchId, nowMs, limit) as LineRow[];
-      const take = this.#db.prepare(
+      ).all(batchId, nowMs, limit) as LineRow[];
+      const take = this.#sql(
         "UPDATE lines SET state = 'running', attempts = attempts + 1 WHERE batch_id = ? AND idx = ?",
       );
       for (const r of rows) take.run(batchId, r.idx);
@@ -267,11 +261,9 @@ export class BatchStore {
     result: string,
     servedBy?: string,
   ): void {
-    this.#db
-      .prepare(
-        "UPDATE lines SET state = ?, result = ?, served_by = ? WHERE batch_id = ? AND idx = ? AND state = 'running'",
-      )
-      .run(state, result, servedBy ?? null, batchId, index);
+    this.#sql(
+      "UPDATE lines SET state = ?, result = ?, served_by = ? WHERE batch_id = ? AND idx = ? AND state = 'running'",
+    ).run(state, result, servedBy ?? null, batchId, index);
   }
 
   /**
@@ -279,19 +271,17 @@ export class BatchStore {
    * run just ended does not count against its attempts (it waited for capacity, nothing failed).
    */
   retryLine(batchId: string, index: number, notBeforeMs: number, o: { uncounted?: boolean } = {}): void {
-    this.#db
-      .prepare(
-        `UPDATE lines SET state = 'pending', not_before = ?${o.uncounted === true ? ", attempts = attempts - 1" : ""}
+    this.#sql(
+      `UPDATE lines SET state = 'pending', not_before = ?${o.uncounted === true ? ", attempts = attempts - 1" : ""}
          WHERE batch_id = ? AND idx = ? AND state = 'running'`,
-      )
-      .run(notBeforeMs, batchId, index);
+    ).run(notBeforeMs, batchId, index);
   }
 
   /** The batch's pending lines are due now (what some waited for is gone). */
   dueNow(batchId: string): void {
-    this.#db
-      .prepare("UPDATE lines SET not_before = 0 WHERE batch_id = ? AND state = 'pending' AND not_before > 0")
-      .run(batchId);
+    this.#sql(
+      "UPDATE lines SET not_before = 0 WHERE batch_id = ? AND state = 'pending' AND not_before > 0",
+    ).run(batchId);
   }
 
   /**
@@ -299,18 +289,17 @@ export class BatchStore {
    * @returns how many
    */
   requeueInterrupted(): number {
-    return this.#db
-      .prepare("UPDATE lines SET state = 'pending', reruns = reruns + 1 WHERE state = 'running'")
-      .run().changes;
+    return this.#sql("UPDATE lines SET state = 'pending', reruns = reruns + 1 WHERE state = 'running'").run()
+      .changes;
   }
 
   /** Every pending line of the batch ends with `result(customId)` (cancel, expiry). */
   failPending(batchId: string, result: (customId: string, index: number) => string): number {
     return this.#db.transaction(() => {
-      const rows = this.#db
-        .prepare("SELECT idx, custom_id FROM lines WHERE batch_id = ? AND state = 'pending'")
-        .all(batchId) as { idx: number; custom_id: string }[];
-      const end = this.#db.prepare(
+      const rows = this.#sql("SELECT idx, custom_id FROM lines WHERE batch_id = ? AND state = 'pending'").all(
+        batchId,
+      ) as { idx: number; custom_id: string }[];
+      const end = this.#sql(
         "UPDATE lines SET state = 'failed', result = ? WHERE batch_id = ? AND idx = ? AND state = 'pending'",
       );
       for (const r of rows) end.run(result(r.custom_id, r.idx), batchId, r.idx);
@@ -320,9 +309,9 @@ export class BatchStore {
 
   /** The results of ended lines in input order: the output file's lines, then the error file's. */
   results(batchId: string): { readonly output: string[]; readonly errors: string[] } {
-    const rows = this.#db
-      .prepare("SELECT state, result FROM lines WHERE batch_id = ? AND result IS NOT NULL ORDER BY idx")
-      .all(batchId) as { state: LineState; result: string }[];
+    const rows = this.#sql(
+      "SELECT state, result FROM lines WHERE batch_id = ? AND result IS NOT NULL ORDER BY idx",
+    ).all(batchId) as { state: LineState; result: string }[];
     return {
       output: rows.filter((r) => r.state === "completed").map((r) => r.result),
       errors: rows.filter((r) => r.state === "failed").map((r) => r.result),

@@ -98,11 +98,11 @@ describe("a 10,000-line batch over two nodes and a rented Job", () => {
     const batch = async () => (await openai.batches.retrieve(id)) as Batch;
 
     // The cluster runs lines while the Job is scheduled; then virtual time brings the Job up.
-    await until(async () => (await batch()).request_counts!.completed >= 1_000, 60_000, 200);
+    await until(async () => (await batch()).request_counts!.completed >= 1_000, 60_000, 500);
     expect((await batch()).pair.rent.state).toBe("renting");
     await advanceUntil(w, async () => (await batch()).pair.rent.state === "serving");
     expect((await batch()).pair.rent.state).toBe("serving");
-    await until(async () => (await batch()).status === "completed", 180_000, 200);
+    await until(async () => (await batch()).status === "completed", 180_000, 1_000);
     await advanceUntil(w, async () => (await batch()).pair.rent.state === "stopped");
     const done = await batch();
 
