@@ -7,21 +7,18 @@
  * Must not know: what a test asserts.
  */
 
-import {
-  startHuggingFaceEmulator,
-  type HuggingFaceEmulator,
-  type JobsEmulatorOptions,
-} from "@pair/emulators";
+import type { HuggingFaceEmulator, JobsEmulatorOptions } from "@pair/emulators";
 import {
   HfToken,
-  HttpsEndpointsTransport,
   HttpsJobsTransport,
+  type HttpsEndpointsTransport,
   type HfEndpointSpec,
   vllmImage,
 } from "@pair/huggingface";
 import type { TestCa } from "@pair/testkit";
 import { fakeHfToken } from "../support/fake-token.js";
 import { SCALE, sponsorProcess, type SponsorProcess } from "./sponsor-process.js";
+import { HF_TIMINGS, hfForAlice } from "../support/hf-alice.js";
 
 export { freePort, MIN, SCALE, until } from "./sponsor-process.js";
 
@@ -72,22 +69,13 @@ export async function sponsorChild(
   extra: SponsorChildExtra = {},
 ): Promise<SponsorChild> {
   const token = fakeHfToken();
-  const leaf = await ca.issue();
   const originMs = Date.now();
-  const hf = await startHuggingFaceEmulator({
-    tls: { key: leaf.keyPem, cert: leaf.certPem },
-    tokens: { [token]: { namespace: "alice" } },
+  const { hf, api } = await hfForAlice(ca, token, {
     startMs: originMs,
     timeScale: SCALE,
-    timings: { pendingMs, initializingMs: 60_000, scaleUpMs: 30_000, updatingMs: 30_000 },
+    timings: { ...HF_TIMINGS, pendingMs },
     engine: { tokenDelayMs: engine.tokenDelayMs ?? 0, maxTokens: engine.maxTokens ?? 4 },
     ...(extra.jobs === undefined ? {} : { jobs: extra.jobs }),
-  });
-  const api = new HttpsEndpointsTransport({
-    token: new HfToken(token),
-    endpointsApi: hf.endpointsApiUrl,
-    hubApi: hf.hubApiUrl,
-    extraCaPem: ca.certPem,
   });
   const jobsApi = new HttpsJobsTransport({
     token: new HfToken(token),

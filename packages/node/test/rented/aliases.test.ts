@@ -3,14 +3,15 @@
 // routing policy decides between them: the local engine serves under the default policy, the rented
 // node when the local one is down — each sent the name it advertises (engines 404 any other), the
 // client's reply keeping the name it asked for.
-import { startEngineEmulator, startHuggingFaceEmulator } from "@pair/emulators";
-import { HfToken, HttpsEndpointsTransport, vllmImage } from "@pair/huggingface";
+import { startEngineEmulator } from "@pair/emulators";
+import { vllmImage } from "@pair/huggingface";
 import { describe, expect, it } from "vitest";
 import { cleanupAfterEach, until } from "../support/eventually.js";
 import { fakeHfToken } from "../support/fake-token.js";
 import { startSponsor, type Sponsor } from "./rented-harness.js";
 import { keyringCa } from "../support/keyring-worlds.js";
 import { chatReply } from "../support/chat.js";
+import { hfForAlice, QUICK_HF_TIMINGS } from "../support/hf-alice.js";
 
 const TOKEN = fakeHfToken();
 const TAG = "llama3:8b";
@@ -26,19 +27,8 @@ async function world(aliases = true) {
     models: [{ name: TAG, maxTokens: 4 }],
   });
   defer(() => local.close());
-  const leaf = await keyring.ca.issue();
-  const hf = await startHuggingFaceEmulator({
-    tls: { key: leaf.keyPem, cert: leaf.certPem },
-    tokens: { [TOKEN]: { namespace: "alice" } },
-    timings: { pendingMs: 1_000, initializingMs: 1_000, scaleUpMs: 1_000, updatingMs: 1_000 },
-  });
+  const { hf, api } = await hfForAlice(keyring.ca, TOKEN, { timings: QUICK_HF_TIMINGS });
   defer(() => hf.close());
-  const api = new HttpsEndpointsTransport({
-    token: new HfToken(TOKEN),
-    endpointsApi: hf.endpointsApiUrl,
-    hubApi: hf.hubApiUrl,
-    extraCaPem: keyring.ca.certPem,
-  });
   defer(() => api.close());
   await api.createEndpoint("alice", {
     name: "llama",

@@ -8,8 +8,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulators";
-import { HfToken, HttpsEndpointsTransport } from "@pair/huggingface";
+import type { HuggingFaceEmulator } from "@pair/emulators";
+import type { HttpsEndpointsTransport } from "@pair/huggingface";
 import { granulesCostMicroUsd } from "@pair/ledger";
 import { liveRecords } from "@pair/provision";
 import type { TestCa } from "@pair/testkit";
@@ -27,6 +27,7 @@ import { keyringWorlds } from "../support/keyring-worlds.js";
 import { expectLedgerCoversMeter, stretchMinutes } from "./meter-bound.js";
 import { sponsorNodeOptions } from "../support/sponsor-options.js";
 import { chatReply } from "../support/chat.js";
+import { hfForAlice } from "../support/hf-alice.js";
 
 const TOKEN = fakeHfToken();
 const MIN = 60_000;
@@ -51,18 +52,7 @@ interface World {
 
 /** The create harness's sponsor, plus a configured managed node on another endpoint of `alice`. */
 async function chainWorld(ca: TestCa): Promise<World> {
-  const leaf = await ca.issue();
-  const hf = await startHuggingFaceEmulator({
-    tls: { key: leaf.keyPem, cert: leaf.certPem },
-    tokens: { [TOKEN]: { namespace: "alice" } },
-    timings: { pendingMs: 30_000, initializingMs: 60_000, scaleUpMs: 30_000, updatingMs: 30_000 },
-  });
-  const api = new HttpsEndpointsTransport({
-    token: new HfToken(TOKEN),
-    endpointsApi: hf.endpointsApiUrl,
-    hubApi: hf.hubApiUrl,
-    extraCaPem: ca.certPem,
-  });
+  const { hf, api } = await hfForAlice(ca, TOKEN);
   const dir = mkdtempSync(join(tmpdir(), "pair-chain-"));
   const dataDir = join(dir, "data");
   const caFile = join(dir, "test-ca.pem");

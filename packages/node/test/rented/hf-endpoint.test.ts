@@ -2,7 +2,7 @@
 // through the Endpoints API (the Hugging Face emulator over HTTPS), routes to its data plane with the
 // token, and shows HF's states as the seed's table says.
 import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulators";
-import { HfToken, HttpsEndpointsTransport, type HfEndpointSpec, vllmImage } from "@pair/huggingface";
+import { vllmImage, type HfEndpointSpec, type HttpsEndpointsTransport } from "@pair/huggingface";
 import { Agent, request } from "undici";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../cli/cli-harness.js";
@@ -11,6 +11,7 @@ import { startSponsor, type Sponsor } from "./rented-harness.js";
 import { cleanupAfterEach, until } from "../support/eventually.js";
 import { fakeHfToken } from "../support/fake-token.js";
 import { keyringCa } from "../support/keyring-worlds.js";
+import { hfForAlice, QUICK_HF_TIMINGS } from "../support/hf-alice.js";
 
 const TOKEN = fakeHfToken();
 const defer = cleanupAfterEach();
@@ -41,19 +42,8 @@ async function world(
   ],
   accessType: "private" | "public" = "private",
 ): Promise<{ hf: HuggingFaceEmulator; sponsor: Sponsor; api: HttpsEndpointsTransport }> {
-  const leaf = await keyring.ca.issue();
-  const hf = await startHuggingFaceEmulator({
-    tls: { key: leaf.keyPem, cert: leaf.certPem },
-    tokens: { [TOKEN]: { namespace: "alice" } },
-    timings: { pendingMs: 1_000, initializingMs: 1_000, scaleUpMs: 1_000, updatingMs: 1_000 },
-  });
+  const { hf, api } = await hfForAlice(keyring.ca, TOKEN, { timings: QUICK_HF_TIMINGS });
   defer(() => hf.close());
-  const api = new HttpsEndpointsTransport({
-    token: new HfToken(TOKEN),
-    endpointsApi: hf.endpointsApiUrl,
-    hubApi: hf.hubApiUrl,
-    extraCaPem: keyring.ca.certPem,
-  });
   defer(() => api.close());
   if (accessType === "private") await api.createEndpoint("alice", SPEC);
   else {

@@ -10,8 +10,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulators";
-import { HfToken, HttpsEndpointsTransport, type HfEndpointSpec, vllmImage } from "@pair/huggingface";
+import type { HuggingFaceEmulator } from "@pair/emulators";
+import { vllmImage, type HfEndpointSpec, type HttpsEndpointsTransport } from "@pair/huggingface";
 import type { TestCa } from "@pair/testkit";
 import { Redacted } from "@pair/cluster";
 import { parseConfig, type CredentialRef } from "../../src/config/index.js";
@@ -21,6 +21,7 @@ import { uniqueName } from "../credentials/secret-service.js";
 import { fakeHfToken } from "../support/fake-token.js";
 import { budgetLines } from "../support/rented-budget.js";
 import { sponsorNodeOptions } from "../support/sponsor-options.js";
+import { hfForAlice } from "../support/hf-alice.js";
 
 export const TOKEN = fakeHfToken();
 export const NODE = "gpu-hf";
@@ -67,18 +68,7 @@ export async function managedWorld(
   lines: readonly string[] = [],
   engines: readonly string[] = [],
 ): Promise<ManagedWorld> {
-  const leaf = await ca.issue();
-  const hf = await startHuggingFaceEmulator({
-    tls: { key: leaf.keyPem, cert: leaf.certPem },
-    tokens: { [TOKEN]: { namespace: "alice" } },
-    timings: { pendingMs: 30_000, initializingMs: 60_000, scaleUpMs: 30_000, updatingMs: 30_000 },
-  });
-  const api = new HttpsEndpointsTransport({
-    token: new HfToken(TOKEN),
-    endpointsApi: hf.endpointsApiUrl,
-    hubApi: hf.hubApiUrl,
-    extraCaPem: ca.certPem,
-  });
+  const { hf, api } = await hfForAlice(ca, TOKEN);
   const dir = mkdtempSync(join(tmpdir(), "pair-managed-"));
   const dataDir = join(dir, "data");
   const caFile = join(dir, "test-ca.pem");

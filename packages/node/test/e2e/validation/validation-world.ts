@@ -13,11 +13,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   startEngineEmulator,
-  startHuggingFaceEmulator,
   type EngineEmulator,
   type HuggingFaceEmulator,
+  type startHuggingFaceEmulator,
 } from "@pair/emulators";
-import { HfToken, HttpsEndpointsTransport, type HfEndpointSpec, vllmImage } from "@pair/huggingface";
+import { vllmImage, type HfEndpointSpec, type HttpsEndpointsTransport } from "@pair/huggingface";
 import type { TestCa } from "@pair/testkit";
 import { Redacted } from "@pair/cluster";
 import { parseConfig, type CredentialRef } from "../../../src/config/index.js";
@@ -29,6 +29,7 @@ import { until } from "../../support/eventually.js";
 import { fakeHfToken } from "../../support/fake-token.js";
 import { budgetLines } from "../../support/rented-budget.js";
 import { sponsorNodeOptions } from "../../support/sponsor-options.js";
+import { HF_TIMINGS, hfForAlice } from "../../support/hf-alice.js";
 
 export const TOKEN = fakeHfToken();
 export const RENTED = "gpu-hf";
@@ -106,27 +107,12 @@ export async function validationWorld(ca: TestCa, o: WorldOptions = {}): Promise
         .catch(() => undefined);
   };
   try {
-    const leaf = await ca.issue();
-    const hf = await startHuggingFaceEmulator({
-      tls: { key: leaf.keyPem, cert: leaf.certPem },
-      tokens: { [TOKEN]: { namespace: "alice" } },
+    const { hf, api } = await hfForAlice(ca, TOKEN, {
       timeScale: o.timeScale ?? 0,
-      timings: {
-        pendingMs: 30_000,
-        initializingMs: 60_000,
-        scaleUpMs: 30_000,
-        updatingMs: 30_000,
-        ...o.timings,
-      },
+      timings: { ...HF_TIMINGS, ...o.timings },
       engine: { tokenDelayMs: o.tokenDelayMs ?? 0, maxTokens: o.maxTokens ?? 4 },
     });
     cleanups.push(() => hf.close());
-    const api = new HttpsEndpointsTransport({
-      token: new HfToken(TOKEN),
-      endpointsApi: hf.endpointsApiUrl,
-      hubApi: hf.hubApiUrl,
-      extraCaPem: ca.certPem,
-    });
     cleanups.push(() => api.close());
     await api.createEndpoint("alice", SPEC);
     if ((o.timeScale ?? 0) === 0)
