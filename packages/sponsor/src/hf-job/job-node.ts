@@ -50,6 +50,12 @@ import { ManagedNodeCore, type NodeWords, type OnDemandNodeOptions } from "../co
 import type { ManagedStatus } from "../core/managed-node.js";
 
 const DAY_MS = 86_400_000;
+/**
+ * Jobs in a row that ended in ERROR, after which the node runs no new one until `pair rented
+ * resume`: a job that fails as it comes up (a bad image, out of memory) would fail again, and each
+ * new one bills its start-up minutes. One failure may be the hardware's: the next request retries.
+ */
+export const MAX_FAILED_JOBS = 2;
 
 const JOB_WORDS: NodeWords = {
   unit: "job",
@@ -250,12 +256,39 @@ export class JobManagedNode implements ManagedRentedNode {
     if (this.config.routing.explicit === true) return undefined;
     const during = this.#settings.routingDuringWindow ?? "prefer";
     if (this.#flavorRefused) return { use: "never", why: this.#flavorProblem ?? "its flavor is not listed" };
+    const failing = this.#failing();
+    if (failing !== undefined) return { use: "never", why: failing };
     const latest = this.#latest();
     if (latest === undefined || latest.declaredAtMs < this.#rearmedAtMs) return { use: during };
     const use = jobRoutingUse(this.#windowOf(latest), this.#o.clock.now().wallMs, this.#settings);
     return use === "never"
       ? { use, why: `its batch window ended: pair rented resume ${this.name} opens a new one` }
       : { use };
+  }
+
+  /**
+   * Why no job runs any more when the newest `MAX_FAILED_JOBS` jobs since the last resume all ended
+   * in ERROR (read from SQLite's records: a restart keeps the refusal); undefined otherwise.
+   */
+  #failing(): string | undefined {
+    const since = Object.values(this.#controller.state.deployments)
+      .filter((record) => record.declaredAtMs >= this.#rearmedAtMs)
+      .sort((a, b) => b.declaredAtMs - a.declaredAtMs)
+      .slice(0, MAX_FAILED_JOBS);
+    if (since.length < MAX_FAILED_JOBS) return undefined;
+    if (!since.every((record) => this.#endStatus(record)?.toUpperCase() === "ERROR")) return undefined;
+    const message = since[0]?.observed?.message;
+    return (
+      `its last ${MAX_FAILED_JOBS} jobs ended in ERROR${message === undefined ? "" : ` (${message})`}: ` +
+      `no job runs until pair rented resume ${this.name}`
+    );
+  }
+
+  /** The stage a job ended in: as last seen, else (after a restart) as its stop's evidence says. */
+  #endStatus(record: DeploymentRecord): string | undefined {
+    if (record.observed?.status !== undefined) return record.observed.status;
+    const evidence = this.#controller.state.obligations[record.id]?.evidence;
+    return evidence?.kind === "provider-reported-billing-ended" ? evidence.status : undefined;
   }
 
   /** A running job whose exposed port answers our token becomes the node's address. */
@@ -283,6 +316,9 @@ export class JobManagedNode implements ManagedRentedNode {
     for (;;) {
       if (this.#ready !== undefined) return { ok: true, url: this.#ready.address };
       if (this.#creating === undefined && liveRecords(this.#controller.state).length === 0) {
+        const failing = this.#failing();
+        if (failing !== undefined)
+          return { ok: false, error: this.#error("rented_node_ineligible", failing) };
         // Registered before the first await: a concurrent caller sees the start and only waits.
         this.#creating = this.#start().finally(() => (this.#creating = undefined));
         await this.#creating;
