@@ -99,7 +99,11 @@ export function selectCandidates<C extends RoutingCandidate>(s: RoutingSnapshot<
   const localFresh = untried(localAll, s.tried);
   // Batch work spreads over the LAN (the scheduler takes the least loaded); a user's request asks
   // peers only when no local engine is left to try.
-  const lan = batch || localFresh.length === 0 ? [...localFresh, ...untried(peers(), s.tried)] : localFresh;
+  const lan = batch
+    ? [...localFresh, ...untried(peers(), s.tried)]
+    : localFresh.length > 0
+      ? localFresh
+      : untried(peers(), s.tried);
   if (lan.length > 0) {
     const overflow = withPolicies(rented, OVERFLOW);
     return { upstreams: overflow.length > 0 && allAtLimit(s, lan) ? overflow : lan };

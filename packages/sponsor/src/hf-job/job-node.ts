@@ -271,6 +271,9 @@ export class JobManagedNode implements ManagedRentedNode {
    * in ERROR (read from SQLite's records: a restart keeps the refusal); undefined otherwise.
    */
   #failing(): string | undefined {
+    // Routing asks on every request: one scan for the newest job; the sort only once it failed.
+    const latest = this.#latest();
+    if (latest === undefined || this.#endStatus(latest)?.toUpperCase() !== "ERROR") return undefined;
     const since = Object.values(this.#controller.state.deployments)
       .filter((record) => record.declaredAtMs >= this.#rearmedAtMs)
       .sort((a, b) => b.declaredAtMs - a.declaredAtMs)
