@@ -24,6 +24,8 @@ export interface BatchLoadContext extends RunMeta {
   readonly slots: number;
   readonly streams: number;
   readonly tokens: number;
+  /** Tokens a batch line asks for (`--batch-tokens`), when not `tokens`. */
+  readonly batchTokens?: number;
   readonly tokenDelayMs: number;
 }
 
@@ -67,7 +69,9 @@ export function renderBatchLoad(rounds: readonly BatchLoadRound[], ctx: BatchLoa
     "",
     `One node over one engine emulator with ${ctx.slots} slots (${ctx.tokenDelayMs} ms per token, ` +
       `${ctx.tokens} tokens a stream); ${ctx.streams} closed-loop interactive streams, first on the idle node, ` +
-      `then while a batch (\`POST /v1/batches\`, ${ctx.slots} lines at once) fills the engine; the order alternates ` +
+      `then while a batch (\`POST /v1/batches\`, ${ctx.slots} lines at once` +
+      `${ctx.batchTokens === undefined || ctx.batchTokens === ctx.tokens ? "" : ` of ${ctx.batchTokens} tokens each`}) ` +
+      "fills the engine; the order alternates " +
       "by round. Busy: the mean share of the engine's slots in use while the interactive streams ran.",
     "",
     "| round | idle first chunk p50 / p99 | under batch p50 / p99 | × idle p50 / p99 | engine busy | batch lines done |",

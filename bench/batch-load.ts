@@ -6,10 +6,12 @@
  * ratio of the first chunk's p50 (target ≤ 1.2×) and the busy share (target ≥ 95 %).
  *
  *   npx tsx bench/batch-load.ts [--rounds 3] [--slots 32] [--streams 4] [--per-worker 6] [--write]
- *                               [--max-seconds 600]
+ *                               [--batch-tokens 64] [--max-seconds 600] [--profile DIR]
  *
  * Three processes (engine emulator, node, this load generator), loopback only; every child is stopped
- * at the end, on a signal, or by the watchdog. Reports; never fails on a missed target.
+ * at the end, on a signal, or by the watchdog. `--batch-tokens`: how long each batch line is (the
+ * engine's slots sit idle between two lines for the hand-over, so longer lines keep them busier). Reports; never fails on a missed target. `--profile`
+ * writes the node's CPU profile to DIR (for `bench/summarize-cpu-profile.ts`).
  * Must not know: the node's internals (it is measured from outside, over HTTP).
  */
 
@@ -52,8 +54,10 @@ function readArgs() {
       slots: { type: "string", default: "32" },
       streams: { type: "string", default: "4" },
       "per-worker": { type: "string", default: "6" },
+      "batch-tokens": { type: "string", default: String(TOKENS) },
       write: { type: "boolean", default: false },
       "max-seconds": { type: "string", default: "600" },
+      profile: { type: "string" },
     },
     strict: true,
   });
@@ -69,7 +73,9 @@ function readArgs() {
     slots: int("slots", values.slots, 256),
     streams: int("streams", values.streams, 64),
     perWorker: int("per-worker", values["per-worker"], 100),
+    batchTokens: int("batch-tokens", values["batch-tokens"], 4096),
     write: values.write,
+    profile: values.profile,
   };
 }
 
@@ -119,7 +125,7 @@ async function main(): Promise<void> {
         engines: [{ name: "emu", model: MODEL, baseUrl: `${er.engines[0]!.url}/v1`, maxConcurrent: o.slots }],
         batchLines: o.slots,
       },
-      {},
+      { extraExecArgv: o.profile === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", resolve(o.profile)] },
       children,
     );
     const nodeUrl = (node.ready as NodeChildReady).url;
@@ -145,7 +151,7 @@ async function main(): Promise<void> {
       return loadFigures(r);
     };
     const batchPhase = async () => {
-      const id = await submitChatBatch(nodeUrl, MODEL, lines, (i) => `b${i}`, TOKENS);
+      const id = await submitChatBatch(nodeUrl, MODEL, lines, (i) => `b${i}`, o.batchTokens);
       // A batch leaves one slot free, and the slots users held lately (the scheduler): the idle
       // phase's streams may still be counted, so "full" is every slot but those.
       await waitEngine(statsUrl, "fill with batch lines", (s) => s.inFlight >= o.slots - 1 - o.streams);
@@ -205,6 +211,7 @@ async function main(): Promise<void> {
       slots: o.slots,
       streams: o.streams,
       tokens: TOKENS,
+      batchTokens: o.batchTokens,
       tokenDelayMs: TOKEN_DELAY_MS,
     });
     console.log(block);

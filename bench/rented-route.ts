@@ -4,13 +4,18 @@
  * local route (plain HTTP to an emulator as a local engine) in the same run, at 1, 16 and 64 paced
  * streams (5 ms/token, 64 tokens), interleaved; with the node's CPU per stream for each.
  *
- *   npx tsx bench/rented-route.ts [--rounds 2] [--levels 1,16,64]
+ *   npx tsx bench/rented-route.ts [--rounds 2] [--levels 1,16,64] [--routes local,rented]
+ *                                 [--profile DIR]
+ *
+ * `--routes rented` loads the rented route alone, so `--profile` (the node's CPU profile, written to
+ * DIR when it stops, for `bench/summarize-cpu-profile.ts`) shows that route's time only.
  *
  * Three processes, as in proxy-overhead: the emulators, the node (children), the load (this one).
  * Must not know: the node's internals (it is measured from outside, over HTTP).
  */
 
 import { randomBytes } from "node:crypto";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createTestCa } from "@pair/testkit";
 import { startEngineChild, startNodeChild } from "./bench-setup.js";
@@ -29,6 +34,8 @@ const { values } = parseArgs({
   options: {
     rounds: { type: "string", default: "2" },
     levels: { type: "string", default: LEVELS.join(",") },
+    routes: { type: "string", default: "local,rented" },
+    profile: { type: "string" },
   },
   strict: true,
 });
@@ -37,6 +44,11 @@ const levels = values.levels.split(",").map(Number);
 if (!levels.every((l) => Number.isInteger(l) && l >= 1 && l <= 256))
   throw new RangeError("--levels: 1..256, comma-separated");
 if (!Number.isInteger(rounds) || rounds < 1 || rounds > 10) throw new RangeError("--rounds: 1..10");
+const MODEL_OF = { local: "local-5ms", rented: "rent-5ms" } as const;
+const routes = values.routes.split(",").map((r) => {
+  if (r !== "local" && r !== "rented") throw new RangeError(`--routes: local and/or rented, got ${r}`);
+  return MODEL_OF[r];
+});
 
 const children: BenchChild[] = [];
 process.on("exit", () => children.forEach((c) => c.kill()));
@@ -69,7 +81,10 @@ try {
         maxConcurrent: SLOTS,
       },
     },
-    {},
+    {
+      extraExecArgv:
+        values.profile === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", resolve(values.profile)],
+    },
     children,
   );
   const load = async (model: string, concurrency: number, measured: number) => {
@@ -88,12 +103,12 @@ try {
     return { f: loadFigures(result), cpu: cpuMs(use) / result.sent };
   };
   console.error(`load average ${loadAverage1m().toFixed(2)}; warm-up`);
-  for (const m of ["local-5ms", "rent-5ms"]) await load(m, 64, 1);
+  for (const m of routes) await load(m, 64, 1);
   for (let r = 0; r < rounds; r++)
     for (const c of levels) {
       const perWorker = c === 1 ? 10 : c === 16 ? 3 : 2;
       const line: string[] = [];
-      for (const m of r % 2 === 0 ? ["local-5ms", "rent-5ms"] : ["rent-5ms", "local-5ms"]) {
+      for (const m of r % 2 === 0 ? routes : [...routes].reverse()) {
         const { f, cpu } = await load(m, c, perWorker);
         line.push(
           `${m}: first chunk p50 ${f.firstChunk.p50.toFixed(2)} p99 ${f.firstChunk.p99.toFixed(2)} ms, ` +

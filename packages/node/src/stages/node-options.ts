@@ -93,7 +93,7 @@ export interface NodeSeams {
 
 /** Switches and bounds benchmarks compare; the defaults are what `pair serve` runs. */
 export interface NodeTuning {
-  /** Write the workload history's batches on a worker thread (default) or on the event loop. */
+  /** Write the workload history's batches on a worker thread, or on the event loop (default). */
   readonly historyOnThread?: boolean;
   /**
    * Give memory back when the node goes idle after a load (a minor, then a full GC; needs node's --expose-gc,
