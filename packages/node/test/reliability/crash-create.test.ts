@@ -12,7 +12,7 @@ import { granulesCostMicroUsd } from "@pair/ledger";
 import type { HostingState } from "@pair/provision";
 import { describe, expect, it } from "vitest";
 import { statusOrCut } from "./crash-clients.js";
-import { SCALE, SPEC, sponsorChild, until, type SponsorChild } from "./sponsor-child.js";
+import { SCALE, sponsorChild, until, type SponsorChild } from "./sponsor-child.js";
 import { keyringWorlds } from "../support/keyring-worlds.js";
 
 /** The node (and endpoint) the test creates. */
@@ -24,13 +24,13 @@ const CREATE = { method: "POST", path: /^\/v2\/endpoint\/alice$/ } as const;
 
 const worlds = keyringWorlds<SponsorChild>();
 
-async function world(): Promise<SponsorChild> {
-  // The configured node's endpoint exists and is paused: it must stay untouched throughout.
-  const w = worlds.add(await sponsorChild(worlds.ca, ["    lifecycle: { idle_pause_min: 60 }"], {}, 30_000));
-  await w.api.createEndpoint("alice", SPEC);
-  await w.api.pause("alice", "qwen");
-  return w;
-}
+// The configured node's endpoint exists and is paused: it must stay untouched throughout.
+const world = async () =>
+  worlds.add(
+    await sponsorChild(worlds.ca, ["    lifecycle: { idle_pause_min: 60 }"], {}, 30_000, {
+      endpoint: { paused: true },
+    }),
+  );
 
 /** Sends the create to the child (as `pair rented create --no-wait` does); settles when answered or cut. */
 function sendCreate(w: SponsorChild): Promise<number | "cut"> {

@@ -9,7 +9,7 @@
 import { granulesCostMicroUsd } from "@pair/ledger";
 import { describe, expect, it } from "vitest";
 import { chat as chatThrough, streamChat } from "./crash-clients.js";
-import { MIN, MODEL, SCALE, SPEC, sponsorChild, until, type SponsorChild } from "./sponsor-child.js";
+import { MIN, MODEL, SCALE, sponsorChild, until, type SponsorChild } from "./sponsor-child.js";
 import { killDuringStartUp } from "./sponsor-process.js";
 import { keyringWorlds } from "../support/keyring-worlds.js";
 
@@ -25,11 +25,11 @@ async function world(
   engine?: { tokenDelayMs?: number; maxTokens?: number },
   pendingMs?: number,
 ): Promise<SponsorChild> {
-  const w = worlds.add(await sponsorChild(worlds.ca, [`    lifecycle: ${lifecycle}`], engine, pendingMs));
-  await w.api.createEndpoint("alice", SPEC);
-  await w.api.createEndpoint("alice", { ...SPEC, name: "someone-elses" });
-  if (at === "paused") await w.api.pause("alice", "qwen");
-  return w;
+  return worlds.add(
+    await sponsorChild(worlds.ca, [`    lifecycle: ${lifecycle}`], engine, pendingMs, {
+      endpoint: { other: true, paused: at === "paused" },
+    }),
+  );
 }
 
 const qwenState = (w: SponsorChild) => w.hf.endpoints.get("alice", "qwen")?.state;

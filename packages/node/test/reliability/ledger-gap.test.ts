@@ -8,7 +8,7 @@
 // Needs the OS credential store: run through `bash scripts/test.sh`.
 import { granulesCostMicroUsd } from "@pair/ledger";
 import { describe, expect, it } from "vitest";
-import { managedWorld, MIN, NODE, SPEC, type ManagedWorld } from "../rented/managed-harness.js";
+import { managedWorld, MIN, NODE, type ManagedWorld } from "../rented/managed-harness.js";
 import { keyringWorlds } from "../support/keyring-worlds.js";
 
 const L4_MICRO_USD_PER_HOUR = 800_000;
@@ -16,11 +16,9 @@ const worlds = keyringWorlds<ManagedWorld>();
 
 describe("ledger after a sponsor outage that began before the endpoint billed", () => {
   it("bills the minutes the endpoint charged while the sponsor was down (ledger = meter)", async () => {
-    const w = worlds.add(
-      await managedWorld(worlds.ca, ["    lifecycle: { pause_on_sponsor_exit: false, idle_pause_min: 3 }"]),
-    );
-    await w.api.createEndpoint("alice", SPEC);
-    await w.start(); // adopted while pending: observed, not charging
+    const lifecycle = "    lifecycle: { pause_on_sponsor_exit: false, idle_pause_min: 3 }";
+    // Adopted while pending: observed, not charging.
+    const w = worlds.add(await managedWorld(worlds.ca, [lifecycle], [], { endpoint: {}, start: true }));
     await w.node.close(200);
     w.hf.advance(10 * MIN); // initializing, then running: billed while the sponsor is down
     await w.start();

@@ -7,7 +7,7 @@
 import type { EngineEmulator } from "@pair/emulators";
 import { granulesCostMicroUsd } from "@pair/ledger";
 import { afterEach, describe, expect, it } from "vitest";
-import { managedWorld, MIN, MODEL, NODE, SPEC, type ManagedWorld } from "../rented/managed-harness.js";
+import { managedWorld, MIN, MODEL, NODE, type ManagedWorld } from "../rented/managed-harness.js";
 import {
   breathe,
   chat,
@@ -37,10 +37,10 @@ async function world(
 ): Promise<ManagedWorld> {
   const local = await localEngine();
   engines.push(local.engine);
-  const w = worlds.add(await managedWorld(worlds.ca, lines, local.lines));
-  await w.api.createEndpoint("alice", SPEC);
-  await w.api.createEndpoint("alice", { ...SPEC, name: "someone-elses" });
-  await w.start(); // while pending: the ledger sees every billed minute
+  // Started while pending: the ledger sees every billed minute.
+  const w = worlds.add(
+    await managedWorld(worlds.ca, lines, local.lines, { endpoint: { other: true }, start: true }),
+  );
   await w.advance(2 * MIN); // pending 30 s + initializing 60 s: both running, qwen adopted
   if (at === "paused") {
     await w.node.managed.act(NODE, "pause");

@@ -8,39 +8,23 @@
  */
 
 import type { HuggingFaceEmulator, JobsEmulatorOptions } from "@pair/emulators";
-import {
-  HfToken,
-  HttpsJobsTransport,
-  type HttpsEndpointsTransport,
-  type HfEndpointSpec,
-  vllmImage,
-} from "@pair/huggingface";
+import { HfToken, HttpsJobsTransport, type HttpsEndpointsTransport } from "@pair/huggingface";
 import type { TestCa } from "@pair/testkit";
 import { fakeHfToken } from "../support/fake-token.js";
 import { SCALE, sponsorProcess, type SponsorProcess } from "./sponsor-process.js";
-import { HF_TIMINGS, hfForAlice } from "../support/hf-alice.js";
+import {
+  aliceEndpoint,
+  HF_TIMINGS,
+  hfForAlice,
+  SPEC,
+  type AliceEndpointOptions,
+} from "../support/hf-alice.js";
 
 export { freePort, MIN, SCALE, until } from "./sponsor-process.js";
+export { SPEC } from "../support/hf-alice.js";
 
 export const NODE = "gpu-hf";
-export const MODEL = "Qwen/Qwen3-0.6B";
-
-export const SPEC: HfEndpointSpec = {
-  name: "qwen",
-  accessType: "private",
-  vendor: "aws",
-  region: "us-east-1",
-  accelerator: "gpu",
-  instanceType: "nvidia-l4",
-  instanceSize: "x1",
-  minReplica: 0,
-  maxReplica: 1,
-  scaleToZeroTimeoutMin: 15,
-  repository: MODEL,
-  // An engine that serves /v1 (HF's default image, the Inference Toolkit, does not).
-  framework: "custom",
-  image: vllmImage(),
-};
+export const MODEL = SPEC.repository;
 
 export interface SponsorChild extends SponsorProcess {
   readonly hf: HuggingFaceEmulator;
@@ -58,6 +42,8 @@ export interface SponsorChildExtra {
   readonly nodes?: (credentialRef: string) => readonly string[];
   /** The Jobs API's timings (and flavors, page size) in the emulator. */
   readonly jobs?: JobsEmulatorOptions;
+  /** alice's endpoint made and brought to a state (`aliceEndpoint`) before the child starts; none unless given. */
+  readonly endpoint?: AliceEndpointOptions;
 }
 
 /** `lifecycle` are YAML lines for the rented node entry (indented four spaces). */
@@ -107,5 +93,11 @@ export async function sponsorChild(
       await hf.close();
     },
   });
-  return Object.assign(child, { hf, api, jobsApi, credentialRef: child.credentialRefs["hf"] ?? "" });
+  const world = Object.assign(child, { hf, api, jobsApi, credentialRef: child.credentialRefs["hf"] ?? "" });
+  if (extra.endpoint !== undefined)
+    await aliceEndpoint(world, extra.endpoint).catch(async (cause: unknown) => {
+      await world.cleanup(); // the caller never got the world to clean up
+      throw cause;
+    });
+  return world;
 }

@@ -5,17 +5,14 @@
 import { describe, expect, it } from "vitest";
 import { keyringWorlds } from "../support/keyring-worlds.js";
 import { rawHttp } from "../support/raw-http.js";
-import { managedWorld, MIN, MODEL, NODE, SPEC, type ManagedWorld } from "./managed-harness.js";
+import { managedWorld, MODEL, NODE, type ManagedWorld } from "./managed-harness.js";
 
 const worlds = keyringWorlds<ManagedWorld>();
 const CHAT = JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: 3 });
 
 async function pausedSponsor(): Promise<ManagedWorld> {
-  const w = worlds.add(await managedWorld(worlds.ca));
-  await w.api.createEndpoint("alice", SPEC);
-  w.hf.advance(2 * MIN);
-  await w.api.pause("alice", "qwen");
-  await w.start();
+  const endpoint = { running: true, paused: true };
+  const w = worlds.add(await managedWorld(worlds.ca, [], [], { endpoint, start: true }));
   await w.node.managed.tick();
   return w;
 }

@@ -2,7 +2,7 @@
 // through the Endpoints API (the Hugging Face emulator over HTTPS), routes to its data plane with the
 // token, and shows HF's states as the seed's table says.
 import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulators";
-import { vllmImage, type HfEndpointSpec, type HttpsEndpointsTransport } from "@pair/huggingface";
+import type { HttpsEndpointsTransport } from "@pair/huggingface";
 import { Agent, request } from "undici";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../cli/cli-harness.js";
@@ -11,28 +11,11 @@ import { startSponsor, type Sponsor } from "./rented-harness.js";
 import { cleanupAfterEach, until } from "../support/eventually.js";
 import { fakeHfToken } from "../support/fake-token.js";
 import { keyringCa } from "../support/keyring-worlds.js";
-import { hfForAlice, QUICK_HF_TIMINGS } from "../support/hf-alice.js";
+import { aliceEndpoint, hfForAlice, QUICK_HF_TIMINGS, SPEC } from "../support/hf-alice.js";
 
 const TOKEN = fakeHfToken();
 const defer = cleanupAfterEach();
 const keyring = keyringCa();
-
-const SPEC: HfEndpointSpec = {
-  name: "qwen",
-  accessType: "private",
-  vendor: "aws",
-  region: "us-east-1",
-  accelerator: "gpu",
-  instanceType: "nvidia-l4",
-  instanceSize: "x1",
-  minReplica: 0,
-  maxReplica: 1,
-  scaleToZeroTimeoutMin: 15,
-  repository: "Qwen/Qwen3-0.6B",
-  // An engine that serves /v1 (HF's default image, the Inference Toolkit, does not).
-  framework: "custom",
-  image: vllmImage(),
-};
 
 async function world(
   target: readonly string[] = [
@@ -45,7 +28,7 @@ async function world(
   const { hf, api } = await hfForAlice(keyring.ca, TOKEN, { timings: QUICK_HF_TIMINGS });
   defer(() => hf.close());
   defer(() => api.close());
-  if (accessType === "private") await api.createEndpoint("alice", SPEC);
+  if (accessType === "private") await aliceEndpoint({ hf, api });
   else {
     // PAIR's client refuses to create a public endpoint; someone else made this one.
     const res = await request(`${hf.endpointsApiUrl}/v2/endpoint/alice`, {

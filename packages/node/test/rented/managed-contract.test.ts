@@ -12,10 +12,7 @@ const MIN = 60_000;
 
 describeManagedNodeContract("Hugging Face endpoint", {
   live: async (ca): Promise<ContractWorld> => {
-    const w = await hf.managedWorld(ca);
-    await w.api.createEndpoint("alice", hf.SPEC);
-    w.hf.advance(2 * MIN); // pending and initializing: running
-    await w.start();
+    const w = await hf.managedWorld(ca, [], [], { endpoint: { running: true }, start: true });
     await w.advance(MIN);
     return {
       name: hf.NODE,

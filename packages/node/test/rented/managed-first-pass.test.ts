@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { MANAGED_FIRST_PASS_WAIT_MS } from "../../src/node.js";
 import { until } from "../support/eventually.js";
 import { keyringWorlds } from "../support/keyring-worlds.js";
-import { managedWorld, MIN, NODE, SPEC, type ManagedWorld } from "./managed-harness.js";
+import { managedWorld, NODE, type ManagedWorld } from "./managed-harness.js";
 
 /** The pass's reads of alice's endpoints (the emulator holds the first one). */
 const ENDPOINT_READS = { method: "GET", path: /^\/v2\/endpoint\// } as const;
@@ -22,12 +22,7 @@ const HELD_MS = 400;
 const worlds = keyringWorlds<ManagedWorld>((w) => w.hf.faults.clear());
 
 /** A sponsor (not started) whose managed endpoint is running: its first pass adopts it. */
-async function world(): Promise<ManagedWorld> {
-  const w = worlds.add(await managedWorld(worlds.ca));
-  await w.api.createEndpoint("alice", SPEC);
-  w.hf.advance(2 * MIN); // pending 30 s + initializing 60 s: running
-  return w;
-}
+const world = async () => worlds.add(await managedWorld(worlds.ca, [], [], { endpoint: { running: true } }));
 
 /** The managed node's deployment records holding alice/qwen: one once the first pass adopted it. */
 function adopted(w: ManagedWorld) {

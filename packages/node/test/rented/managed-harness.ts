@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { HuggingFaceEmulator } from "@pair/emulators";
-import { vllmImage, type HfEndpointSpec, type HttpsEndpointsTransport } from "@pair/huggingface";
+import type { HttpsEndpointsTransport } from "@pair/huggingface";
 import type { TestCa } from "@pair/testkit";
 import { Redacted } from "@pair/cluster";
 import { parseConfig, type CredentialRef } from "../../src/config/index.js";
@@ -21,29 +21,13 @@ import { uniqueName } from "../credentials/secret-service.js";
 import { fakeHfToken } from "../support/fake-token.js";
 import { budgetLines } from "../support/rented-budget.js";
 import { sponsorNodeOptions } from "../support/sponsor-options.js";
-import { hfForAlice } from "../support/hf-alice.js";
+import { aliceEndpoint, hfForAlice, SPEC, type AliceEndpointOptions } from "../support/hf-alice.js";
 
+export { SPEC } from "../support/hf-alice.js";
 export const TOKEN = fakeHfToken();
 export const NODE = "gpu-hf";
-export const MODEL = "Qwen/Qwen3-0.6B";
+export const MODEL = SPEC.repository;
 export const MIN = 60_000;
-
-export const SPEC: HfEndpointSpec = {
-  name: "qwen",
-  accessType: "private",
-  vendor: "aws",
-  region: "us-east-1",
-  accelerator: "gpu",
-  instanceType: "nvidia-l4",
-  instanceSize: "x1",
-  minReplica: 0,
-  maxReplica: 1,
-  scaleToZeroTimeoutMin: 15,
-  repository: MODEL,
-  // An engine that serves /v1 (HF's default image, the Inference Toolkit, does not).
-  framework: "custom",
-  image: vllmImage(),
-};
 
 export interface ManagedWorld {
   readonly hf: HuggingFaceEmulator;
@@ -59,6 +43,14 @@ export interface ManagedWorld {
   cleanup(): Promise<void>;
 }
 
+/** What the world does before it is handed over, in this order. */
+export interface ManagedSetup {
+  /** alice's endpoint made and brought to a state (`aliceEndpoint`); none unless given. */
+  readonly endpoint?: AliceEndpointOptions;
+  /** The sponsor started. */
+  readonly start?: boolean;
+}
+
 /**
  * YAML lines of the managed node's `lifecycle:` and `budget:` (indented for the entry); `engines`:
  * the YAML of the `engines:` list items (a local engine beside the rented node), none by default.
@@ -67,6 +59,7 @@ export async function managedWorld(
   ca: TestCa,
   lines: readonly string[] = [],
   engines: readonly string[] = [],
+  setup: ManagedSetup = {},
 ): Promise<ManagedWorld> {
   const { hf, api } = await hfForAlice(ca, TOKEN);
   const dir = mkdtempSync(join(tmpdir(), "pair-managed-"));
@@ -139,5 +132,12 @@ export async function managedWorld(
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  try {
+    if (setup.endpoint !== undefined) await aliceEndpoint(world, setup.endpoint);
+    if (setup.start === true) await world.start();
+  } catch (cause) {
+    await world.cleanup(); // the caller never got the world to clean up
+    throw cause;
+  }
   return world;
 }

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { keyringWorlds } from "../support/keyring-worlds.js";
-import { managedWorld, MIN, MODEL, NODE, SPEC, type ManagedWorld } from "./managed-harness.js";
+import { managedWorld, MIN, MODEL, NODE, type ManagedWorld } from "./managed-harness.js";
 
 const worlds = keyringWorlds<ManagedWorld>();
 
@@ -44,12 +44,9 @@ function makeOld(path: string): void {
 
 describe("a managed endpoint's hosting store from before resume", () => {
   it("opens: the adopted spell is the same record, now a resume, and idle pauses it", async () => {
-    const w = worlds.add(
-      await managedWorld(worlds.ca, ["    lifecycle: { pause_on_sponsor_exit: false, idle_pause_min: 3 }"]),
-    );
-    await w.api.createEndpoint("alice", SPEC);
-    w.hf.advance(2 * MIN); // running
-    await w.start();
+    const lifecycle = "    lifecycle: { pause_on_sponsor_exit: false, idle_pause_min: 3 }";
+    const setup = { endpoint: { running: true }, start: true };
+    const w = worlds.add(await managedWorld(worlds.ca, [lifecycle], [], setup));
     const before = w.node.managed.node(NODE)!.controller.state;
     const [id] = Object.keys(before.deployments);
     expect(before.deployments[id!]).toMatchObject({ origin: "resume" });

@@ -10,7 +10,7 @@ import { SqliteHostingStore, SqliteLedgerStore } from "@pair/store";
 import { request } from "undici";
 import { describe, expect, it } from "vitest";
 import { keyringWorlds } from "../support/keyring-worlds.js";
-import { managedWorld, MIN, MODEL, NODE, SPEC, type ManagedWorld } from "./managed-harness.js";
+import { managedWorld, MIN, MODEL, NODE, type ManagedWorld } from "./managed-harness.js";
 import { expectLedgerCoversMeter, stretchMinutes } from "./meter-bound.js";
 import { chatReply } from "../support/chat.js";
 
@@ -25,13 +25,8 @@ async function world(
   lines: readonly string[] = [],
   at: "pending" | "running" | "paused" = "pending",
 ): Promise<ManagedWorld> {
-  const w = worlds.add(await managedWorld(worlds.ca, lines));
-  await w.api.createEndpoint("alice", SPEC);
-  await w.api.createEndpoint("alice", { ...SPEC, name: "someone-elses" });
-  if (at !== "pending") w.hf.advance(2 * MIN); // pending 30 s + initializing 60 s: both running
-  if (at === "paused") await w.api.pause("alice", "qwen");
-  await w.start();
-  return w;
+  const endpoint = { other: true, running: at !== "pending", paused: at === "paused" };
+  return worlds.add(await managedWorld(worlds.ca, lines, [], { endpoint, start: true }));
 }
 
 function storedObligations(w: ManagedWorld) {

@@ -16,12 +16,8 @@ const LINES = [
 ];
 
 async function world(at: "running" | "paused"): Promise<ManagedWorld> {
-  const w = worlds.add(await managedWorld(worlds.ca, LINES));
-  await w.api.createEndpoint("alice", TOOLKIT);
-  w.hf.advance(2 * MIN); // pending 30 s + initializing 60 s: running
-  if (at === "paused") await w.api.pause("alice", "qwen");
-  await w.start();
-  return w;
+  const endpoint = { spec: TOOLKIT, running: true, paused: at === "paused" };
+  return worlds.add(await managedWorld(worlds.ca, LINES, [], { endpoint, start: true }));
 }
 
 const chat = (w: ManagedWorld) => chatReply(w.node.url, { model: MODEL, maxTokens: 3 });

@@ -10,7 +10,7 @@ import { admin, fastNodes, joinWith, sees, showPin, type TestNode } from "../clu
 import { cleanupAfterEach } from "../support/eventually.js";
 import { keyringWorlds } from "../support/keyring-worlds.js";
 import { jobWorld, NODE as JOB_NODE, REPO as JOB_MODEL, type JobWorld } from "./job-harness.js";
-import { managedWorld, MIN, MODEL, NODE, SPEC, type ManagedWorld } from "./managed-harness.js";
+import { managedWorld, MODEL, NODE, type ManagedWorld } from "./managed-harness.js";
 import {
   NODE as POD_NODE,
   runpodWorld,
@@ -59,13 +59,9 @@ async function refusedAndShownOnBoth(sponsorNode: RunningNode, name: string, mod
 
 describe("a paused managed endpoint that cannot afford one billing minute", () => {
   it("is refused with budget_exceeded and shown ineligible for it, on the sponsor and on a peer", async () => {
-    const w = worlds.add(
-      await managedWorld(worlds.ca, ["    share_with_cluster: true", "    budget: { usd_per_day: 0.01 }"]),
-    );
-    await w.api.createEndpoint("alice", SPEC);
-    w.hf.advance(2 * MIN);
-    await w.api.pause("alice", "qwen");
-    await w.start();
+    const lines = ["    share_with_cluster: true", "    budget: { usd_per_day: 0.01 }"];
+    const setup = { endpoint: { running: true, paused: true }, start: true };
+    const w = worlds.add(await managedWorld(worlds.ca, lines, [], setup));
     await w.node.managed.tick();
     const sponsor = asTestNode(w.node);
     const laptop = await node("laptop");

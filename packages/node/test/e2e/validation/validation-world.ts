@@ -17,7 +17,7 @@ import {
   type HuggingFaceEmulator,
   type startHuggingFaceEmulator,
 } from "@pair/emulators";
-import { vllmImage, type HfEndpointSpec, type HttpsEndpointsTransport } from "@pair/huggingface";
+import type { HttpsEndpointsTransport } from "@pair/huggingface";
 import type { TestCa } from "@pair/testkit";
 import { Redacted } from "@pair/cluster";
 import { parseConfig, type CredentialRef } from "../../../src/config/index.js";
@@ -29,30 +29,13 @@ import { until } from "../../support/eventually.js";
 import { fakeHfToken } from "../../support/fake-token.js";
 import { budgetLines } from "../../support/rented-budget.js";
 import { sponsorNodeOptions } from "../../support/sponsor-options.js";
-import { HF_TIMINGS, hfForAlice } from "../../support/hf-alice.js";
+import { HF_TIMINGS, hfForAlice, SPEC } from "../../support/hf-alice.js";
 
 export const TOKEN = fakeHfToken();
 export const RENTED = "gpu-hf";
-export const MODEL = "Qwen/Qwen3-0.6B";
+export { SPEC } from "../../support/hf-alice.js";
+export const MODEL = SPEC.repository;
 export const MIN = 60_000;
-
-/** The endpoint of the seed: 1× L4 ($0.80/hr), scale-to-zero after 15 min. */
-export const SPEC: HfEndpointSpec = {
-  name: "qwen",
-  accessType: "private",
-  vendor: "aws",
-  region: "us-east-1",
-  accelerator: "gpu",
-  instanceType: "nvidia-l4",
-  instanceSize: "x1",
-  minReplica: 0,
-  maxReplica: 1,
-  scaleToZeroTimeoutMin: 15,
-  repository: MODEL,
-  // An engine that serves /v1 (HF's default image, the Inference Toolkit, does not).
-  framework: "custom",
-  image: vllmImage(),
-};
 
 export interface WorldOptions {
   /** YAML lines added to gpu-hf's entry (indented for it): `lifecycle:`, `budget:`, `share_with_cluster:`. */
