@@ -9,7 +9,7 @@
  * generator); all listen on 127.0.0.1 and are stopped at the end, on a signal, or by the watchdog.
  *
  *   npm run bench -- [--quick] [--rounds 3] [--write] [--no-nginx] [--max-seconds 1500]
- *                    [--levels 1,16,64,256] [--delays 5,0] [--no-idle-collect]
+ *                    [--levels 1,16,64,256] [--delays 5,0] [--no-idle-collect] [--history-thread]
  *
  * Reports; never fails on a missed target (exit 0), only when the benchmark itself failed.
  * Must not know: the node's internals (it is measured from outside, over HTTP).
@@ -102,6 +102,7 @@ function readArgs() {
       levels: { type: "string" },
       delays: { type: "string" },
       "no-idle-collect": { type: "boolean", default: false },
+      "history-thread": { type: "boolean", default: false },
     },
     strict: true,
   });
@@ -140,7 +141,11 @@ function at(url: string): { host: string; port: number } {
 
 async function main(): Promise<void> {
   const { plan, values, maxSeconds, levels, delays } = readArgs();
-  const idleCollect = values["no-idle-collect"] ? ({ idleCollect: false } as const) : {};
+  // Tuning every PAIR node of the run gets (a before/after of one switch, in separate runs).
+  const tuning = {
+    ...(values["no-idle-collect"] ? { idleCollect: false as const } : {}),
+    ...(values["history-thread"] ? { historyOnThread: true } : {}),
+  };
   const started = performance.now();
   const loadAtStart = loadAverage1m();
   const log = (line: string) => console.error(line);
@@ -197,14 +202,14 @@ async function main(): Promise<void> {
       name: NODE_LOCAL,
       script: resolve(HERE, "node-child.ts"),
       pairNode: true,
-      arg: { name: NODE_LOCAL, ...idleCollect, engines: localEngines } satisfies NodeChildArg,
+      arg: { name: NODE_LOCAL, ...tuning, engines: localEngines } satisfies NodeChildArg,
       cwd: ROOT,
     });
     children.push(local);
     const bArg: NodeChildArg = {
       name: NODE_B,
       membershipRefreshMs: MEMBERSHIP_REFRESH_MS,
-      ...idleCollect,
+      ...tuning,
       engines: localEngines,
       // A rented node is one base URL, and an emulator has one token delay: the rented route is paced only.
       rented: {
@@ -231,7 +236,7 @@ async function main(): Promise<void> {
         name: NODE_A,
         membershipRefreshMs: MEMBERSHIP_REFRESH_MS,
         engines: [],
-        ...idleCollect,
+        ...tuning,
       } satisfies NodeChildArg,
       cwd: ROOT,
     });

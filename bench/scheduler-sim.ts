@@ -4,9 +4,12 @@
  * closed-loop users (each stream `--line-ms` long, `--think-ms` between them). Reports how long users
  * waited for a slot (p50/p99/max) and the share of slot-time in use — what the machine cannot blur:
  * no sockets, no CPU, only the slot rules (packages/node/src/scheduler/scheduler.ts).
+ * `--handover-ms G`: each request holds its slot G ms longer than the engine works on it (the
+ * request's way to the engine and its reply's way back, while the node counts the slot as taken),
+ * so "engine busy" is what an engine's own counters would show.
  *
  *   npx tsx bench/scheduler-sim.ts [--slots 32] [--streams 4] [--batch-lines 32] [--line-ms 320]
- *                                  [--jitter 0] [--think-ms 1] [--seconds 120]
+ *                                  [--jitter 0] [--think-ms 1] [--handover-ms 0] [--seconds 120]
  * Must not know: HTTP, the node.
  */
 
@@ -23,6 +26,7 @@ const { values } = parseArgs({
     "line-ms": { type: "string", default: "320" },
     jitter: { type: "string", default: "0" },
     "think-ms": { type: "string", default: "1" },
+    "handover-ms": { type: "string", default: "0" },
     seconds: { type: "string", default: "120" },
   },
   strict: true,
@@ -33,6 +37,7 @@ const batchLines = Number(values["batch-lines"]);
 const lineMs = Number(values["line-ms"]);
 const jitter = Number(values.jitter);
 const thinkMs = Number(values["think-ms"]);
+const handoverMs = Number(values["handover-ms"]);
 const endMs = Number(values.seconds) * 1000;
 
 // A discrete-event clock: timers ordered by due time, run one at a time.
@@ -47,21 +52,33 @@ const s = new Scheduler({ maxQueued: 1024, maxQueueWaitMs: 3_600_000, runtime })
 const target = { id: "engine", maxConcurrent: slots };
 const waits: number[] = [];
 let busySlotMs = 0;
+let engineBusyMs = 0;
 let lastMs = 0;
 let held = 0;
+let working = 0;
 const account = () => {
   busySlotMs += held * (runtime.monoMs - lastMs);
+  engineBusyMs += working * (runtime.monoMs - lastMs);
   lastMs = runtime.monoMs;
 };
+// The slot is taken for the request's way to the engine, its work, and its reply's way back.
 const hold = (slot: Slot, ms: number, then: () => void) => {
   account();
   held++;
   setTimer(() => {
     account();
-    held--;
-    slot.release();
-    then();
-  }, ms);
+    working++;
+    setTimer(() => {
+      account();
+      working--;
+      setTimer(() => {
+        account();
+        held--;
+        slot.release();
+        then();
+      }, handoverMs / 2);
+    }, ms);
+  }, handoverMs / 2);
 };
 
 const user = () => {
@@ -94,5 +111,6 @@ const f = (v: number) => v.toFixed(1);
 console.log(
   `slots ${slots}, users ${streams}, batch lines ${batchLines}, line ${lineMs} ms ±${jitter * 100}%: ` +
     `user wait p50 ${f(percentile(waits, 50))} ms, p99 ${f(percentile(waits, 99))} ms, max ${f(Math.max(...waits))} ms ` +
-    `(${waits.length} requests); slots busy ${((busySlotMs / (slots * runtime.monoMs)) * 100).toFixed(1)} %`,
+    `(${waits.length} requests); slots busy ${((busySlotMs / (slots * runtime.monoMs)) * 100).toFixed(1)} %` +
+    (handoverMs > 0 ? `, engine busy ${((engineBusyMs / (slots * runtime.monoMs)) * 100).toFixed(1)} %` : ""),
 );
