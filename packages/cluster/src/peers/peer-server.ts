@@ -30,7 +30,12 @@ import {
   type ServerHttp2Session,
 } from "node:http2";
 import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
-import { createServer as createTlsServer, type PeerCertificate, type TLSSocket } from "node:tls";
+import {
+  createServer as createTlsServer,
+  type PeerCertificate,
+  type Server as TlsServer,
+  type TLSSocket,
+} from "node:tls";
 import { checkLimit } from "./cluster-error.js";
 import type { NodeIdentity } from "./identity.js";
 import { fingerprintOfDer } from "./node-certificate.js";
@@ -178,7 +183,7 @@ export async function startPeerServer(options: PeerServerOptions): Promise<PeerS
 
 /** The peer server, fed connections by its caller (see `PeerServerCore`). */
 export function createPeerServer(options: PeerServerCoreOptions): PeerServerCore {
-  const { identity, peers, handler } = options;
+  const { identity, peers } = options;
   const limits = peerServerLimits(options.limits);
   // Always an array: with `ca` absent, Node would trust its bundled public CAs instead.
   const secureContext = () => ({
@@ -194,28 +199,65 @@ export function createPeerServer(options: PeerServerCoreOptions): PeerServerCore
     handshakeTimeout: limits.handshakeTimeoutMs,
     ALPNProtocols: ["h2", "http/1.1"],
   });
-  const h1 = createHttpServer({
-    headersTimeout: limits.headersTimeoutMs,
-    requestTimeout: limits.requestTimeoutMs,
-  });
-  h1.keepAliveTimeout = limits.keepAliveTimeoutMs;
-  const h2 = createH2Server({ maxSessionMemory: H2_MAX_SESSION_MEMORY_MB });
+  const connections: PeerConnections = {
+    admitted: new WeakMap(),
+    sessions: new WeakMap(),
+    live: new Map(),
+    sockets: new Set(),
+  };
+  const serve = requestServer(peers, options.handler);
+  const h1 = createH1(limits, connections, serve);
+  const h2 = createH2(limits, connections, serve);
+  watchTls(tlsServer, peers, connections, (socket) =>
+    (socket.alpnProtocol === "h2" ? h2 : h1).emit("connection", socket),
+  );
 
+  return {
+    accept(socket) {
+      if (connections.sockets.size >= limits.maxConnections) {
+        socket.destroy();
+        return;
+      }
+      socket.setNoDelay(true);
+      tlsServer.emit("connection", socket);
+    },
+    syncPins() {
+      tlsServer.setSecureContext(secureContext());
+      closeUnpinned(peers, connections.live);
+    },
+    close() {
+      return new Promise<void>((resolve) => {
+        // Not listening, so close() only stops the timeout checks and reports ERR_SERVER_NOT_RUNNING.
+        h1.close(() => resolve());
+        for (const socket of connections.sockets) socket.destroy();
+      });
+    },
+  };
+}
+
+/** What one peer server knows of its connections. */
+interface PeerConnections {
   /** The fingerprint each admitted connection presented. */
-  const admitted = new WeakMap<Socket, string>();
+  readonly admitted: WeakMap<Socket, string>;
   /** The fingerprint of each HTTP/2 session's connection (its `socket` is a proxy, not the socket). */
-  const sessions = new WeakMap<Http2Session, string>();
+  readonly sessions: WeakMap<Http2Session, string>;
   /** Admitted connections by fingerprint, to close a peer's connections when it is no longer pinned. */
-  const live = new Map<string, Set<TLSSocket>>();
+  readonly live: Map<string, Set<TLSSocket>>;
   /** Every TCP connection, handshakes included, for close(). */
-  const sockets = new Set<Socket>();
+  readonly sockets: Set<Socket>;
+}
 
-  const serve = (
-    fingerprint: string | undefined,
-    req: IncomingMessage,
-    res: ServerResponse,
-    refuse: () => void,
-  ): void => {
+/** Serves one request from the connection that presented `fingerprint`; `refuse` cuts it. */
+type ServeRequest = (
+  fingerprint: string | undefined,
+  req: IncomingMessage,
+  res: ServerResponse,
+  refuse: () => void,
+) => void;
+
+/** Checks the request's peer against the pins again, then runs the handler, answering 500 when it throws. */
+function requestServer(peers: PinnedPeerView, handler: PeerHandler): ServeRequest {
+  return (fingerprint, req, res, refuse) => {
     const pinned = fingerprint === undefined ? undefined : peers.findActive(fingerprint);
     if (pinned === undefined) {
       refuse();
@@ -238,12 +280,30 @@ export function createPeerServer(options: PeerServerCoreOptions): PeerServerCore
       failed(error);
     }
   };
+}
+
+/** The HTTP/1.1 server the admitted connections that chose it are handed to. */
+function createH1(limits: PeerServerLimits, connections: PeerConnections, serve: ServeRequest) {
+  const h1 = createHttpServer({
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+  });
+  h1.keepAliveTimeout = limits.keepAliveTimeoutMs;
   h1.on("request", (req: IncomingMessage, res: ServerResponse) =>
-    serve(admitted.get(req.socket), req, res, () => req.socket.destroy()),
+    serve(connections.admitted.get(req.socket), req, res, () => req.socket.destroy()),
   );
+  // The HTTP/1.1 server never listens (its connections are handed to it), but "listening" is what
+  // starts Node's periodic check of headersTimeout and requestTimeout on every connection.
+  h1.emit("listening");
+  return h1;
+}
+
+/** The HTTP/2 server: each session's fingerprint and idle close, each request's end trailer. */
+function createH2(limits: PeerServerLimits, connections: PeerConnections, serve: ServeRequest) {
+  const h2 = createH2Server({ maxSessionMemory: H2_MAX_SESSION_MEMORY_MB });
   h2.on("session", (session: ServerHttp2Session) => {
     const fingerprint = presentedFingerprint(session.socket as TLSSocket);
-    if (fingerprint !== undefined) sessions.set(session, fingerprint);
+    if (fingerprint !== undefined) connections.sessions.set(session, fingerprint);
     session.once("connect", () => session.setLocalWindowSize(H2_CONNECTION_WINDOW_BYTES));
     let open = 0;
     session.on("stream", (stream) => {
@@ -267,43 +327,29 @@ export function createPeerServer(options: PeerServerCoreOptions): PeerServerCore
     };
     // The compatibility objects stand in for IncomingMessage/ServerResponse (see the top of the file).
     serve(
-      session === undefined ? undefined : sessions.get(session),
+      session === undefined ? undefined : connections.sessions.get(session),
       req as unknown as IncomingMessage,
       res as unknown as ServerResponse,
       () => session?.destroy(),
     );
   });
-  // The HTTP/1.1 server never listens (its connections are handed to it), but "listening" is what
-  // starts Node's periodic check of headersTimeout and requestTimeout on every connection.
-  h1.emit("listening");
+  return h2;
+}
 
+/** Counts every connection, refuses failed handshakes and unpinned certificates, hands the rest on. */
+function watchTls(
+  tlsServer: TlsServer,
+  peers: PinnedPeerView,
+  connections: PeerConnections,
+  handOn: (socket: TLSSocket) => void,
+): void {
   tlsServer.on("connection", (socket: Socket) => {
-    sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
+    connections.sockets.add(socket);
+    socket.once("close", () => connections.sockets.delete(socket));
   });
   // Nothing reads a request byte before this: a refused socket is destroyed here.
   tlsServer.on("secureConnection", (socket: TLSSocket) => {
-    const fingerprint = presentedFingerprint(socket);
-    const pinned =
-      socket.authorized && fingerprint !== undefined && peers.findActive(fingerprint) !== undefined;
-    if (!pinned || fingerprint === undefined) {
-      publish({
-        type: "PeerConnectionRefused",
-        reason: "not_pinned",
-        remoteAddress: socket.remoteAddress,
-        ...(fingerprint === undefined ? {} : { fingerprint }),
-      });
-      socket.destroy();
-      return;
-    }
-    admitted.set(socket, fingerprint);
-    const set = live.get(fingerprint) ?? new Set<TLSSocket>();
-    live.set(fingerprint, set.add(socket));
-    socket.once("close", () => {
-      set.delete(socket);
-      if (set.size === 0 && live.get(fingerprint) === set) live.delete(fingerprint);
-    });
-    (socket.alpnProtocol === "h2" ? h2 : h1).emit("connection", socket);
+    if (admit(socket, peers, connections)) handOn(socket);
   });
   tlsServer.on("tlsClientError", (error: NodeJS.ErrnoException, socket: TLSSocket) => {
     publish({
@@ -314,31 +360,40 @@ export function createPeerServer(options: PeerServerCoreOptions): PeerServerCore
     });
     socket.destroy();
   });
+}
 
-  return {
-    accept(socket) {
-      if (sockets.size >= limits.maxConnections) {
-        socket.destroy();
-        return;
-      }
-      socket.setNoDelay(true);
-      tlsServer.emit("connection", socket);
-    },
-    syncPins() {
-      tlsServer.setSecureContext(secureContext());
-      for (const [fingerprint, set] of live) {
-        if (peers.findActive(fingerprint) !== undefined) continue;
-        publish({ type: "PeerConnectionsClosed", fingerprint, count: set.size });
-        for (const socket of set) socket.destroy();
-        live.delete(fingerprint);
-      }
-    },
-    close() {
-      return new Promise<void>((resolve) => {
-        // Not listening, so close() only stops the timeout checks and reports ERR_SERVER_NOT_RUNNING.
-        h1.close(() => resolve());
-        for (const socket of sockets) socket.destroy();
-      });
-    },
-  };
+/** Whether a handshaken connection presented a pinned certificate: if so it is recorded, else destroyed. */
+function admit(socket: TLSSocket, peers: PinnedPeerView, connections: PeerConnections): boolean {
+  const fingerprint = presentedFingerprint(socket);
+  const pinned =
+    socket.authorized && fingerprint !== undefined && peers.findActive(fingerprint) !== undefined;
+  if (!pinned || fingerprint === undefined) {
+    publish({
+      type: "PeerConnectionRefused",
+      reason: "not_pinned",
+      remoteAddress: socket.remoteAddress,
+      ...(fingerprint === undefined ? {} : { fingerprint }),
+    });
+    socket.destroy();
+    return false;
+  }
+  connections.admitted.set(socket, fingerprint);
+  const { live } = connections;
+  const set = live.get(fingerprint) ?? new Set<TLSSocket>();
+  live.set(fingerprint, set.add(socket));
+  socket.once("close", () => {
+    set.delete(socket);
+    if (set.size === 0 && live.get(fingerprint) === set) live.delete(fingerprint);
+  });
+  return true;
+}
+
+/** Closes the open connections of every peer no longer pinned. */
+function closeUnpinned(peers: PinnedPeerView, live: Map<string, Set<TLSSocket>>): void {
+  for (const [fingerprint, set] of live) {
+    if (peers.findActive(fingerprint) !== undefined) continue;
+    publish({ type: "PeerConnectionsClosed", fingerprint, count: set.size });
+    for (const socket of set) socket.destroy();
+    live.delete(fingerprint);
+  }
 }

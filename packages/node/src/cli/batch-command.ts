@@ -172,8 +172,7 @@ See docs/batches.md.
     );
     const arg = flags.words[0];
     const t = await target(io, flags.values.config);
-    const json = flags.values.json === true;
-    const needId = () => arg!;
+    const r: BatchRun = { io, t, values: flags.values, json: flags.values.json === true };
     switch (sub) {
       case "plan":
         return planCommand(io, t, arg!, {
@@ -181,92 +180,18 @@ See docs/batches.md.
           deadline: flags.values.deadline,
           budgetUsd: flags.values["budget-usd"],
           credential: flags.values.credential,
-          json,
+          json: r.json,
         });
-      case "submit": {
-        if (arg === undefined) throw new UsageError("pair batch submit: missing FILE");
-        const metadata = rentMetadata(flags.values);
-        const bytes = readFileOrFail(arg);
-        const form = new FormData();
-        form.set("purpose", "batch");
-        form.set("file", new Blob([new Uint8Array(bytes)]), basename(arg));
-        const file = (await (await call(t, "/v1/files", { method: "POST", body: form })).json()) as {
-          id: string;
-        };
-        const created = (await (
-          await call(t, "/v1/batches", {
-            method: "POST",
-            headers: { "content-type": "application/json" },
-            body: JSON.stringify({
-              input_file_id: file.id,
-              endpoint: flags.values.endpoint ?? "/v1/chat/completions",
-              completion_window: flags.values.window ?? flags.values.deadline ?? "24h",
-              ...(metadata === undefined ? {} : { metadata }),
-            }),
-          })
-        ).json()) as BatchJson;
-        if (created.status === "failed") {
-          const problems =
-            created.errors?.data.map((e) => `  line ${e.line ?? "?"}: ${e.code}: ${e.message}`) ?? [];
-          throw new CliFailure(`the batch failed: its file cannot run as a batch\n${problems.join("\n")}`);
-        }
-        const shown = flags.values.wait === true ? await waitFor(io, t, created.id) : created;
-        if (json) printJson(io, shown);
-        else io.stdout(`${progress(shown, Math.floor(io.nowMs() / 1000))}\n`);
-        return EXIT_OK;
-      }
-      case "list": {
-        const page = (await (await call(t, "/v1/batches?limit=100")).json()) as { data: BatchJson[] };
-        if (json) return (printJson(io, page.data), EXIT_OK);
-        const rows = page.data.map((b) => [
-          b.id,
-          b.status,
-          `${b.request_counts.completed + b.request_counts.failed}/${b.request_counts.total}`,
-          String(b.request_counts.failed),
-          new Date(b.created_at * 1000).toISOString(),
-        ]);
-        if (rows.length === 0) io.stdout("no batches (pair batch submit FILE starts one)\n");
-        else
-          io.stdout(
-            renderTable(
-              [
-                { header: "ID" },
-                { header: "STATUS" },
-                { header: "DONE", align: "right" },
-                { header: "FAILED", align: "right" },
-                { header: "CREATED" },
-              ],
-              rows,
-            ).join("\n") + "\n",
-          );
-        return EXIT_OK;
-      }
-      case "status": {
-        const id = needId();
-        const b = flags.values.wait === true ? await waitFor(io, t, id) : await getBatch(t, id);
-        if (json) printJson(io, b);
-        else io.stdout(statusText(b, Math.floor(io.nowMs() / 1000)));
-        return EXIT_OK;
-      }
-      case "cancel": {
-        const id = needId();
-        const b = (await (
-          await call(t, `/v1/batches/${encodeURIComponent(id)}/cancel`, { method: "POST" })
-        ).json()) as BatchJson;
-        if (json) printJson(io, b);
-        else io.stdout(`${progress(b, Math.floor(io.nowMs() / 1000))}\n`);
-        return EXIT_OK;
-      }
-      case "results": {
-        const b = await getBatch(t, needId());
-        const fileId = flags.values.errors === true ? b.error_file_id : b.output_file_id;
-        if (!ENDED.has(b.status))
-          throw new CliFailure(
-            `batch ${b.id} is ${b.status}: its results are written when it ends (pair batch status ${b.id} --wait)`,
-          );
-        if (fileId !== null) io.stdout(await (await call(t, `/v1/files/${fileId}/content`)).text());
-        return EXIT_OK;
-      }
+      case "submit":
+        return submit(r, arg);
+      case "list":
+        return list(r);
+      case "status":
+        return status(r, arg!);
+      case "cancel":
+        return cancel(r, arg!);
+      case "results":
+        return results(r, arg!);
       case undefined:
         throw new UsageError(
           "pair batch: missing what to do (plan, submit, list, status, cancel or results)",
@@ -276,6 +201,103 @@ See docs/batches.md.
     }
   },
 };
+
+/** What every subcommand is given: the node to ask, the parsed options, and whether to print JSON. */
+interface BatchRun {
+  readonly io: CliIo;
+  readonly t: AdminTarget;
+  readonly values: ReturnType<typeof parseCommandWords<typeof OPTIONS>>["values"];
+  readonly json: boolean;
+}
+
+/** `pair batch submit FILE`: upload the file, create the batch, and refuse one its file fails. */
+async function submit({ io, t, values, json }: BatchRun, arg: string | undefined): Promise<number> {
+  if (arg === undefined) throw new UsageError("pair batch submit: missing FILE");
+  const metadata = rentMetadata(values);
+  const bytes = readFileOrFail(arg);
+  const form = new FormData();
+  form.set("purpose", "batch");
+  form.set("file", new Blob([new Uint8Array(bytes)]), basename(arg));
+  const file = (await (await call(t, "/v1/files", { method: "POST", body: form })).json()) as {
+    id: string;
+  };
+  const created = (await (
+    await call(t, "/v1/batches", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        input_file_id: file.id,
+        endpoint: values.endpoint ?? "/v1/chat/completions",
+        completion_window: values.window ?? values.deadline ?? "24h",
+        ...(metadata === undefined ? {} : { metadata }),
+      }),
+    })
+  ).json()) as BatchJson;
+  if (created.status === "failed") {
+    const problems =
+      created.errors?.data.map((e) => `  line ${e.line ?? "?"}: ${e.code}: ${e.message}`) ?? [];
+    throw new CliFailure(`the batch failed: its file cannot run as a batch\n${problems.join("\n")}`);
+  }
+  const shown = values.wait === true ? await waitFor(io, t, created.id) : created;
+  if (json) printJson(io, shown);
+  else io.stdout(`${progress(shown, Math.floor(io.nowMs() / 1000))}\n`);
+  return EXIT_OK;
+}
+
+async function list({ io, t, json }: BatchRun): Promise<number> {
+  const page = (await (await call(t, "/v1/batches?limit=100")).json()) as { data: BatchJson[] };
+  if (json) return (printJson(io, page.data), EXIT_OK);
+  const rows = page.data.map((b) => [
+    b.id,
+    b.status,
+    `${b.request_counts.completed + b.request_counts.failed}/${b.request_counts.total}`,
+    String(b.request_counts.failed),
+    new Date(b.created_at * 1000).toISOString(),
+  ]);
+  if (rows.length === 0) io.stdout("no batches (pair batch submit FILE starts one)\n");
+  else
+    io.stdout(
+      renderTable(
+        [
+          { header: "ID" },
+          { header: "STATUS" },
+          { header: "DONE", align: "right" },
+          { header: "FAILED", align: "right" },
+          { header: "CREATED" },
+        ],
+        rows,
+      ).join("\n") + "\n",
+    );
+  return EXIT_OK;
+}
+
+async function status({ io, t, values, json }: BatchRun, id: string): Promise<number> {
+  const b = values.wait === true ? await waitFor(io, t, id) : await getBatch(t, id);
+  if (json) printJson(io, b);
+  else io.stdout(statusText(b, Math.floor(io.nowMs() / 1000)));
+  return EXIT_OK;
+}
+
+async function cancel({ io, t, json }: BatchRun, id: string): Promise<number> {
+  const b = (await (
+    await call(t, `/v1/batches/${encodeURIComponent(id)}/cancel`, { method: "POST" })
+  ).json()) as BatchJson;
+  if (json) printJson(io, b);
+  else io.stdout(`${progress(b, Math.floor(io.nowMs() / 1000))}\n`);
+  return EXIT_OK;
+}
+
+/** `pair batch results ID [--errors]`: the output (or error) file, once the batch has ended. */
+async function results({ io, t, values }: BatchRun, id: string): Promise<number> {
+  const b = await getBatch(t, id);
+  const fileId = values.errors === true ? b.error_file_id : b.output_file_id;
+  if (!ENDED.has(b.status))
+    throw new CliFailure(
+      `batch ${b.id} is ${b.status}: its results are written when it ends (pair batch status ${b.id} --wait)`,
+    );
+  if (fileId !== null) io.stdout(await (await call(t, `/v1/files/${fileId}/content`)).text());
+  return EXIT_OK;
+}
 
 /** `--rent auto` and its limits as the batch's `metadata` (docs/batches.md), checked before the upload. */
 function rentMetadata(v: {

@@ -20,15 +20,15 @@ import {
   STATE_HISTORY_PATH,
 } from "../sponsor-routes/index.js";
 import type { RentedPeerView } from "@pair/sponsor";
-import { adminCaller, CSRF_HEADER, isUiAdminPath, serveUiAdmin } from "../ui/index.js";
+import { adminCaller, CSRF_HEADER, isUiAdminPath, serveUiAdmin, type AdminCaller } from "../ui/index.js";
 import { adminFail } from "../http/admin-json.js";
 import { isAdminBatchPath, serveAdminBatches } from "./batch-routes.js";
 import type { ClientApiDeps } from "./client-api.js";
 
-/** Serves one /pair/v1/… request on the client port. */
 /** On every authenticated admin answer: the node's time now, ISO 8601 with milliseconds. */
 export const NODE_TIME_HEADER = "x-pair-time";
 
+/** Serves one /pair/v1/… request on the client port. */
 export function serveAdmin(
   deps: ClientApiDeps,
   req: IncomingMessage,
@@ -36,11 +36,27 @@ export function serveAdmin(
   path: string,
   url: URL,
 ): void | Promise<void> {
+  const caller = callerOf(deps, req);
+  if (!caller.ok) return refuse(res, caller);
+  // The node's clock (virtual in the demo): the dashboard reads every time against it, not its own.
+  res.setHeader(NODE_TIME_HEADER, new Date(deps.clock.now().wallMs).toISOString());
+  const request: AdminRequest = { deps, caller, req, res, path, url };
+  for (const area of ADMIN_AREAS) {
+    const serve = area(request);
+    if (serve !== undefined) return serve();
+  }
+  const view = ADMIN_VIEWS.get(path);
+  if (view !== undefined) return view(request);
+  return invalidRequest(res, 404, `no admin route ${path}`);
+}
+
+/** Who is asking: the bearer token, or the dashboard's session cookie with its CSRF defence. */
+function callerOf(deps: ClientApiDeps, req: IncomingMessage): AdminCaller {
   const header = (name: string): string | undefined => {
     const value = req.headers[name];
     return Array.isArray(value) ? value[0] : value;
   };
-  const caller = adminCaller(
+  return adminCaller(
     { adminToken: deps.adminToken, sessions: deps.ui.sessions, cookieName: deps.ui.cookieName },
     {
       method: req.method ?? "GET",
@@ -52,87 +68,124 @@ export function serveAdmin(
       csrf: header(CSRF_HEADER),
     },
   );
-  if (!caller.ok) {
-    if (caller.status === 401) res.setHeader("www-authenticate", 'Bearer realm="pair-admin"');
-    // Refused before any body is read; the connection closes so an unauthenticated upload stops there.
-    res.setHeader("connection", "close");
-    return sendJson(res, caller.status, {
-      error: { message: caller.message, type: "authentication_error", code: caller.code },
-    });
-  }
-  // The node's clock (virtual in the demo): the dashboard reads every time against it, not its own.
-  res.setHeader(NODE_TIME_HEADER, new Date(deps.clock.now().wallMs).toISOString());
-  if (isUiAdminPath(path)) return serveUiAdmin(deps.ui, caller, req, res, path);
-  if (deps.cluster !== undefined && isPairingAdminPath(path))
-    return servePairingAdmin(deps.cluster, req, res, path);
-  if (deps.rentedCreator !== undefined && isHfAccountPath(path))
-    return serveHfAccount(deps.rentedCreator, req, res, url, () => deps.onPeerVisibleChange?.());
-  if (deps.rentedNodes !== undefined && isRentedAdminPath(path))
-    return serveRentedAdmin(deps.rentedNodes, req, res, path, () => {
-      deps.onPeerVisibleChange?.();
-      deps.events?.check();
-    });
-  if (path === "/pair/v1/events" && deps.events !== undefined) {
-    if (req.method !== "GET") return adminFail(res, 405, "invalid_request", `use GET for ${path}`);
-    return deps.events.serve(req, res);
-  }
-  if (path === STATE_HISTORY_PATH && deps.rentedStateHistory !== undefined)
-    return serveStateHistory(deps.rentedStateHistory, req, res, url);
-  if (path === SPEND_PATH && deps.rentedLedger !== undefined)
-    return serveSpend(deps.rentedLedger, req, res, url);
-  if (deps.batches !== undefined && isAdminBatchPath(path))
-    return serveAdminBatches(deps.batches, req, res, path, url);
-  switch (path) {
-    case "/pair/v1/status":
-      return sendJson(res, 200, {
-        node: deps.nodeName,
-        version: deps.version,
-        engines: deps.inventory.engines.map((e) => ({
-          name: e.spec.name,
-          api: e.spec.api,
-          base_url: e.spec.baseUrl,
-          healthy: e.healthy,
-          models: e.models,
-          in_flight: deps.scheduler.inFlight(e.spec.name),
-          max_concurrent: e.spec.maxConcurrent,
-          last_error: e.lastError ?? null,
-        })),
-        queued: deps.scheduler.queued(),
-        running_workloads: deps.history.running().length,
-        peers: [],
-        rented_nodes: deps.rentedNodes?.list() ?? [],
-        open_stop_obligations: [],
-        ...deps.statusExtras(),
+}
+
+function refuse(res: ServerResponse, caller: Extract<AdminCaller, { ok: false }>): void {
+  if (caller.status === 401) res.setHeader("www-authenticate", 'Bearer realm="pair-admin"');
+  // Refused before any body is read; the connection closes so an unauthenticated upload stops there.
+  res.setHeader("connection", "close");
+  sendJson(res, caller.status, {
+    error: { message: caller.message, type: "authentication_error", code: caller.code },
+  });
+}
+
+/** One authenticated admin request. */
+interface AdminRequest {
+  readonly deps: ClientApiDeps;
+  readonly caller: Extract<AdminCaller, { ok: true }>;
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly path: string;
+  readonly url: URL;
+}
+
+/** A mounted area: how it serves the request when the path is its and this node has it, else undefined. */
+type AdminArea = (r: AdminRequest) => (() => void | Promise<void>) | undefined;
+
+/** The areas, in the order they are tried. */
+const ADMIN_AREAS: readonly AdminArea[] = [
+  ({ deps, caller, req, res, path }) =>
+    isUiAdminPath(path) ? () => serveUiAdmin(deps.ui, caller, req, res, path) : undefined,
+  ({ deps: { cluster }, req, res, path }) =>
+    cluster !== undefined && isPairingAdminPath(path)
+      ? () => servePairingAdmin(cluster, req, res, path)
+      : undefined,
+  ({ deps, req, res, path, url }) => {
+    const creator = deps.rentedCreator;
+    if (creator === undefined || !isHfAccountPath(path)) return undefined;
+    return () => serveHfAccount(creator, req, res, url, () => deps.onPeerVisibleChange?.());
+  },
+  ({ deps, req, res, path }) => {
+    const rented = deps.rentedNodes;
+    if (rented === undefined || !isRentedAdminPath(path)) return undefined;
+    return () =>
+      serveRentedAdmin(rented, req, res, path, () => {
+        deps.onPeerVisibleChange?.();
+        deps.events?.check();
       });
-    case "/pair/v1/models":
-      return sendJson(res, 200, mergedModels(deps));
-    case "/pair/v1/nodes":
-      return sendJson(res, 200, mergedNodes(deps));
-    case "/pair/v1/jobs":
-      return sendJson(res, 200, deps.history.running().map(workloadJson));
-    case "/pair/v1/history": {
-      const since = url.searchParams.get("since");
-      const sinceMs = since === null ? undefined : Date.parse(since);
-      if (sinceMs !== undefined && Number.isNaN(sinceMs))
-        return sendJson(res, 400, {
-          error: {
-            message: `since: not a date/time: ${since}`,
-            type: "invalid_request_error",
-            code: "invalid_request",
-          },
-        });
-      const limit = Number(url.searchParams.get("limit") ?? 1000);
-      return sendJson(
-        res,
-        200,
-        deps.history.history({ ...(sinceMs === undefined ? {} : { sinceMs }), limit }).map(workloadJson),
-      );
-    }
-    default:
-      return sendJson(res, 404, {
-        error: { message: `no admin route ${path}`, type: "invalid_request_error", code: "invalid_request" },
-      });
-  }
+  },
+  ({ deps: { events }, req, res, path }) => {
+    if (path !== "/pair/v1/events" || events === undefined) return undefined;
+    return () =>
+      req.method === "GET"
+        ? events.serve(req, res)
+        : adminFail(res, 405, "invalid_request", `use GET for ${path}`);
+  },
+  ({ deps: { rentedStateHistory }, req, res, path, url }) =>
+    path === STATE_HISTORY_PATH && rentedStateHistory !== undefined
+      ? () => serveStateHistory(rentedStateHistory, req, res, url)
+      : undefined,
+  ({ deps: { rentedLedger }, req, res, path, url }) =>
+    path === SPEND_PATH && rentedLedger !== undefined
+      ? () => serveSpend(rentedLedger, req, res, url)
+      : undefined,
+  ({ deps: { batches }, req, res, path, url }) =>
+    batches !== undefined && isAdminBatchPath(path)
+      ? () => serveAdminBatches(batches, req, res, path, url)
+      : undefined,
+];
+
+/** The node's own views, by path. */
+const ADMIN_VIEWS: ReadonlyMap<string, (r: AdminRequest) => void> = new Map([
+  ["/pair/v1/status", ({ deps, res }: AdminRequest) => sendJson(res, 200, statusJson(deps))],
+  ["/pair/v1/models", ({ deps, res }: AdminRequest) => sendJson(res, 200, mergedModels(deps))],
+  ["/pair/v1/nodes", ({ deps, res }: AdminRequest) => sendJson(res, 200, mergedNodes(deps))],
+  [
+    "/pair/v1/jobs",
+    ({ deps, res }: AdminRequest) => sendJson(res, 200, deps.history.running().map(workloadJson)),
+  ],
+  ["/pair/v1/history", serveHistory],
+]);
+
+function statusJson(deps: ClientApiDeps): Record<string, unknown> {
+  return {
+    node: deps.nodeName,
+    version: deps.version,
+    engines: deps.inventory.engines.map((e) => ({
+      name: e.spec.name,
+      api: e.spec.api,
+      base_url: e.spec.baseUrl,
+      healthy: e.healthy,
+      models: e.models,
+      in_flight: deps.scheduler.inFlight(e.spec.name),
+      max_concurrent: e.spec.maxConcurrent,
+      last_error: e.lastError ?? null,
+    })),
+    queued: deps.scheduler.queued(),
+    running_workloads: deps.history.running().length,
+    peers: [],
+    rented_nodes: deps.rentedNodes?.list() ?? [],
+    open_stop_obligations: [],
+    ...deps.statusExtras(),
+  };
+}
+
+/** `/pair/v1/history[?since=…&limit=…]`: the workload history, `since` an ISO date/time. */
+function serveHistory({ deps, res, url }: AdminRequest): void {
+  const since = url.searchParams.get("since");
+  const sinceMs = since === null ? undefined : Date.parse(since);
+  if (sinceMs !== undefined && Number.isNaN(sinceMs))
+    return invalidRequest(res, 400, `since: not a date/time: ${since}`);
+  const limit = Number(url.searchParams.get("limit") ?? 1000);
+  sendJson(
+    res,
+    200,
+    deps.history.history({ ...(sinceMs === undefined ? {} : { sinceMs }), limit }).map(workloadJson),
+  );
+}
+
+function invalidRequest(res: ServerResponse, status: number, message: string): void {
+  sendJson(res, status, { error: { message, type: "invalid_request_error", code: "invalid_request" } });
 }
 
 /**

@@ -12,13 +12,8 @@ import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import {
   batchJson,
-  BATCH_ENDPOINTS,
   fileJson,
-  isBatchEndpoint,
   listJson,
-  readBatchInput,
-  readRentOptions,
-  windowMs,
   type BatchEvent,
   type RecordEvent,
   type BatchRunner,
@@ -26,6 +21,7 @@ import {
   type StoredBatch,
 } from "../batch/index.js";
 import { readBody } from "../http/request-body.js";
+import { readBatchRequest, storeBatch, type BatchRequest } from "./batch-create.js";
 import { sendJson } from "./model-routes.js";
 
 export interface BatchRouteDeps {
@@ -221,110 +217,30 @@ async function createBatch(
 ): Promise<void> {
   const body = await readBody(req, 64 * 1024, deps.bodyIdleTimeoutMs);
   if (!body.ok) return fail(res, body.status, body.code, body.message);
-  let o: Record<string, unknown>;
-  try {
-    const parsed: unknown = JSON.parse(body.bytes.toString("utf8"));
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
-      throw new Error("not an object");
-    o = parsed as Record<string, unknown>;
-  } catch {
-    return fail(res, 400, "invalid_request", "the body must be a JSON object");
-  }
-  const endpoint = o["endpoint"];
-  if (!isBatchEndpoint(endpoint))
-    return fail(
-      res,
-      400,
-      "invalid_request",
-      `endpoint must be one of ${BATCH_ENDPOINTS.join(", ")}`,
-      "endpoint",
-    );
-  const window = o["completion_window"];
-  const ms = typeof window === "string" ? windowMs(window) : undefined;
-  if (typeof window !== "string" || ms === undefined)
-    return fail(
-      res,
-      400,
-      "invalid_request",
-      'completion_window must be a duration such as "24h" (OpenAI\'s one value), "8h" or "90m", at most 7 days',
-      "completion_window",
-    );
-  const metadata = readMetadata(o["metadata"]);
-  if (metadata === false)
-    return fail(
-      res,
-      400,
-      "invalid_request",
-      "metadata must be an object of at most 16 string values",
-      "metadata",
-    );
-  const inputId = o["input_file_id"];
-  const file = typeof inputId === "string" ? deps.store.file(inputId) : undefined;
-  if (file === undefined || file.purpose !== "batch")
-    return fail(
-      res,
-      404,
-      "file_not_found",
-      `no input file ${String(inputId)} (upload it with purpose "batch")`,
-      "input_file_id",
-    );
-  const input = readBatchInput(deps.store.fileContent(file.id).toString("utf8"), endpoint);
-  const rent = readRentOptions(metadata, Math.ceil(ms / 1000), input.ok ? input.lines : []);
-  if (!rent.ok) return fail(res, 400, "invalid_request", rent.message, "metadata");
-  if (rent.rent !== undefined && deps.lifecycle?.canRent !== true)
-    return fail(
-      res,
-      400,
-      "invalid_request",
-      "metadata.pair_rent: this node cannot rent for a batch (no Hugging Face Jobs here); submit without it",
-      "metadata",
-    );
+  const request = readBatchRequest(deps.store, body.bytes, deps.lifecycle?.canRent === true);
+  if (!request.ok) return fail(res, request.status, request.code, request.message, request.param);
   const nowS = Math.floor(deps.wallMs() / 1000);
-  const batch: StoredBatch = {
-    id: `batch_${randomBytes(12).toString("hex")}`,
-    endpoint,
-    inputFileId: file.id,
-    completionWindow: window,
-    status: input.ok ? "in_progress" : "failed",
-    requester,
-    metadata,
-    errors: input.ok ? [] : input.problems,
-    outputFileId: null,
-    errorFileId: null,
-    createdAtS: nowS,
-    expiresAtS: nowS + Math.ceil(ms / 1000),
-    inProgressAtS: input.ok ? nowS : null,
-    finalizingAtS: null,
-    completedAtS: null,
-    failedAtS: input.ok ? null : nowS,
-    expiredAtS: null,
-    cancellingAtS: null,
-    cancelledAtS: null,
-  };
-  deps.store.addBatch(batch, input.ok ? input.lines : []);
-  const r = rent.rent;
-  if (r !== undefined && input.ok)
-    deps.store.rentals.add({
-      batchId: batch.id,
-      model: r.model,
-      credential: r.credential,
-      deadlineAtS: nowS + Math.ceil(r.deadlineS),
-      budgetUsd: r.budgetUsd,
-    });
+  const batch = storeBatch(deps.store, request, requester, nowS);
+  startBatch(deps, batch.id, request, nowS);
+  sendJson(res, 200, batchOut(deps, deps.store.batch(batch.id) ?? batch));
+}
+
+/** Records the batch's first event and wakes its runner, and its rental planning if it rents. */
+function startBatch(deps: BatchRouteDeps, batchId: string, request: BatchRequest, nowS: number): void {
+  const { input, rent: r } = request;
   const rentWords =
     r === undefined
       ? "never rents"
       : `--rent auto by ${new Date((nowS + r.deadlineS) * 1000).toISOString()}` +
         (r.budgetUsd === null ? "" : ` for at most $${r.budgetUsd}`);
   deps.lifecycle?.record(
-    batch.id,
+    batchId,
     input.ok ? "submitted" : "failed",
-    `${input.ok ? input.lines.length : 0} line(s) for ${endpoint}, ${rentWords}`,
+    `${input.ok ? input.lines.length : 0} line(s) for ${request.endpoint}, ${rentWords}`,
     deps.wallMs(),
   );
-  deps.runner.wake(batch.id);
+  deps.runner.wake(batchId);
   if (r !== undefined) deps.lifecycle?.wake();
-  sendJson(res, 200, batchOut(deps, deps.store.batch(batch.id) ?? batch));
 }
 
 function listBatches(deps: BatchRouteDeps, res: ServerResponse, url: URL): void {
@@ -371,19 +287,6 @@ function withBatch(
   if (b === undefined)
     return fail(res, 404, "batch_not_found", `no batch ${id}; \`pair batch list\` lists them`);
   then(b);
-}
-
-/** OpenAI's `metadata`: up to 16 string values; null when absent, false when not that. */
-function readMetadata(value: unknown): Record<string, string> | null | false {
-  if (value === undefined || value === null) return null;
-  if (typeof value !== "object" || Array.isArray(value)) return false;
-  const entries = Object.entries(value as Record<string, unknown>);
-  if (
-    entries.length > 16 ||
-    entries.some(([k, v]) => typeof v !== "string" || k.length > 64 || v.length > 512)
-  )
-    return false;
-  return Object.fromEntries(entries) as Record<string, string>;
 }
 
 function fail(
