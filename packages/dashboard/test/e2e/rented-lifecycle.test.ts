@@ -13,17 +13,21 @@ import { launchChromium } from "./browser.js";
 import { HF_NODE, HF_TOKEN, startUiCluster, type UiCluster } from "./ui-cluster.js";
 
 let browser: Browser;
-const contexts: BrowserContext[] = [];
+const pages: Page[] = [];
 
 beforeAll(async () => {
   browser = await launchChromium();
 });
 afterEach(async () => {
-  for (const c of contexts.splice(0)) await c.close().catch(() => undefined);
+  for (const p of pages.splice(0)) await p.close().catch(() => undefined);
 });
 afterAll(async () => {
   await browser?.close();
 });
+
+/** Each node's browser session, signed in once per world with the code `pair ui` prints: a test
+ * opens its own page in it, which spares it a sign-in's seconds (the session keeps only the cookie). */
+const sessions = new Map<TestNode, Promise<BrowserContext>>();
 
 /** A world for the calling describe, started before its tests and closed after: the UI cluster,
  * once gpu-hf runs. */
@@ -35,6 +39,11 @@ function worldOfItsOwn(): { cluster: UiCluster } {
     await until(async () => (await rentedState(cluster)) === "running", 8_000);
   });
   afterAll(async () => {
+    for (const node of [world.cluster?.sponsor, world.cluster?.laptop]) {
+      if (node === undefined) continue;
+      await (await sessions.get(node)?.catch(() => undefined))?.close();
+      sessions.delete(node);
+    }
     await world.cluster?.close();
   });
   return world;
@@ -44,21 +53,34 @@ function poll<T>(read: () => Promise<T> | T, timeout = 8_000) {
   return expect.poll(read, { timeout, interval: 50 });
 }
 
-async function signedIn(node: TestNode, width = 1280): Promise<Page> {
-  const cli = await runCli(["ui", "--json", "--config", node.configFile]);
-  expect(cli.code, cli.stderr).toBe(0);
-  const { url } = JSON.parse(cli.stdout) as { url: string };
-  const context = await browser.newContext({ viewport: { width, height: 800 } });
-  contexts.push(context);
+/** A page of its own at `width` px with no script or console error, on `load` (a URL or a path). */
+async function openPage(context: BrowserContext, node: TestNode, load: string, width: number): Promise<Page> {
   const page = await context.newPage();
+  pages.push(page);
+  await page.setViewportSize({ width, height: 800 });
   page.setDefaultTimeout(8_000);
   const errors: string[] = [];
   page.on("pageerror", (e) => void errors.push(e.message));
   page.on("console", (m) => void (m.type() === "error" && errors.push(m.text())));
-  await page.goto(url);
+  await page.goto(load);
   await page.getByRole("heading", { level: 1, name: `PAIR on ${node.name}` }).waitFor();
   expect(errors).toEqual([]);
   return page;
+}
+
+async function signIn(node: TestNode): Promise<BrowserContext> {
+  const cli = await runCli(["ui", "--json", "--config", node.configFile]);
+  expect(cli.code, cli.stderr).toBe(0);
+  const { url } = JSON.parse(cli.stdout) as { url: string };
+  const context = await browser.newContext();
+  await openPage(context, node, url, 1280);
+  return context;
+}
+
+async function signedIn(node: TestNode, width = 1280): Promise<Page> {
+  let session = sessions.get(node);
+  if (session === undefined) sessions.set(node, (session = signIn(node)));
+  return openPage(await session, node, `${node.node.url}/ui/`, width);
 }
 
 async function rentedState(world: UiCluster): Promise<string | undefined> {
