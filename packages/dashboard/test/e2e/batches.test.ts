@@ -36,31 +36,29 @@ function signedIn(width: number): Promise<Page> {
   return signedInPage(browser, cluster.sponsor, contexts, { width });
 }
 
+// One story on one world, its steps in order: each reads the batches the ones before made, so they
+// are one test, never several that lean on each other.
 describe("the Batches view", () => {
-  let page: Page;
-  let small: string;
-  let big: string;
-
-  it("lists each batch with its status and its lines done of total", async () => {
-    small = await submit(3);
-    page = await signedIn(1280);
+  it("lists each batch, shows one's progress and cancels it, through the page and the admin API; fits a phone", async () => {
+    // Step 1: each batch listed with its status and its lines done of total.
+    const small = await submit(3);
+    const page = await signedIn(1280);
     await page.getByRole("link", { name: "Batches" }).click();
     await page.getByRole("heading", { level: 2, name: "Batches" }).waitFor();
-    const row = page.locator(`tr[data-batch="${small}"]`);
-    await poll(() => row.getAttribute("data-status")).toBe("completed");
-    const text = await row.innerText();
+    const smallRow = page.locator(`tr[data-batch="${small}"]`);
+    await poll(() => smallRow.getAttribute("data-status")).toBe("completed");
+    const text = await smallRow.innerText();
     expect(text).toMatch(/3 of 3/);
     expect(text).toMatch(/3 done, 0 failed, 0 running, 0 waiting/);
     // Every line went to the rented node; the batch was not submitted with --rent.
-    expect(await row.locator('td[data-label="Served by"]').innerText()).toBe("gpu-rent 3 (100%)");
-    expect(await row.locator('td[data-label="Rental"]').innerText()).toBe("never rents");
+    expect(await smallRow.locator('td[data-label="Served by"]').innerText()).toBe("gpu-rent 3 (100%)");
+    expect(await smallRow.locator('td[data-label="Rental"]').innerText()).toBe("never rents");
     expect(text).toMatch(/ended \d{4}-\d\d-\d\d \d\d:\d\d:\d\d/);
-    expect(await row.getByRole("button", { name: `Cancel ${small}` }).count()).toBe(0);
-    expect(await row.locator("progress").getAttribute("value")).toBe("3");
-  });
+    expect(await smallRow.getByRole("button", { name: `Cancel ${small}` }).count()).toBe(0);
+    expect(await smallRow.locator("progress").getAttribute("value")).toBe("3");
 
-  it("shows a running batch's progress move and cancels it only after a confirmation", async () => {
-    big = await submit(40);
+    // Step 2: a running batch's progress moves; it is cancelled only after a confirmation.
+    const big = await submit(40);
     const row = page.locator(`tr[data-batch="${big}"]`);
     // Newest first.
     await poll(() => page.locator("tr[data-batch]").first().getAttribute("data-batch")).toBe(big);
@@ -92,9 +90,8 @@ describe("the Batches view", () => {
     expect(await row.innerText()).toMatch(
       new RegExp(`${batch.request_counts.completed} done, ${batch.request_counts.failed} failed`),
     );
-  });
 
-  it("reads and cancels through the admin API, never creates", async () => {
+    // Step 3: the admin API reads and cancels, never creates.
     const list = (await admin(cluster.sponsor, "/pair/v1/batches")).json as { data: { id: string }[] };
     expect(list.data.map((b) => b.id)).toEqual([big, small]);
     const create = await admin(cluster.sponsor, "/pair/v1/batches", {
@@ -104,9 +101,8 @@ describe("the Batches view", () => {
     });
     expect(create.status).toBe(405);
     expect((await admin(cluster.sponsor, "/pair/v1/batches/batch_nope")).status).toBe(404);
-  });
 
-  it("fits a 1,280-px window and a phone (390 px): no sideways scrolling", async () => {
+    // Step 4: the view fits a 1,280-px window and a phone (390 px): no sideways scrolling.
     for (const width of [1280, 390]) {
       const p = await signedIn(width);
       await p.goto(`${cluster.sponsor.node.url}/ui/#/batches`);

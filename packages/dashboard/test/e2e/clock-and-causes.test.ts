@@ -4,7 +4,7 @@
 // every history row on that virtual clock, never the browser's; moving the clock moves the page.
 // Each state change says why: paused by its sponsor, woken by a request from the laptop, paused by
 // the budget until the next (virtual) day, which the node list says as a short badge.
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, BrowserContext } from "playwright-core";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { admin } from "../../../node/test/cluster/node-pair-harness.js";
@@ -38,12 +38,13 @@ async function hfState(): Promise<string | undefined> {
 /** The wall clock's date as the page would print it (UTC page): it must appear nowhere. */
 const wallDate = () => new Date().toISOString().slice(0, 10);
 
+// One story on one world, its steps in order: each step starts from what the one before left (the
+// pause, the wake, the clock moved on), so they are one test, never several that lean on each other.
 describe("one clock per page, and a history that explains", () => {
-  let page: Page;
-
-  it("reads the idle timer and every history row on the sandbox's clock, with the real GPU", async () => {
+  it("reads every time on the sandbox's clock, says why each state changed, and follows the clock moved on", async () => {
+    // Step 1: the idle timer and every history row on the sandbox's clock, with the real GPU.
     await poll(hfState).toBe("running");
-    page = await signedInPage(browser, cluster.sponsor, contexts, { timezoneId: "UTC" });
+    const page = await signedInPage(browser, cluster.sponsor, contexts, { timezoneId: "UTC" });
     const row = page.locator(`tr[data-node="${HF_NODE}"]`);
     await poll(() => row.innerText()).toMatch(/L4 ×1/);
     await page.goto(`${cluster.sponsor.node.url}/ui/#/nodes/${HF_NODE}`);
@@ -56,13 +57,11 @@ describe("one clock per page, and a history that explains", () => {
     await history.locator('tr[data-state-change="running"]').first().waitFor();
     expect(await history.innerText()).toMatch(/2026-08-01 09:0\d:\d\d/);
     expect(await page.locator("main").innerText()).not.toContain(wallDate());
-  });
 
-  it("says who paused it and which node's request woke it", async () => {
+    // Step 2: who paused it, and which node's request woke it.
     expect(
       (await admin(cluster.sponsor, "/pair/v1/rented/lifecycle", { name: HF_NODE, action: "pause" })).status,
     ).toBe(200);
-    const history = page.getByRole("region", { name: "State history" });
     const paused = history.locator('tr[data-state-change="paused"]').first();
     await poll(() => paused.innerText()).toMatch(/2026-08-01 09:\d\d:\d\d[\s\S]*paused by its sponsor/);
 
@@ -87,13 +86,11 @@ describe("one clock per page, and a history that explains", () => {
     // Its own row: the wake is not folded away with the provider's steps that follow it.
     expect(await woken.first().getAttribute("data-burst")).toBeNull();
     expect(await page.locator("main").innerText()).not.toContain(wallDate());
-  });
 
-  it("follows the clock moved on: the idle timer, the budget's reset time and the history", async () => {
+    // Step 3: the clock moved on: the idle timer, the budget's reset time and the history follow.
     await poll(hfState).toBe("running");
     // Ten virtual minutes billed at $0.80/hr: past the $0.10 daily cap.
     cluster.hf.advance(10 * 60_000);
-    const facts = page.locator("dl.facts");
     await poll(() => facts.innerText()).toMatch(/Idle timer\s+1\d min \d\d s since the last PAIR workload/);
     await poll(() => facts.innerText()).toMatch(/State\s+paused/);
     // The reset is the sandbox's next midnight, read like every other time on the page.

@@ -73,6 +73,8 @@ async function peerSeesShared(shared: boolean): Promise<void> {
 // Each test signs in its own page and sets the sharing it needs: none relies on what another left.
 describe("the dashboard in a browser", () => {
   it("signs in with the one-time code from `pair ui` and shows every node, the rented one labelled", async () => {
+    // gpu-rent as the config says (not shared, when-no-local-node), whatever the tests before changed.
+    expect((await admin(cluster.sponsor, "/pair/v1/rented/reset", { name: "gpu-rent" })).status).toBe(200);
     const page = await signedIn(cluster.sponsor);
     const cookies = await page.context().cookies();
     expect(cookies).toHaveLength(1);
