@@ -21,6 +21,9 @@ export class SecretRedactor {
   /** Every form of every secret, longest first (a longer form is replaced before its pieces). */
   #forms: string[] = [];
   #formBytes: Buffer[] = [];
+  /** Which bytes begin some form: a chunk's tail is checked only where one of them stands. */
+  #firstBytes = new Uint8Array(256);
+  #longest = 0;
   readonly #known = new Set<string>();
 
   /** Remembers `secret` (idempotent); too short a value is ignored. */
@@ -32,6 +35,10 @@ export class SecretRedactor {
     for (const form of formsOf(value)) forms.add(form);
     this.#forms = [...forms].sort((a, b) => b.length - a.length);
     this.#formBytes = this.#forms.map((f) => Buffer.from(f, "utf8"));
+    for (const f of this.#formBytes) {
+      this.#firstBytes[f[0]!] = 1;
+      this.#longest = Math.max(this.#longest, f.length);
+    }
   }
 
   /** Whether any secret is known (when not, every scrub is the identity). */
@@ -41,7 +48,7 @@ export class SecretRedactor {
 
   /** The longest form, in bytes: what a stream must hold back at a chunk's end. */
   get longestBytes(): number {
-    return this.#formBytes[0]?.length ?? 0;
+    return this.#longest;
   }
 
   redact(text: string): string {
@@ -77,20 +84,27 @@ export class SecretRedactor {
     return new StreamRedactor(this);
   }
 
-  /** How many bytes at the end of `bytes` begin some form (they must wait for the next chunk). */
+  /**
+   * How many bytes at the end of `bytes` begin some form (they must wait for the next chunk). From
+   * the earliest position a form could start, so the first match is the longest; only positions
+   * holding a form's first byte are compared (a per-form scan of every length was the rented
+   * route's largest cost of its own at 256 streams).
+   */
   pendingTail(bytes: Buffer): number {
-    let keep = 0;
-    for (const form of this.#formBytes) {
-      const max = Math.min(form.length - 1, bytes.length);
-      for (let k = max; k > keep; k--) {
-        if (bytes[bytes.length - k] !== form[0]) continue;
-        if (bytes.subarray(bytes.length - k).equals(form.subarray(0, k))) {
-          keep = k;
-          break;
-        }
+    const end = bytes.length;
+    for (let at = Math.max(0, end - this.#longest + 1); at < end; at++) {
+      const first = bytes[at]!;
+      if (this.#firstBytes[first] === 0) continue;
+      const k = end - at;
+      for (const form of this.#formBytes) {
+        if (form.length <= k || form[0] !== first) continue;
+        // Byte by byte, no slice: a mismatch is nearly always found at once.
+        let j = 1;
+        while (j < k && form[j] === bytes[at + j]) j++;
+        if (j === k) return k;
       }
     }
-    return keep;
+    return 0;
   }
 }
 
@@ -130,7 +144,7 @@ export class StreamRedactor {
  * alignments it can have inside a longer encoded string (`user:token`): the first and last groups
  * mix with the neighbouring bytes, so they are left out.
  */
-function formsOf(value: string): string[] {
+export function formsOf(value: string): string[] {
   const bytes = Buffer.from(value, "utf8");
   const forms = [value];
   for (let offset = 0; offset < 3; offset++) {

@@ -3,6 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { REDACTED_MARK, SecretRedactor } from "../../src/credentials/index.js";
+import { formsOf } from "../../src/credentials/secret-redactor.js";
 import { fakeHfToken } from "../support/fake-token.js";
 
 const TOKEN = fakeHfToken();
@@ -58,5 +59,27 @@ describe("SecretRedactor", () => {
     const chunk = Buffer.from(randomBytes(64).toString("hex").replace(/h/g, "") + "\n\n");
     expect(s.push(chunk)).toEqual(chunk);
     expect(s.end().length).toBe(0);
+  });
+
+  it("holds back exactly the longest tail that begins a form, as a check of every form and length does", () => {
+    const r = redactor();
+    const other = `other-${TOKEN.slice(3)}`;
+    r.add(other);
+    const forms = [...formsOf(TOKEN), ...formsOf(other)].map((f) => Buffer.from(f));
+    const naive = (bytes: Buffer): number => {
+      let keep = 0;
+      for (const form of forms)
+        for (let k = 1; k < form.length && k <= bytes.length; k++)
+          if (bytes.subarray(bytes.length - k).equals(form.subarray(0, k))) keep = Math.max(keep, k);
+      return keep;
+    };
+    for (let i = 0; i < 2_000; i++) {
+      const form = forms[i % forms.length]!;
+      const prefix = form.subarray(0, 1 + (i % (form.length - 1)));
+      const bytes = Buffer.concat([randomBytes(i % 7), Buffer.from('"}]}\n\n'), prefix]);
+      expect(r.pendingTail(bytes), `case ${i}`).toBe(naive(bytes));
+      const plain = Buffer.from(randomBytes(24).toString("base64"));
+      expect(r.pendingTail(plain), `plain ${i}`).toBe(naive(plain));
+    }
   });
 });
