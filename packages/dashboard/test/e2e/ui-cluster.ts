@@ -18,7 +18,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { startHuggingFaceEmulator, type HuggingFaceEmulator } from "@pair/emulators";
-import { HfToken, HttpsEndpointsTransport, vllmImage, type HfEndpointSpec } from "@pair/huggingface";
+import { HfToken, HttpsEndpointsTransport } from "@pair/huggingface";
 import { createTestCa } from "@pair/testkit";
 import { Redacted } from "@pair/cluster";
 import { parseConfig } from "../../../node/src/config/index.js";
@@ -30,6 +30,7 @@ import {
   type TestNode,
 } from "../../../node/test/cluster/node-pair-harness.js";
 import { startRentedEndpoint, type RentedEndpoint } from "../../../node/test/rented/rented-harness.js";
+import { SPEC } from "../../../node/test/support/hf-alice.js";
 import { sponsorNodeOptions } from "../../../node/test/support/sponsor-options.js";
 
 /** Made at run time: the repository never holds a token-shaped string. */
@@ -38,24 +39,7 @@ export const RENTED_MODEL = "llama-70b";
 /** The managed Hugging Face endpoint's token, node name and model. */
 export const HF_TOKEN = `hf_${randomBytes(18).toString("hex")}`;
 export const HF_NODE = "gpu-hf";
-export const HF_MODEL = "Qwen/Qwen3-0.6B";
-
-const HF_SPEC: HfEndpointSpec = {
-  name: "qwen",
-  accessType: "private",
-  vendor: "aws",
-  region: "us-east-1",
-  accelerator: "gpu",
-  instanceType: "nvidia-l4",
-  instanceSize: "x1",
-  minReplica: 0,
-  maxReplica: 1,
-  scaleToZeroTimeoutMin: 15,
-  repository: HF_MODEL,
-  // An engine that serves /v1 (HF's default image, the Inference Toolkit, does not).
-  framework: "custom",
-  image: vllmImage(),
-};
+export const HF_MODEL = SPEC.repository;
 export const LAPTOP_MODEL = "qwen2.5:7b";
 
 const DASHBOARD_DIR = fileURLToPath(new URL("../../", import.meta.url));
@@ -166,7 +150,7 @@ async function startHf(
     extraCaPem: ca.certPem,
   });
   try {
-    await api.createEndpoint("alice", { ...HF_SPEC, scaleToZeroTimeoutMin });
+    await api.createEndpoint("alice", { ...SPEC, scaleToZeroTimeoutMin });
   } finally {
     await api.close();
   }
